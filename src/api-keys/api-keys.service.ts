@@ -1,0 +1,160 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { describeUnexpected } from '../common/errors/all-exceptions.filter.js';
+import { apiKeyHint, generateApiKey, hashApiKey, isSha256Hex, isWellFormedApiKey } from './api-key-format.js';
+import { ApiKeysRepository } from './api-keys.repository.js';
+import { API_KEY_SCOPES, ApiKeyEntity, type ApiKeyScope } from './entities/api-key.entity.js';
+
+/** Who is calling, once a key has been checked. */
+export interface ApiKeyPrincipal {
+  keyId: string;
+  organizationId: string;
+  scopes: readonly ApiKeyScope[];
+}
+
+interface CacheEntry {
+  principal: ApiKeyPrincipal | null;
+  expiresAt: number;
+}
+
+const MAX_CACHED_KEYS = 10_000;
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export class ApiKeyInputError extends Error {}
+
+export function parseScopes(input: readonly string[]): ApiKeyScope[] {
+  const scopes = [...new Set(input)];
+  if (scopes.length === 0) throw new ApiKeyInputError('a key needs at least one scope');
+  for (const scope of scopes) {
+    if (!(API_KEY_SCOPES as readonly string[]).includes(scope)) {
+      throw new ApiKeyInputError(`unknown scope "${scope}" (use ${API_KEY_SCOPES.join(', ')})`);
+    }
+  }
+  return scopes as ApiKeyScope[];
+}
+
+@Injectable()
+export class ApiKeysService {
+  private readonly logger = new Logger('ApiKeys');
+  /** Hash → principal (or null for unknown/revoked), so a recently seen key costs no query. */
+  private readonly cache = new Map<string, CacheEntry>();
+  private readonly lastTouched = new Map<string, number>();
+
+  constructor(
+    private readonly repository: ApiKeysRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * Checks a presented key. A malformed key is refused without touching the database; a known
+   * key is answered from memory for `API_KEY_CACHE_TTL_SECONDS`, which bounds how long a
+   * revocation takes to apply.
+   */
+  async authenticate(presented: string): Promise<ApiKeyPrincipal | null> {
+    if (!isWellFormedApiKey(presented)) return null;
+    const keyHash = hashApiKey(presented);
+    const now = Date.now();
+    const cached = this.cache.get(keyHash);
+    if (cached && cached.expiresAt > now) {
+      if (cached.principal) this.touch(cached.principal.keyId, now);
+      return cached.principal;
+    }
+    const record = await this.repository.findActiveByHash(keyHash);
+    const principal = record
+      ? { keyId: record.id, organizationId: record.organizationId, scopes: record.scopes }
+      : null;
+    this.remember(keyHash, { principal, expiresAt: now + this.config.auth.apiKeyCacheTtlMs });
+    if (principal) this.touch(principal.keyId, now);
+    return principal;
+  }
+
+  async create(
+    organizationId: string,
+    name: string,
+    scopes: readonly string[],
+  ): Promise<{ key: ApiKeyEntity; secret: string }> {
+    const secret = generateApiKey();
+    const key = await this.repository.insert(
+      this.newRecord(
+        organizationId,
+        name,
+        hashApiKey(secret),
+        apiKeyHint(secret),
+        parseScopes(scopes),
+        false,
+      ),
+    );
+    return { key, secret };
+  }
+
+  /** Imports a key of the earlier format by its SHA-256, so the key itself never travels. */
+  async importLegacy(
+    organizationId: string,
+    name: string,
+    sha256: string,
+    scopes: readonly string[],
+  ): Promise<ApiKeyEntity> {
+    const keyHash = sha256.toLowerCase();
+    if (!isSha256Hex(keyHash)) throw new ApiKeyInputError('the hash must be 64 hexadecimal characters');
+    if (await this.repository.findByHash(keyHash))
+      throw new ApiKeyInputError('a key with this hash already exists');
+    return this.repository.insert(
+      this.newRecord(organizationId, name, keyHash, 'legacy', parseScopes(scopes), true),
+    );
+  }
+
+  list(organizationId: string): Promise<ApiKeyEntity[]> {
+    return this.repository.listForOrganization(organizationId);
+  }
+
+  async revoke(organizationId: string, keyId: string): Promise<boolean> {
+    const revoked = await this.repository.revoke(organizationId, keyId, new Date());
+    // This process forgets at once; other processes within the cache TTL.
+    if (revoked) {
+      for (const [hash, entry] of this.cache) if (entry.principal?.keyId === keyId) this.cache.delete(hash);
+    }
+    return revoked;
+  }
+
+  private newRecord(
+    organizationId: string,
+    name: string,
+    keyHash: string,
+    hint: string,
+    scopes: ApiKeyScope[],
+    legacy: boolean,
+  ): ApiKeyEntity {
+    return Object.assign(new ApiKeyEntity(), {
+      id: randomUUID(),
+      organizationId,
+      name,
+      keyHash,
+      hint,
+      scopes,
+      legacy,
+      lastUsedAt: null,
+      revokedAt: null,
+    });
+  }
+
+  private remember(keyHash: string, entry: CacheEntry): void {
+    if (this.config.auth.apiKeyCacheTtlMs === 0) return;
+    if (this.cache.size >= MAX_CACHED_KEYS) {
+      // Maps iterate in insertion order: drop the oldest entry.
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+    this.cache.set(keyHash, entry);
+  }
+
+  /** Records last use at minute resolution, off the request path. */
+  private touch(keyId: string, now: number): void {
+    const last = this.lastTouched.get(keyId) ?? 0;
+    if (now - last < LAST_USED_RESOLUTION_MS) return;
+    this.lastTouched.set(keyId, now);
+    this.repository.touchLastUsed(keyId, new Date(now)).catch((error: unknown) => {
+      this.logger.warn({ ...describeUnexpected(error), msg: 'could not record key use' });
+    });
+  }
+}

@@ -1,0 +1,81 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { DataSource } from 'typeorm';
+import { AppModule } from '../app.module.js';
+import { toApiError } from '../common/errors/all-exceptions.filter.js';
+import { ApiError } from '../common/errors/error-catalogue.js';
+import { JsonLogger } from '../common/logging/json-logger.js';
+import { requestIdMiddleware } from '../common/http/request-id.middleware.js';
+import type { AppConfig } from '../config/app-config.js';
+import { openDatabase, type DatabaseHandle } from '../database/embedded-postgres.js';
+import { runMigrationsLocked } from '../database/migration-runner.js';
+import { QuickstartService, type QuickstartCredentials } from '../quickstart/quickstart.service.js';
+
+export interface RunningApp {
+  app: NestExpressApplication;
+  database: DatabaseHandle;
+  quickstart: QuickstartCredentials | null;
+  /** Stops the HTTP server, the pools and (when this process owns it) the embedded database. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the whole service: locates the database (starting the embedded one if needed), wires
+ * Nest, applies migrations under the advisory lock, seeds the quickstart data. Used by `main`
+ * and by every end-to-end test, so tests boot exactly what users run.
+ */
+export async function createApp(
+  config: AppConfig,
+  options: { logger?: JsonLogger | false } = {},
+): Promise<RunningApp> {
+  const logger = options.logger ?? new JsonLogger(config.logging.level);
+  const database = await openDatabase(config.database);
+  let app: NestExpressApplication | undefined;
+  try {
+    app = await NestFactory.create<NestExpressApplication>(AppModule.register(config, database), {
+      bodyParser: false,
+      abortOnError: false,
+      logger: logger === false ? false : logger,
+    });
+    if (logger !== false) Logger.overrideLogger(logger);
+    app.set('trust proxy', config.server.trustProxy);
+    app.disable('x-powered-by');
+    app.use(requestIdMiddleware);
+    app.use(jsonBody(config.server.bodyLimitBytes));
+    app.enableShutdownHooks();
+    await app.init();
+    const dataSource = app.get<DataSource>(getDataSourceToken());
+    if (config.database.runMigrationsOnBoot) await runMigrationsLocked(dataSource);
+    const quickstart = await app.get(QuickstartService).seedIfEmpty();
+    const running = app;
+    return {
+      app,
+      database,
+      quickstart,
+      close: async () => {
+        await running.close();
+        await database.close();
+      },
+    };
+  } catch (error) {
+    await app?.close().catch(() => undefined);
+    await database.close();
+    throw error;
+  }
+}
+
+/** JSON bodies only; parse failures and oversized bodies answer in the envelope at once. */
+function jsonBody(limit: number) {
+  const parse = express.json({ limit, strict: false });
+  return (req: Request, res: Response, next: NextFunction): void => {
+    parse(req, res, (error?: unknown) => {
+      if (!error) return next();
+      const apiError = toApiError(error) ?? new ApiError('invalid_request', 'Request body could not be read');
+      res.status(apiError.status).json(apiError.toBody());
+    });
+  };
+}

@@ -1,0 +1,93 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { Response } from 'express';
+import { ApiError, ErrorCode } from './error-catalogue.js';
+
+/** Status codes Nest or Express may raise on their own, mapped onto the catalogue. */
+const CODE_FOR_STATUS: Record<number, ErrorCode> = {
+  400: 'invalid_request',
+  401: 'invalid_api_key',
+  403: 'insufficient_scope',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limit_exceeded',
+};
+
+/** Errors thrown by body-parser carry a `type` and a status but are not HttpExceptions. */
+interface BodyParserError {
+  type: string;
+  status: number;
+}
+
+function isBodyParserError(error: unknown): error is BodyParserError {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    typeof (error as BodyParserError).type === 'string' &&
+    typeof (error as BodyParserError).status === 'number' &&
+    (error as BodyParserError).type.startsWith('entity.')
+  );
+}
+
+/** Converts anything thrown into the one envelope, `{error:{type,code,message}}`. */
+export function toApiError(exception: unknown): ApiError | undefined {
+  if (exception instanceof ApiError) return exception;
+  if (isBodyParserError(exception)) {
+    if (exception.type === 'entity.too.large') {
+      return new ApiError('payload_too_large', 'Request body exceeds the size limit');
+    }
+    if (exception.type === 'entity.parse.failed') {
+      return new ApiError('invalid_request', 'Request body is not valid JSON');
+    }
+    return new ApiError('invalid_request', 'Request body could not be read');
+  }
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    const code = CODE_FOR_STATUS[status];
+    if (code === undefined) return undefined;
+    return new ApiError(code, describeHttpException(exception));
+  }
+  return undefined;
+}
+
+function describeHttpException(exception: HttpException): string {
+  const response = exception.getResponse();
+  if (typeof response === 'string') return response;
+  const message = (response as { message?: unknown }).message;
+  if (Array.isArray(message)) return message.join('; ');
+  if (typeof message === 'string') return message;
+  return exception.message;
+}
+
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Errors');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const res = host.switchToHttp().getResponse<Response>();
+    const error = toApiError(exception) ?? this.unexpected(exception);
+    if (res.headersSent) {
+      // A stream already started owns its own error signalling; just make sure it ends.
+      if (!res.writableEnded) res.end();
+      return;
+    }
+    for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+    res.status(error.status).json(error.toBody());
+  }
+
+  private unexpected(exception: unknown): ApiError {
+    this.logger.error(describeUnexpected(exception));
+    return new ApiError('server_error', 'The server failed to handle the request');
+  }
+}
+
+/** A log-safe description: the class and driver code, never a stack, SQL text or parameters. */
+export function describeUnexpected(exception: unknown): Record<string, unknown> {
+  if (!(exception instanceof Error)) return { msg: 'unexpected non-error thrown' };
+  const driverCode = (exception as { driverError?: { code?: unknown } }).driverError?.code;
+  if (driverCode !== undefined) {
+    return { msg: 'database error', error: exception.name, driverCode };
+  }
+  return { msg: 'unexpected error', error: exception.name, detail: exception.message.slice(0, 200) };
+}

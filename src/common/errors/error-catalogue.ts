@@ -1,0 +1,69 @@
+/**
+ * Every error code the service answers with: spec section 7.3 plus decisions.md, and the few
+ * transport-level codes (not_found, payload_too_large, server_error). The filter maps codes to
+ * status and type only through this table.
+ */
+export const ERROR_CATALOGUE = {
+  invalid_request: { status: 400, type: 'invalid_request_error' },
+  missing_required_field: { status: 400, type: 'invalid_request_error' },
+  invalid_model: { status: 400, type: 'invalid_request_error' },
+  tool_not_supported_for_model: { status: 400, type: 'invalid_request_error' },
+  too_many_tools: { status: 400, type: 'invalid_request_error' },
+  duplicate_tool_name: { status: 400, type: 'invalid_request_error' },
+  invalid_tool_name: { status: 400, type: 'invalid_request_error' },
+  invalid_input_type: { status: 400, type: 'invalid_request_error' },
+  missing_call_id: { status: 400, type: 'invalid_request_error' },
+  missing_api_key: { status: 401, type: 'authentication_error' },
+  invalid_api_key: { status: 401, type: 'authentication_error' },
+  insufficient_scope: { status: 403, type: 'authentication_error' },
+  not_found: { status: 404, type: 'not_found_error' },
+  assistant_not_found: { status: 404, type: 'not_found_error' },
+  claim_not_found: { status: 404, type: 'not_found_error' },
+  memory_item_not_found: { status: 404, type: 'not_found_error' },
+  response_not_found: { status: 404, type: 'not_found_error' },
+  conversation_not_found: { status: 404, type: 'not_found_error' },
+  method_not_allowed: { status: 405, type: 'invalid_request_error' },
+  payload_too_large: { status: 413, type: 'invalid_request_error' },
+  unsupported_media_type: { status: 415, type: 'invalid_request_error' },
+  claim_value_too_large: { status: 422, type: 'validation_error' },
+  bulk_limit_exceeded: { status: 422, type: 'validation_error' },
+  rate_limit_exceeded: { status: 429, type: 'rate_limit_error' },
+  server_error: { status: 500, type: 'server_error' },
+  upstream_unavailable: { status: 503, type: 'server_error' },
+  upstream_timeout: { status: 503, type: 'server_error' },
+  service_overloaded: { status: 503, type: 'server_error' },
+} as const satisfies Record<string, { status: number; type: ErrorType }>;
+
+export type ErrorType =
+  | 'authentication_error'
+  | 'invalid_request_error'
+  | 'not_found_error'
+  | 'validation_error'
+  | 'server_error'
+  | 'rate_limit_error';
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+export interface ErrorBody {
+  error: { type: ErrorType; code: ErrorCode; message: string };
+}
+
+/** The one exception the service throws for a failure a client should see. */
+export class ApiError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  get status(): number {
+    return ERROR_CATALOGUE[this.code].status;
+  }
+
+  toBody(): ErrorBody {
+    return { error: { type: ERROR_CATALOGUE[this.code].type, code: this.code, message: this.message } };
+  }
+}

@@ -1,0 +1,47 @@
+import { LoggerService } from '@nestjs/common';
+import type { LogLevel } from '../../config/app-config.js';
+import { currentRequestContext } from './request-context.js';
+
+const SEVERITY: Record<LogLevel, number> = { error: 0, warn: 1, log: 2, debug: 3 };
+
+/**
+ * One JSON object per line on stdout, with the request id, organization and assistant of the
+ * request in progress. Callers pass messages and ids only: never keys, tokens or claim values.
+ */
+export class JsonLogger implements LoggerService {
+  constructor(private readonly level: LogLevel = 'log') {}
+
+  log(message: unknown, context?: string): void {
+    this.write('log', message, context);
+  }
+  error(message: unknown, ...rest: unknown[]): void {
+    // Nest passes (message, stack?, context?); the stack is deliberately dropped.
+    const context = rest.length > 0 ? rest[rest.length - 1] : undefined;
+    this.write('error', message, typeof context === 'string' ? context : undefined);
+  }
+  warn(message: unknown, context?: string): void {
+    this.write('warn', message, context);
+  }
+  debug(message: unknown, context?: string): void {
+    this.write('debug', message, context);
+  }
+  verbose(message: unknown, context?: string): void {
+    this.write('debug', message, context);
+  }
+
+  private write(level: LogLevel, message: unknown, context: string | undefined): void {
+    if (SEVERITY[level] > SEVERITY[this.level]) return;
+    const request = currentRequestContext();
+    const fields = typeof message === 'object' && message !== null ? message : { msg: String(message) };
+    const line = JSON.stringify({
+      level,
+      time: new Date().toISOString(),
+      context,
+      requestId: request?.requestId,
+      organizationId: request?.organizationId,
+      assistantId: request?.assistantId,
+      ...fields,
+    });
+    process.stdout.write(line + '\n');
+  }
+}

@@ -1,0 +1,21 @@
+import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
+
+@Entity({ name: 'organizations' })
+export class OrganizationEntity {
+  @PrimaryColumn({ type: 'uuid' })
+  id!: string;
+
+  /** Stable handle; also the first segment of an identity-provider group path (`/acme/...`). */
+  @Column({ type: 'varchar', length: 64, unique: true })
+  slug!: string;
+
+  @Column({ type: 'varchar', length: 200 })
+  name!: string;
+
+  /** Requests per minute; null means the configured default. */
+  @Column({ name: 'rate_limit_per_minute', type: 'integer', nullable: true })
+  rateLimitPerMinute!: number | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+}
