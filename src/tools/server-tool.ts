@@ -1,0 +1,63 @@
+/**
+ * The seam between turns (and the MCP gateway) and the tools the service runs itself:
+ * web search, REST tools, remote MCP tools, memory. A turn asks the catalogue for the tools of
+ * an assistant (or specialist); the gateway asks for the tools it exposes.
+ */
+export interface JsonSchemaObject {
+  type: 'object';
+  properties?: Record<string, unknown>;
+  required?: string[];
+  [key: string]: unknown;
+}
+
+export interface ServerToolDefinition {
+  /** Unique within what one model call sees; `^[a-zA-Z0-9_-]{1,64}$`. */
+  name: string;
+  description: string;
+  parameters: JsonSchemaObject;
+}
+
+/** Per-request facts a tool may use. Tokens are the end user's, passed per request. */
+export interface ToolExecutionContext {
+  organizationId: string;
+  assistantId?: string;
+  userId?: string;
+  /** `x-user-token`, forwarded unchanged to MCP servers configured for it. */
+  userToken?: string;
+  /** `x-user-tokens`: OAuth provider id → access token. */
+  userTokens?: Record<string, string>;
+  signal: AbortSignal;
+}
+
+/** A plugin needing the user's OAuth token that the request did not carry (or that was refused). */
+export interface OAuthRequirement {
+  pluginId: string;
+  pluginName: string;
+  providerId: string;
+  requiredScopes: string[];
+  authUrl: string;
+}
+
+export type ToolResult =
+  | {
+      ok: true;
+      /** What the model reads, usually JSON text. */
+      output: string;
+      /** For web search: the query and the number of results, for the stream events. */
+      webSearch?: { query: string; resultsCount: number };
+    }
+  | {
+      ok: false;
+      /** Readable by the model; never a stack or a secret. */
+      error: string;
+      oauthRequired?: OAuthRequirement;
+    };
+
+export type ServerToolKind = 'web_search' | 'rest' | 'mcp' | 'memory';
+
+export interface ServerTool {
+  kind: ServerToolKind;
+  definition: ServerToolDefinition;
+  /** Never throws: failures and timeouts come back as `{ ok: false }`. */
+  execute(args: Record<string, unknown>, context: ToolExecutionContext): Promise<ToolResult>;
+}
