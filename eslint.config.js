@@ -3,7 +3,7 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', '.switchboard/', 'deploy/', 'docs/'] },
+  { ignores: ['dist/', 'node_modules/', 'coverage/', '.switchboard/', 'deploy/', 'docs/', 'bench/results/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

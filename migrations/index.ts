@@ -1,4 +1,14 @@
 import { Foundation1795300641295 } from './1795300641295-foundation.js';
+import { ConversationsAndAgents1795301086401 } from './1795301086401-conversations-and-agents.js';
+import { UserClaimsAndMemory1795301293355 } from './1795301293355-user-claims-and-memory.js';
+import { McpGateways1795301371344 } from './1795301371344-mcp-gateways.js';
+import { ToolsAndPlugins1795301492442 } from './1795301492442-tools-and-plugins.js';
 
 /** Every migration in order. `npm run migration:generate` appends to this list. */
-export const MIGRATIONS: Function[] = [Foundation1795300641295];
+export const MIGRATIONS: Function[] = [
+  Foundation1795300641295,
+  ConversationsAndAgents1795301086401,
+  UserClaimsAndMemory1795301293355,
+  McpGateways1795301371344,
+  ToolsAndPlugins1795301492442,
+];

@@ -3,6 +3,7 @@ import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { ApiKeysModule } from './api-keys/api-keys.module.js';
 import { AssistantsModule } from './assistants/assistants.module.js';
 import { AuthModule } from './auth/auth.module.js';
+import { ClaimsModule } from './claims/claims.module.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
 import { ApiError } from './common/errors/error-catalogue.js';
 import type { AppConfig } from './config/app-config.js';
@@ -10,8 +11,14 @@ import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import type { DatabaseHandle } from './database/embedded-postgres.js';
 import { HealthModule } from './health/health.module.js';
+import { LifecycleModule } from './lifecycle/lifecycle.module.js';
+import { LimitsModule } from './limits/limits.module.js';
+import { McpGatewayModule } from './mcp-gateway/mcp-gateway.module.js';
+import { MemoryModule } from './memory/memory.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { OrganizationsModule } from './organizations/organizations.module.js';
 import { QuickstartModule } from './quickstart/quickstart.module.js';
+import { ResponsesModule } from './responses/responses.module.js';
 
 /** The one validation pipe: DTO failures become 400 invalid_request in the envelope. */
 const validationPipe = new ValidationPipe({
@@ -36,12 +43,19 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         DatabaseModule.forRoot(database, config.database.poolMax),
+        LifecycleModule,
+        MetricsModule,
+        LimitsModule,
         HealthModule,
         OrganizationsModule,
         ApiKeysModule,
         AssistantsModule,
         AuthModule,
         QuickstartModule,
+        ClaimsModule,
+        MemoryModule,
+        ResponsesModule,
+        McpGatewayModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -1,10 +1,12 @@
 import { createApp } from './bootstrap/create-app.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
+import { exitGracefullyOnSignals } from './lifecycle/graceful-shutdown.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const running = await createApp(config);
   await running.app.listen(config.server.port, config.server.host);
+  exitGracefullyOnSignals(running, config.lifecycle);
   const base = `http://localhost:${config.server.port}`;
   const where = running.database.embedded
     ? `embedded database in ${config.database.embeddedDataDir}`

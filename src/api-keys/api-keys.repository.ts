@@ -20,6 +20,10 @@ export class ApiKeysRepository {
     return this.keys.findOne({ where: { keyHash } });
   }
 
+  findForOrganization(organizationId: string, keyId: string): Promise<ApiKeyEntity | null> {
+    return this.keys.findOne({ where: { id: keyId, organizationId } });
+  }
+
   listForOrganization(organizationId: string): Promise<ApiKeyEntity[]> {
     return this.keys.find({ where: { organizationId }, order: { createdAt: 'ASC' } });
   }

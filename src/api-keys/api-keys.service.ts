@@ -104,6 +104,10 @@ export class ApiKeysService {
     );
   }
 
+  find(organizationId: string, keyId: string): Promise<ApiKeyEntity | null> {
+    return this.repository.findForOrganization(organizationId, keyId);
+  }
+
   list(organizationId: string): Promise<ApiKeyEntity[]> {
     return this.repository.listForOrganization(organizationId);
   }
@@ -125,6 +129,8 @@ export class ApiKeysService {
     scopes: ApiKeyScope[],
     legacy: boolean,
   ): ApiKeyEntity {
+    if (name.trim().length === 0 || name.length > 200)
+      throw new ApiKeyInputError('name must be 1-200 characters');
     return Object.assign(new ApiKeyEntity(), {
       id: randomUUID(),
       organizationId,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, Repository } from 'typeorm';
+import { DataSource, EntityManager, Repository } from 'typeorm';
 import { AssistantEntity } from './entities/assistant.entity.js';
 
 @Injectable()
@@ -20,11 +20,24 @@ export class AssistantsRepository {
     return this.assistants.findOne({ where: { name, organizationId } });
   }
 
+  /** Every assistant of the organization with this exact name; `manager` joins a caller's transaction. */
+  listByNameForOrganization(
+    organizationId: string,
+    name: string,
+    manager?: EntityManager,
+  ): Promise<AssistantEntity[]> {
+    return this.using(manager).find({ where: { organizationId, name }, order: { createdAt: 'ASC' } });
+  }
+
   listForOrganization(organizationId: string): Promise<AssistantEntity[]> {
     return this.assistants.find({ where: { organizationId }, order: { createdAt: 'ASC' } });
   }
 
-  save(assistant: AssistantEntity): Promise<AssistantEntity> {
-    return this.assistants.save(assistant);
+  save(assistant: AssistantEntity, manager?: EntityManager): Promise<AssistantEntity> {
+    return this.using(manager).save(assistant);
+  }
+
+  private using(manager: EntityManager | undefined): Repository<AssistantEntity> {
+    return manager ? manager.getRepository(AssistantEntity) : this.assistants;
   }
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { AssistantsRepository } from './assistants.repository.js';
 import { AssistantEntity } from './entities/assistant.entity.js';
 import { ModelSettingsError, parseModelSettings } from './model-settings.js';
@@ -10,7 +11,11 @@ export interface AssistantChanges {
   name?: string;
   instructions?: string;
   model?: unknown;
+  /** Server-side tools of the generic path, by catalogue name. */
+  tools?: string[];
 }
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 interface CachedAssistant {
   assistant: AssistantEntity | null;
@@ -54,15 +59,36 @@ export class AssistantsService {
     organizationId: string,
     changes: AssistantChanges & { name: string },
   ): Promise<AssistantEntity> {
-    const assistant = Object.assign(new AssistantEntity(), {
-      id: randomUUID(),
-      organizationId,
-      name: '',
-      instructions: '',
-      model: undefined,
-    });
-    this.apply(assistant, { model: { provider: 'offline' }, ...changes });
-    return this.repository.save(assistant);
+    return this.repository.save(this.newAssistant(organizationId, changes));
+  }
+
+  /**
+   * Creates or updates the organization's assistant of this name inside the caller's
+   * transaction (the admin `apply`), and says which it did. Fields left undefined keep their
+   * value; an assistant already as declared is not written.
+   */
+  async upsertByName(
+    organizationId: string,
+    changes: AssistantChanges & { name: string },
+    manager: EntityManager,
+  ): Promise<{ assistant: AssistantEntity; action: 'created' | 'updated' | 'unchanged' }> {
+    const name = changes.name.trim();
+    const matches = await this.repository.listByNameForOrganization(organizationId, name, manager);
+    if (matches.length > 1) {
+      throw new AssistantInputError(
+        `${matches.length} assistants are named "${name}"; rename all but one so that the name identifies it`,
+      );
+    }
+    const [existing] = matches;
+    if (!existing) {
+      const created = await this.repository.save(this.newAssistant(organizationId, changes), manager);
+      return { assistant: created, action: 'created' };
+    }
+    const before = comparable(existing);
+    this.apply(existing, changes);
+    if (comparable(existing) === before) return { assistant: existing, action: 'unchanged' };
+    this.cache.delete(`${organizationId}:${existing.id}`);
+    return { assistant: await this.repository.save(existing, manager), action: 'updated' };
   }
 
   async update(
@@ -77,6 +103,21 @@ export class AssistantsService {
     return this.repository.save(assistant);
   }
 
+  private newAssistant(
+    organizationId: string,
+    changes: AssistantChanges & { name: string },
+  ): AssistantEntity {
+    const assistant = Object.assign(new AssistantEntity(), {
+      id: randomUUID(),
+      organizationId,
+      name: '',
+      instructions: '',
+      model: undefined,
+    });
+    this.apply(assistant, { ...changes, model: changes.model ?? { provider: 'offline' } });
+    return assistant;
+  }
+
   private apply(assistant: AssistantEntity, changes: AssistantChanges): void {
     if (changes.name !== undefined) {
       const name = changes.name.trim();
@@ -85,6 +126,15 @@ export class AssistantsService {
       assistant.name = name;
     }
     if (changes.instructions !== undefined) assistant.instructions = changes.instructions;
+    if (changes.tools !== undefined) {
+      if (
+        !Array.isArray(changes.tools) ||
+        !changes.tools.every((name) => typeof name === 'string' && TOOL_NAME.test(name))
+      ) {
+        throw new AssistantInputError('tools must be a list of tool names from the organization catalogue');
+      }
+      assistant.toolNames = [...new Set(changes.tools)];
+    }
     if (changes.model !== undefined) {
       try {
         assistant.model = parseModelSettings(changes.model);
@@ -94,4 +144,20 @@ export class AssistantsService {
       }
     }
   }
+}
+
+/** The declared fields as canonical JSON (sorted keys, no undefined), so JSONB read back compares equal. */
+function comparable(assistant: AssistantEntity): string {
+  return JSON.stringify(
+    {
+      name: assistant.name,
+      instructions: assistant.instructions,
+      model: assistant.model,
+      tools: assistant.toolNames ?? [],
+    },
+    (_key, value: unknown) =>
+      typeof value === 'object' && value !== null && !Array.isArray(value)
+        ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+        : value,
+  );
 }

@@ -33,6 +33,8 @@ export interface OfflineModelSettings {
 
 export interface OfflineRule {
   match: string;
+  /** What the rule looks at: the user's latest message (default) or a tool's latest output. */
+  on?: 'user' | 'tool';
   /** Reply text; `{{input}}` is replaced by the text that matched. */
   reply?: string;
   call?: { tool: string; arguments: Record<string, unknown> };
@@ -70,6 +72,12 @@ function parseRule(rule: unknown, index: number): OfflineRule {
     throw new ModelSettingsError(`model.script[${index}].match is not a valid regular expression`);
   }
   const parsed: OfflineRule = { match: rule.match };
+  if (rule.on !== undefined) {
+    if (rule.on !== 'user' && rule.on !== 'tool') {
+      throw new ModelSettingsError(`model.script[${index}].on must be "user" or "tool"`);
+    }
+    parsed.on = rule.on;
+  }
   if (rule.reply !== undefined) {
     if (typeof rule.reply !== 'string')
       throw new ModelSettingsError(`model.script[${index}].reply must be a string`);
@@ -86,7 +94,7 @@ function parseRule(rule: unknown, index: number): OfflineRule {
     }
     parsed.call = {
       tool: call.tool,
-      arguments: (call.arguments) ?? {},
+      arguments: call.arguments ?? {},
     };
   }
   if (parsed.reply === undefined && parsed.call === undefined) {

@@ -46,7 +46,7 @@ export async function createApp(
     app.disable('x-powered-by');
     app.use(requestIdMiddleware);
     app.use(jsonBody(config.server.bodyLimitBytes));
-    app.enableShutdownHooks();
+    // No enableShutdownHooks(): main.ts runs the graceful sequence (src/lifecycle) on signals.
     await app.init();
     const dataSource = app.get<DataSource>(getDataSourceToken());
     if (config.database.runMigrationsOnBoot) await runMigrationsLocked(dataSource);

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 /**
@@ -29,9 +30,16 @@ export interface AppConfig {
   upstream: {
     timeoutMs: number;
     maxRetries: number;
+    /** Where assistants' `apiKeyEnv` names are looked up (the process environment). */
+    keyEnvironment: Readonly<Record<string, string | undefined>>;
   };
   streaming: {
     heartbeatMs: number;
+  };
+  turns: {
+    /** Model calls per turn, counting each server-tool round and handover. */
+    maxIterations: number;
+    maxHandovers: number;
   };
   conversations: {
     idleAfterMs: number;
@@ -39,9 +47,73 @@ export interface AppConfig {
   memory: {
     contextBudgetChars: number;
   };
+  oidc: {
+    /** The identity provider's issuer URL; unset turns the MCP gateway off. */
+    issuer: string | undefined;
+    /** The backend's client id, an accepted access-token audience. */
+    clientId: string | undefined;
+    extraAudiences: string[];
+    validateAudience: boolean;
+    /** Claim holding full group paths (`/acme/engineering`); a dotted name reaches a nested claim. */
+    groupsClaim: string;
+    clockSkewSeconds: number;
+    jwksCacheMs: number;
+  };
+  mcpGateway: {
+    /** Origin MCP clients are configured with (it proxies /mcp-gateway/*); metadata URLs use it. */
+    publicAdminOrigin: string | undefined;
+    /** Browser origins allowed to call the gateway; requests without `Origin` are always allowed. */
+    allowedOrigins: string[];
+    scopesSupported: string[];
+  };
+  limits: {
+    /** Requests per minute for an organization without a limit of its own; 0 = unlimited. */
+    defaultPerMinute: number;
+    /** Shared counters for all replicas; unset keeps them in this process. */
+    redisUrl: string | undefined;
+    /** Namespace of this deployment's keys in a shared Redis. */
+    redisKeyPrefix: string;
+    /** How long an organization's limit is remembered; a change applies within this time. */
+    organizationCacheTtlMs: number;
+    /** Responses (JSON or streams) one replica serves at once; beyond it, 503 service_overloaded. */
+    maxInFlightResponses: number;
+  };
+  metrics: {
+    /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
+    token: string | undefined;
+  };
+  lifecycle: {
+    /** Pause between readiness turning false and closing the listener, for load balancers. */
+    shutdownDelayMs: number;
+    /** How long requests in flight may run after the listener closes; then streams are ended. */
+    shutdownGraceMs: number;
+  };
+  tools: {
+    /** SSRF_ALLOWLIST: addresses and hosts server tools may reach although they are not public. */
+    ssrfAllowlist: SsrfAllowlist;
+    /** Default time a server tool may take (a tool may set its own). */
+    timeoutMs: number;
+    /** Largest tool output passed to the model; longer output is cut and marked. */
+    maxOutputBytes: number;
+    /** How long an MCP server's tool list is reused; 0 lists on every turn. */
+    mcpToolsCacheMs: number;
+    mcpToolsCacheMaxEntries: number;
+    /** Where tools' `fromEnv` / `apiKeyEnv` / `env` names are looked up (the process environment). */
+    secretEnvironment: Readonly<Record<string, string | undefined>>;
+  };
   logging: {
     level: LogLevel;
   };
+}
+
+/** Validated, normalized SSRF_ALLOWLIST entries (hosts lowercase, IP addresses canonical). */
+export interface SsrfAllowlist {
+  /** `10.1.0.0/16`, `fd00::/8`; a bare address becomes a /32 or /128. */
+  cidrs: string[];
+  /** Host names allowed whatever they resolve to. */
+  hosts: string[];
+  /** `host:port`, `1.2.3.4:port` or `[v6]:port`: that port only. */
+  hostPorts: string[];
 }
 
 export type LogLevel = 'error' | 'warn' | 'log' | 'debug';
@@ -113,6 +185,149 @@ function byteSize(env: Env, name: string, fallback: number): number {
   return bytes;
 }
 
+function list(env: Env, name: string, fallback: string[]): string[] {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  return [
+    ...new Set(
+      value
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item.length > 0),
+    ),
+  ];
+}
+
+/** An http(s) origin: scheme, host and port, nothing else. */
+function origin(name: string, value: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new ConfigError(
+      name,
+      `must hold absolute origins such as https://admin.example.com (got "${value}")`,
+    );
+  }
+  if (!['http:', 'https:'].includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use http: or https: (got "${parsed.protocol}")`);
+  }
+  if (parsed.pathname !== '/' || parsed.search || parsed.hash || parsed.username || parsed.password) {
+    throw new ConfigError(name, `must be an origin without path, query or credentials (got "${value}")`);
+  }
+  return parsed.origin;
+}
+
+function loadOidc(env: Env): AppConfig['oidc'] {
+  // Kept verbatim: it must equal the tokens' `iss` exactly, trailing slash included.
+  const issuer = url(env, 'OIDC_ISSUER', ['http:', 'https:']);
+  const clientId = raw(env, 'OIDC_CLIENT_ID');
+  const extraAudiences = list(env, 'OIDC_EXTRA_AUDIENCES', []);
+  const validateAudience = boolean(env, 'OIDC_VALIDATE_AUDIENCE', true);
+  if (issuer && validateAudience && !clientId && extraAudiences.length === 0) {
+    throw new ConfigError('OIDC_CLIENT_ID', 'is required with OIDC_ISSUER while OIDC_VALIDATE_AUDIENCE=true');
+  }
+  return {
+    issuer,
+    clientId,
+    extraAudiences,
+    validateAudience,
+    groupsClaim: raw(env, 'OIDC_GROUPS_CLAIM') ?? 'groups',
+    clockSkewSeconds: integer(env, 'OIDC_CLOCK_SKEW_SECONDS', 30, 0, 300),
+    jwksCacheMs: integer(env, 'OIDC_JWKS_CACHE_SECONDS', 600, 10, 86_400) * 1000,
+  };
+}
+
+function loadMcpGateway(env: Env): AppConfig['mcpGateway'] {
+  const admin = raw(env, 'PUBLIC_ADMIN_ORIGIN');
+  return {
+    publicAdminOrigin: admin === undefined ? undefined : origin('PUBLIC_ADMIN_ORIGIN', admin),
+    allowedOrigins: list(env, 'MCP_ALLOWED_ORIGINS', []).map((item) => origin('MCP_ALLOWED_ORIGINS', item)),
+    scopesSupported: list(env, 'MCP_SCOPES_SUPPORTED', ['openid']),
+  };
+}
+
+function loadLimits(env: Env): AppConfig['limits'] {
+  const redisKeyPrefix = raw(env, 'REDIS_KEY_PREFIX') ?? 'switchboard';
+  if (!/^[A-Za-z0-9._:-]{1,64}$/.test(redisKeyPrefix)) {
+    throw new ConfigError('REDIS_KEY_PREFIX', 'must be 1-64 letters, digits, ".", "_", ":" or "-"');
+  }
+  return {
+    defaultPerMinute: integer(env, 'RATE_LIMIT_DEFAULT_PER_MINUTE', 600, 0, 10_000_000),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisKeyPrefix,
+    organizationCacheTtlMs: integer(env, 'RATE_LIMIT_CACHE_SECONDS', 10, 0, 300) * 1000,
+    maxInFlightResponses: integer(env, 'MAX_IN_FLIGHT_RESPONSES', 512, 1, 100_000),
+  };
+}
+
+function loadMetrics(env: Env): AppConfig['metrics'] {
+  const token = raw(env, 'METRICS_TOKEN');
+  if (token !== undefined && token.length < 16) {
+    throw new ConfigError('METRICS_TOKEN', 'must be at least 16 characters');
+  }
+  return { token };
+}
+
+function loadLifecycle(env: Env): AppConfig['lifecycle'] {
+  return {
+    shutdownDelayMs: integer(env, 'SHUTDOWN_DELAY_SECONDS', 0, 0, 300) * 1000,
+    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_SECONDS', 25, 0, 3600) * 1000,
+  };
+}
+
+/** Canonical host as URLs spell it (`127.1` → `127.0.0.1`, IPv6 compressed, names lowercase). */
+function canonicalHost(host: string): string | undefined {
+  try {
+    const hostname = new URL(`http://${host}/`).hostname;
+    return hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+  } catch {
+    return undefined;
+  }
+}
+
+function ssrfAllowlist(env: Env, name: string): SsrfAllowlist {
+  const allowlist: SsrfAllowlist = { cidrs: [], hosts: [], hostPorts: [] };
+  for (const entry of list(env, name, [])) {
+    const invalid = () =>
+      new ConfigError(name, `entries must be CIDRs, addresses, host names or host:port (got "${entry}")`);
+    const cidr = /^([0-9a-f:.]+)\/(\d{1,3})$/i.exec(entry);
+    const hostPort = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):(\d{1,5})$/i.exec(entry);
+    if (cidr) {
+      const family = isIP(cidr[1]);
+      const prefix = Number(cidr[2]);
+      if (family === 0 || prefix > (family === 4 ? 32 : 128)) throw invalid();
+      allowlist.cidrs.push(`${canonicalHost(family === 6 ? `[${cidr[1]}]` : cidr[1])}/${prefix}`);
+    } else if (isIP(entry) !== 0) {
+      const family = isIP(entry);
+      allowlist.cidrs.push(
+        `${canonicalHost(family === 6 ? `[${entry}]` : entry)}/${family === 4 ? 32 : 128}`,
+      );
+    } else if (hostPort) {
+      const host = canonicalHost(hostPort[1]);
+      const port = Number(hostPort[2]);
+      if (host === undefined || port < 1 || port > 65535) throw invalid();
+      allowlist.hostPorts.push(`${isIP(host) === 6 ? `[${host}]` : host}:${port}`);
+    } else if (/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i.test(entry)) {
+      allowlist.hosts.push(entry.toLowerCase());
+    } else {
+      throw invalid();
+    }
+  }
+  return allowlist;
+}
+
+function loadTools(env: Env): AppConfig['tools'] {
+  return {
+    ssrfAllowlist: ssrfAllowlist(env, 'SSRF_ALLOWLIST'),
+    timeoutMs: integer(env, 'TOOL_TIMEOUT_SECONDS', 30, 1, 600) * 1000,
+    maxOutputBytes: byteSize(env, 'TOOL_OUTPUT_MAX_BYTES', 64 * 1024),
+    mcpToolsCacheMs: integer(env, 'MCP_TOOLS_CACHE_SECONDS', 300, 0, 86_400) * 1000,
+    mcpToolsCacheMaxEntries: integer(env, 'MCP_TOOLS_CACHE_MAX_ENTRIES', 1000, 1, 100_000),
+    secretEnvironment: env,
+  };
+}
+
 export function loadConfig(env: Env = process.env): AppConfig {
   const logLevel = (raw(env, 'LOG_LEVEL') ?? 'log').toLowerCase() as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -143,9 +358,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
     upstream: {
       timeoutMs: integer(env, 'UPSTREAM_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
       maxRetries: integer(env, 'UPSTREAM_MAX_RETRIES', 2, 0, 10),
+      keyEnvironment: env,
     },
     streaming: {
       heartbeatMs: integer(env, 'SSE_HEARTBEAT_SECONDS', 15, 1, 300) * 1000,
+    },
+    turns: {
+      maxIterations: integer(env, 'TOOL_LOOP_MAX_ITERATIONS', 8, 1, 50),
+      maxHandovers: integer(env, 'HANDOVER_MAX_PER_TURN', 3, 0, 20),
     },
     conversations: {
       idleAfterMs: integer(env, 'CONVERSATION_IDLE_HOURS', 24, 1, 24 * 365) * 3600 * 1000,
@@ -153,6 +373,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
     memory: {
       contextBudgetChars: integer(env, 'MEMORY_CONTEXT_BUDGET_CHARS', 4000, 0, 1_000_000),
     },
+    oidc: loadOidc(env),
+    mcpGateway: loadMcpGateway(env),
+    limits: loadLimits(env),
+    metrics: loadMetrics(env),
+    lifecycle: loadLifecycle(env),
+    tools: loadTools(env),
     logging: { level: logLevel },
   };
 }

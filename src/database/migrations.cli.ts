@@ -58,7 +58,7 @@ async function generate(name: string): Promise<void> {
     const source = await readFile(index, 'utf8');
     const importLine = `import { ${name}${timestamp} } from './${timestamp}-${kebab}.js';\n`;
     const updated = source
-      .replace(/^(\/\*\*[^]*?\*\/\n)/m, `${importLine}\n$1`)
+      .replace(/^((?:import .*\n)*)/, `$1${importLine}`)
       .replace(
         /\[([^\]]*)\];/,
         (_m, list: string) =>

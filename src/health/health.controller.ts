@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { Public } from '../auth/auth.decorators.js';
 import { migrationsAreCurrent } from '../database/migration-runner.js';
-import { LifecycleState } from './lifecycle.state.js';
+import { LifecycleState } from '../lifecycle/lifecycle.state.js';
 
 @Controller()
 export class HealthController {

@@ -1,11 +1,8 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { HealthController } from './health.controller.js';
-import { LifecycleState } from './lifecycle.state.js';
 
-@Global()
+/** Probes; LifecycleState comes from the global LifecycleModule. */
 @Module({
   controllers: [HealthController],
-  providers: [LifecycleState],
-  exports: [LifecycleState],
 })
 export class HealthModule {}

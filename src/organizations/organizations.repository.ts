@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, Repository } from 'typeorm';
+import { DataSource, EntityManager, Repository } from 'typeorm';
 import { OrganizationEntity } from './entities/organization.entity.js';
 
 @Injectable()
@@ -15,8 +15,9 @@ export class OrganizationsRepository {
     return this.organizations.findOne({ where: { id } });
   }
 
-  findBySlug(slug: string): Promise<OrganizationEntity | null> {
-    return this.organizations.findOne({ where: { slug } });
+  /** `manager` runs the query inside a caller's transaction (the admin `apply`). */
+  findBySlug(slug: string, manager?: EntityManager): Promise<OrganizationEntity | null> {
+    return this.using(manager).findOne({ where: { slug } });
   }
 
   list(): Promise<OrganizationEntity[]> {
@@ -27,12 +28,16 @@ export class OrganizationsRepository {
     return this.organizations.count();
   }
 
-  save(organization: OrganizationEntity): Promise<OrganizationEntity> {
-    return this.organizations.save(organization);
+  save(organization: OrganizationEntity, manager?: EntityManager): Promise<OrganizationEntity> {
+    return this.using(manager).save(organization);
   }
 
   async setRateLimit(id: string, perMinute: number | null): Promise<boolean> {
     const result = await this.organizations.update({ id }, { rateLimitPerMinute: perMinute });
     return (result.affected ?? 0) > 0;
+  }
+
+  private using(manager: EntityManager | undefined): Repository<OrganizationEntity> {
+    return manager ? manager.getRepository(OrganizationEntity) : this.organizations;
   }
 }

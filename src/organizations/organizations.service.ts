@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { OrganizationEntity } from './entities/organization.entity.js';
 import { OrganizationsRepository } from './organizations.repository.js';
 
@@ -7,30 +8,51 @@ export class OrganizationInputError extends Error {}
 
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
+export interface OrganizationDeclaration {
+  slug: string;
+  /** Omitted: the slug for a new organization, unchanged for an existing one. */
+  name?: string;
+  /** Omitted: unchanged; null: the configured default. */
+  rateLimitPerMinute?: number | null;
+}
+
 @Injectable()
 export class OrganizationsService {
   constructor(private readonly repository: OrganizationsRepository) {}
 
-  async create(input: {
-    slug: string;
-    name?: string;
-    rateLimitPerMinute?: number | null;
-  }): Promise<OrganizationEntity> {
-    if (!SLUG.test(input.slug)) {
-      throw new OrganizationInputError('slug must be 1-63 lowercase letters, digits or dashes');
-    }
+  async create(input: OrganizationDeclaration): Promise<OrganizationEntity> {
+    validateDeclaration(input);
     if (await this.repository.findBySlug(input.slug)) {
       throw new OrganizationInputError(`organization "${input.slug}" already exists`);
     }
-    validateRateLimit(input.rateLimitPerMinute ?? null);
-    return this.repository.save(
-      Object.assign(new OrganizationEntity(), {
-        id: randomUUID(),
-        slug: input.slug,
-        name: input.name ?? input.slug,
-        rateLimitPerMinute: input.rateLimitPerMinute ?? null,
-      }),
-    );
+    return this.repository.save(newOrganization(input));
+  }
+
+  /**
+   * Creates or updates the organization with this slug inside the caller's transaction (the
+   * admin `apply`), and says which it did; an organization already as declared is not written.
+   */
+  async upsertBySlug(
+    input: OrganizationDeclaration,
+    manager: EntityManager,
+  ): Promise<{ organization: OrganizationEntity; action: 'created' | 'updated' | 'unchanged' }> {
+    validateDeclaration(input);
+    const existing = await this.repository.findBySlug(input.slug, manager);
+    if (!existing) {
+      return { organization: await this.repository.save(newOrganization(input), manager), action: 'created' };
+    }
+    const name = input.name ?? existing.name;
+    const rateLimitPerMinute =
+      input.rateLimitPerMinute === undefined ? existing.rateLimitPerMinute : input.rateLimitPerMinute;
+    if (name === existing.name && rateLimitPerMinute === existing.rateLimitPerMinute) {
+      return { organization: existing, action: 'unchanged' };
+    }
+    Object.assign(existing, { name, rateLimitPerMinute });
+    return { organization: await this.repository.save(existing, manager), action: 'updated' };
+  }
+
+  findBySlug(slug: string, manager?: EntityManager): Promise<OrganizationEntity | null> {
+    return this.repository.findBySlug(slug, manager);
   }
 
   count(): Promise<number> {
@@ -55,8 +77,28 @@ export class OrganizationsService {
   }
 }
 
+function newOrganization(input: OrganizationDeclaration): OrganizationEntity {
+  return Object.assign(new OrganizationEntity(), {
+    id: randomUUID(),
+    slug: input.slug,
+    name: input.name ?? input.slug,
+    rateLimitPerMinute: input.rateLimitPerMinute ?? null,
+  });
+}
+
+function validateDeclaration(input: OrganizationDeclaration): void {
+  if (!SLUG.test(input.slug)) {
+    throw new OrganizationInputError('slug must be 1-63 lowercase letters, digits or dashes');
+  }
+  if (input.name !== undefined && (input.name.trim().length === 0 || input.name.length > 200)) {
+    throw new OrganizationInputError('name must be 1-200 characters');
+  }
+  validateRateLimit(input.rateLimitPerMinute ?? null);
+}
+
 function validateRateLimit(perMinute: number | null): void {
-  if (perMinute !== null && (!Number.isInteger(perMinute) || perMinute < 1)) {
+  // The upper bound is the integer column's.
+  if (perMinute !== null && (!Number.isInteger(perMinute) || perMinute < 1 || perMinute > 2_147_483_647)) {
     throw new OrganizationInputError('rate limit must be a positive whole number of requests per minute');
   }
 }

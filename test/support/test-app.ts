@@ -19,6 +19,8 @@ export interface TestApp {
   seedOrganization(slug: string, model?: unknown): Promise<SeededOrganization>;
   createKey(organizationId: string, scopes: ApiKeyScope[]): Promise<string>;
   close(): Promise<void>;
+  /** Stops the service but keeps its database, to start it again with `reuse`. */
+  stop(): Promise<void>;
 }
 
 export interface SeededOrganization {
@@ -29,8 +31,11 @@ export interface SeededOrganization {
 }
 
 /** Boots the real service on a random loopback port with a database of its own. */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+export async function startTestApp(
+  env: Record<string, string> = {},
+  options: { reuse?: TestDatabase } = {},
+): Promise<TestApp> {
+  const database = options.reuse ?? (await createTestDatabase());
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
@@ -66,6 +71,9 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
           user: await createKey(organization.id, ['user']),
         },
       };
+    },
+    async stop() {
+      await running.close();
     },
     async close() {
       await running.close();

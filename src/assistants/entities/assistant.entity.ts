@@ -34,6 +34,10 @@ export class AssistantEntity {
   @Column({ type: 'jsonb' })
   model!: ModelSettings;
 
+  /** Server-side tools of the generic path (by name, from the organization's tool catalogue). */
+  @Column({ name: 'tool_names', type: 'text', array: true, default: () => "'{}'" })
+  toolNames!: string[];
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 

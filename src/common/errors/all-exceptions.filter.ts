@@ -42,6 +42,12 @@ export function toApiError(exception: unknown): ApiError | undefined {
     }
     return new ApiError('invalid_request', 'Request body could not be read');
   }
+  if (isPoolExhausted(exception)) {
+    // Every pooled connection stayed busy for the pool's whole wait: shed rather than hang.
+    return new ApiError('service_overloaded', 'The service is under high load; retry shortly', {
+      'Retry-After': '1',
+    });
+  }
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
     const code = CODE_FOR_STATUS[status];
@@ -49,6 +55,11 @@ export function toApiError(exception: unknown): ApiError | undefined {
     return new ApiError(code, describeHttpException(exception));
   }
   return undefined;
+}
+
+/** pg-pool's error when no connection frees up within `connectionTimeoutMillis`. */
+function isPoolExhausted(exception: unknown): boolean {
+  return exception instanceof Error && exception.message === 'timeout exceeded when trying to connect';
 }
 
 function describeHttpException(exception: HttpException): string {
@@ -89,5 +100,7 @@ export function describeUnexpected(exception: unknown): Record<string, unknown> 
   if (driverCode !== undefined) {
     return { msg: 'database error', error: exception.name, driverCode };
   }
+  // A JSON parse error quotes its input, which may be a header value (a token): name it only.
+  if (exception instanceof SyntaxError) return { msg: 'unexpected error', error: exception.name };
   return { msg: 'unexpected error', error: exception.name, detail: exception.message.slice(0, 200) };
 }

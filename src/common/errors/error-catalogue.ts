@@ -15,7 +15,11 @@ export const ERROR_CATALOGUE = {
   missing_call_id: { status: 400, type: 'invalid_request_error' },
   missing_api_key: { status: 401, type: 'authentication_error' },
   invalid_api_key: { status: 401, type: 'authentication_error' },
+  /** MCP gateway: OAuth bearer tokens from the identity provider (not API keys). */
+  missing_token: { status: 401, type: 'authentication_error' },
+  invalid_token: { status: 401, type: 'authentication_error' },
   insufficient_scope: { status: 403, type: 'authentication_error' },
+  origin_not_allowed: { status: 403, type: 'authentication_error' },
   not_found: { status: 404, type: 'not_found_error' },
   assistant_not_found: { status: 404, type: 'not_found_error' },
   claim_not_found: { status: 404, type: 'not_found_error' },
@@ -32,6 +36,7 @@ export const ERROR_CATALOGUE = {
   upstream_unavailable: { status: 503, type: 'server_error' },
   upstream_timeout: { status: 503, type: 'server_error' },
   service_overloaded: { status: 503, type: 'server_error' },
+  identity_provider_unavailable: { status: 503, type: 'server_error' },
 } as const satisfies Record<string, { status: number; type: ErrorType }>;
 
 export type ErrorType =

@@ -1,0 +1,1149 @@
+import http from 'node:http';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { BenchDatabase } from './environment.js';
+import { exchange, type ExchangeResult } from './http-client.js';
+import type { FromLoadGenerator, PhaseResult, PhaseSpec, Target, Workload } from './load-protocol.js';
+import type { BenchOptions } from './options.js';
+import { PgCounter } from './pg-counter.js';
+import { cpuMs, freePort, rssKiB, startNode, waitForHttp, waitForMessage, type Child } from './processes.js';
+import { summarizeProfile, type ProfileSummary } from './profile-summary.js';
+import type {
+  Arm,
+  ArmResult,
+  MemoryArm,
+  MemoryResult,
+  ScenarioResult,
+  SoakResult,
+  StatementsResult,
+  SweepStep,
+} from './results.js';
+import type { SeedRequest, SeedResult } from './seed.js';
+import { median, minus, summarize } from './stats.js';
+import {
+  BENCH_TOOL,
+  TOOL_OUTPUT,
+  profileModel,
+  replyText,
+  type UpstreamProfile,
+} from './upstream-profile.js';
+
+const DIST = resolve('dist');
+const INSTRUCTIONS = 'You are the benchmark assistant. Answer briefly.';
+const USER_CONTEXT_USER = 'bench-user-with-context';
+const THREAD_LENGTHS = [1, 50, 200];
+
+type Process = 'service' | 'relay' | 'upstream' | 'loadgen' | 'database';
+type CpuSnapshot = Record<Process, number | null>;
+
+interface ChatMessage {
+  role: string;
+  content: string | null;
+}
+
+/** A measured comparison: the same workload against each arm, interleaved in rounds. */
+interface Comparison {
+  key: string;
+  title: string;
+  setup: string;
+  arms: Arm[];
+  phase: Omit<PhaseSpec, 'id' | 'workload'>;
+  workload(arm: Arm): Workload;
+  /** A single exchange per arm before measuring; returns what is wrong, if anything. */
+  check?(arm: Arm): Promise<string | undefined>;
+  notes?: string[];
+}
+
+interface Accumulated {
+  results: PhaseResult[];
+  cpu: Record<Process, number>;
+  cpuKnown: Record<Process, boolean>;
+}
+
+export class Bench {
+  private upstream?: Child;
+  private relay?: Child;
+  private service?: Child;
+  private loadgen?: Child;
+  private upstreamUrl = '';
+  private relayUrl = '';
+  private serviceUrl = '';
+  private seeded?: SeedResult;
+  private nextPhase = 1;
+  private readonly waiting = new Map<
+    number,
+    {
+      resolve(result: PhaseResult): void;
+      onWindow(edge: 'start' | 'end'): void;
+      onPlateau?(open: number): void;
+    }
+  >();
+  private readonly agent = new http.Agent({ keepAlive: true, timeout: 4000 });
+  private databasePids: number[] = [];
+  private serviceUnavailable: string | undefined;
+  /** Thread tips per arm and length: response ids (relay, service) or the history (upstream). */
+  private readonly threadTips = new Map<string, string>();
+  readonly notes: string[] = [];
+  upstreamBaselineMs: number | null = null;
+
+  constructor(
+    private readonly options: BenchOptions,
+    private readonly database: BenchDatabase,
+    private readonly resultsDir: string,
+  ) {}
+
+  get serviceAvailable(): boolean {
+    return this.serviceUnavailable === undefined;
+  }
+
+  private log(line: string): void {
+    process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+  }
+
+  // ---------------------------------------------------------------- processes
+
+  private profiles(): Record<string, UpstreamProfile> {
+    const o = this.options;
+    const fast = { ttftMs: o.ttftMs, intervalMs: 0, toolCall: false };
+    const profiles: Record<string, UpstreamProfile> = {
+      'one-word': { ...fast, tokens: 1 },
+      stream: { ...fast, tokens: o.tokens },
+      paced: { ...fast, tokens: o.tokens, intervalMs: o.intervalMs },
+      tool: { ...fast, tokens: 20, toolCall: true },
+      thread: { ...fast, tokens: 20 },
+      'user-context': { ...fast, tokens: 20 },
+    };
+    for (const interval of o.throughputIntervalsMs) {
+      profiles[`paced-${interval}`] = { ...fast, tokens: o.tokens, intervalMs: interval };
+    }
+    for (const streams of o.slowStreams) {
+      profiles[`slow-${streams}`] = {
+        ttftMs: 200,
+        tokens: Math.max(5, Math.ceil((this.slowRampMs(streams) + 8000) / Math.max(1, o.slowIntervalMs))),
+        intervalMs: o.slowIntervalMs,
+        toolCall: false,
+      };
+    }
+    return profiles;
+  }
+
+  private slowRampMs(streams: number): number {
+    return (streams / 500) * 1000;
+  }
+
+  private serviceEnv(port: number): Record<string, string> {
+    return {
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      QUICKSTART: 'false',
+      LOG_LEVEL: 'error',
+      BENCH_UPSTREAM_KEY: 'bench-upstream-key',
+      // The bench measures the service's own cost: admission limits must not shape the load.
+      MAX_IN_FLIGHT_RESPONSES: '100000',
+      RATE_LIMIT_DEFAULT_PER_MINUTE: '0',
+      ...this.database.env,
+    };
+  }
+
+  async start(): Promise<void> {
+    this.upstream = startNode('fake upstream', [join(DIST, 'bench/fake-upstream.js')], {}, true);
+    const upstreamReady = await waitForMessage<{ type: string; port: number }>(this.upstream, 'ready');
+    this.upstreamUrl = `http://127.0.0.1:${upstreamReady.port}`;
+    this.log(`fake upstream on ${this.upstreamUrl}`);
+
+    const servicePort = await freePort();
+    this.service = startNode('service', [join(DIST, 'src/main.js')], this.serviceEnv(servicePort), false);
+    this.serviceUrl = `http://127.0.0.1:${servicePort}`;
+    await waitForHttp(`${this.serviceUrl}/readyz`, this.service);
+    this.log(`service on ${this.serviceUrl} (${this.database.kind} database)`);
+
+    const profiles = this.profiles();
+    const seedRequest: SeedRequest = {
+      organization: 'bench',
+      upstreamBaseUrl: `${this.upstreamUrl}/v1`,
+      instructions: INSTRUCTIONS,
+      assistants: Object.fromEntries(
+        Object.entries(profiles).map(([name, profile]) => [name, profileModel(profile)]),
+      ),
+      memory: {
+        assistant: 'user-context',
+        userId: USER_CONTEXT_USER,
+        items: Array.from(
+          { length: 50 },
+          (_, index) =>
+            `Memory ${index + 1}: the user prefers concise answers about topic ${index + 1}, works in logistics and uses metric units.`,
+        ),
+      },
+    };
+    const seeder = startNode(
+      'seed',
+      [join(DIST, 'bench/seed.js')],
+      { ...this.serviceEnv(0), BENCH_SEED: JSON.stringify(seedRequest) },
+      true,
+    );
+    const seeded = await Promise.race([
+      waitForMessage<{ type: string; result: SeedResult }>(seeder, 'seeded', 180_000),
+      waitForMessage<{ type: string; message: string }>(seeder, 'seed-failed', 180_000).then((failure) => {
+        throw new Error(`seeding failed: ${failure.message}`);
+      }),
+    ]);
+    await seeder.stop();
+    this.seeded = seeded.result;
+    if (this.seeded.memoryError)
+      this.notes.push(`Memory items could not be created: ${this.seeded.memoryError}`);
+    this.log(
+      `seeded ${Object.keys(this.seeded.assistants).length} assistants, ${this.seeded.memoryItems} memory items`,
+    );
+
+    const routes = Object.fromEntries(
+      Object.entries(this.seeded.assistants).map(([name, id]) => [
+        id,
+        { model: profileModel(profiles[name]), instructions: INSTRUCTIONS },
+      ]),
+    );
+    this.relay = startNode(
+      'relay',
+      [join(DIST, 'bench/relay.js')],
+      { BENCH_UPSTREAM_URL: `${this.upstreamUrl}/v1`, BENCH_RELAY_ASSISTANTS: JSON.stringify(routes) },
+      true,
+    );
+    const relayReady = await waitForMessage<{ type: string; port: number }>(this.relay, 'ready');
+    this.relayUrl = `http://127.0.0.1:${relayReady.port}`;
+    this.log(`bare relay on ${this.relayUrl}`);
+
+    this.loadgen = startNode('load generator', [join(DIST, 'bench/load-generator.js')], {}, true);
+    this.loadgen.process.on('message', (message: FromLoadGenerator) => this.onLoadMessage(message));
+    await waitForMessage(this.loadgen, 'ready');
+
+    const probe = await this.once(
+      'service',
+      this.turnWorkload('service', 'one-word', { input: 'Hi', stream: false }),
+    );
+    if (!probe.ok) {
+      this.serviceUnavailable = `POST /v1/responses failed (${probe.error})`;
+      this.notes.push(`The service was not measured: ${this.serviceUnavailable}.`);
+      this.log(`service arm unavailable: ${this.serviceUnavailable}`);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.loadgen?.process.send?.({ type: 'exit' });
+    this.agent.destroy();
+    const children = [this.loadgen, this.relay, this.service, this.upstream].filter(
+      (child) => child !== undefined,
+    );
+    await Promise.all(children.map((child) => child.stop()));
+  }
+
+  // ---------------------------------------------------------------- load generator plumbing
+
+  private onLoadMessage(message: FromLoadGenerator): void {
+    if (message.type === 'ready') return;
+    const waiter = this.waiting.get(message.id);
+    if (!waiter) return;
+    if (message.type === 'window') waiter.onWindow(message.edge);
+    else if (message.type === 'plateau') waiter.onPlateau?.(message.open);
+    else {
+      this.waiting.delete(message.id);
+      waiter.resolve(message.result);
+    }
+  }
+
+  private snapshot(): CpuSnapshot {
+    const read = (child: Child | undefined) => (child ? cpuMs(child.pid) : null);
+    let database: number | null = null;
+    if (this.databasePids.length > 0) {
+      database = 0;
+      for (const pid of this.databasePids) database += cpuMs(pid) ?? 0;
+    }
+    return {
+      service: read(this.service),
+      relay: read(this.relay),
+      upstream: read(this.upstream),
+      loadgen: read(this.loadgen),
+      database,
+    };
+  }
+
+  private async runPhase(
+    spec: Omit<PhaseSpec, 'id'>,
+    onPlateau?: (open: number) => void,
+  ): Promise<{ result: PhaseResult; cpu: Partial<Record<Process, number>> }> {
+    this.databasePids = await this.database.backendPids();
+    const id = this.nextPhase++;
+    let start: CpuSnapshot | undefined;
+    let end: CpuSnapshot | undefined;
+    const result = await new Promise<PhaseResult>((resolvePhase) => {
+      this.waiting.set(id, {
+        resolve: resolvePhase,
+        onWindow: (edge) => {
+          if (edge === 'start') start = this.snapshot();
+          else end = this.snapshot();
+        },
+        onPlateau,
+      });
+      this.loadgen!.process.send({ type: 'phase', spec: { ...spec, id } });
+    });
+    const cpu: Partial<Record<Process, number>> = {};
+    if (start && end) {
+      for (const key of Object.keys(start) as Process[]) {
+        const before = start[key];
+        const after = end[key];
+        if (before !== null && after !== null) cpu[key] = after - before;
+      }
+    }
+    return { result, cpu };
+  }
+
+  // ---------------------------------------------------------------- workloads
+
+  private target(arm: Arm): Target {
+    if (arm === 'upstream') {
+      return {
+        baseUrl: this.upstreamUrl,
+        path: '/v1/chat/completions',
+        headers: { authorization: 'Bearer bench-upstream-key' },
+        protocol: 'chat',
+      };
+    }
+    return {
+      baseUrl: arm === 'relay' ? this.relayUrl : this.serviceUrl,
+      path: '/v1/responses',
+      headers: { 'x-api-key': this.seeded!.apiKey },
+      protocol: 'responses',
+    };
+  }
+
+  private assistant(name: string): string {
+    const id = this.seeded!.assistants[name];
+    if (!id) throw new Error(`no assistant ${name}`);
+    return id;
+  }
+
+  /** One turn's request for an arm: a Responses body, or the Chat Completions body it becomes. */
+  private turnWorkload(
+    arm: Arm,
+    assistant: string,
+    turn: {
+      input: string;
+      stream: boolean;
+      tools?: boolean;
+      previous?: string;
+      history?: ChatMessage[];
+      headers?: Record<string, string>;
+      kind?: 'single' | 'function-call';
+    },
+  ): Workload {
+    const profile = this.profiles()[assistant];
+    const target = this.target(arm);
+    if (turn.headers) target.headers = { ...target.headers, ...turn.headers };
+    let body: unknown;
+    if (arm === 'upstream') {
+      body = {
+        model: profileModel(profile),
+        messages: [
+          { role: 'system', content: INSTRUCTIONS },
+          ...(turn.history ?? []),
+          { role: 'user', content: turn.input },
+        ],
+        stream: turn.stream,
+        ...(turn.stream ? { stream_options: { include_usage: true } } : {}),
+        ...(turn.tools
+          ? {
+              tools: [
+                { type: 'function', function: { ...BENCH_TOOL, parameters: { ...BENCH_TOOL.parameters } } },
+              ],
+            }
+          : {}),
+      };
+    } else {
+      body = {
+        model: this.assistant(assistant),
+        input: turn.input,
+        stream: turn.stream,
+        ...(turn.previous ? { previous_response_id: turn.previous } : {}),
+        ...(turn.tools ? { tools: [{ type: 'function', ...BENCH_TOOL }] } : {}),
+      };
+    }
+    const expectTokens = turn.stream ? profile.tokens : 1;
+    if (turn.kind === 'function-call') {
+      return {
+        kind: 'function-call',
+        target,
+        body,
+        stream: turn.stream,
+        expectTokens,
+        toolOutput: TOOL_OUTPUT,
+      };
+    }
+    return { kind: 'single', target, body, stream: turn.stream, expectTokens };
+  }
+
+  /** One exchange from this process, keeping the text: checks and thread building. */
+  private async once(arm: Arm, workload: Workload): Promise<ExchangeResult> {
+    const call = (body: unknown) =>
+      exchange({
+        agent: this.agent,
+        baseUrl: workload.target.baseUrl,
+        path: workload.target.path,
+        headers: workload.target.headers,
+        body: JSON.stringify(body),
+        protocol: workload.target.protocol,
+        stream: workload.stream,
+        timeoutMs: 30_000,
+        collectText: true,
+      });
+    const first = await call(workload.body);
+    if (workload.kind === 'single' || !first.ok) return first;
+    const body = workload.body as Record<string, any>;
+    if (arm === 'upstream') {
+      if (!first.toolCall) return { ...first, ok: false, error: 'no tool call' };
+      const call2 = first.toolCall;
+      return call({
+        ...body,
+        messages: [
+          ...body.messages,
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: call2.id, type: 'function', function: { name: call2.name, arguments: call2.arguments } },
+            ],
+          },
+          { role: 'tool', tool_call_id: call2.id, content: workload.toolOutput },
+        ],
+      });
+    }
+    const pending = first.response?.output?.find((item) => item.type === 'function_call');
+    if (first.response?.status !== 'requires_action' || !pending?.call_id) {
+      return { ...first, ok: false, error: `expected requires_action, got ${first.response?.status}` };
+    }
+    return call({
+      ...body,
+      previous_response_id: first.response.id,
+      input: [{ type: 'function_call_output', call_id: pending.call_id, output: workload.toolOutput }],
+    });
+  }
+
+  /** Checks a reply is complete and says what the fake model said, with the events a client expects. */
+  private async checkReply(arm: Arm, workload: Workload, tokens: number): Promise<string | undefined> {
+    const result = await this.once(arm, workload);
+    if (!result.ok) return result.error ?? 'failed';
+    const expected = replyText(tokens);
+    if (result.text !== expected) return `reply text differs (${JSON.stringify(result.text?.slice(0, 40))}…)`;
+    if (workload.stream && workload.target.protocol === 'responses') {
+      const events = result.events ?? [];
+      if (events[0] !== 'response.created') return `first event was ${events[0]}`;
+      if (!events.includes('response.completed')) return 'no response.completed';
+    }
+    return undefined;
+  }
+
+  private async upstreamLast(): Promise<{ messages: number; systemChars: number; bytes: number }> {
+    const res = await fetch(`${this.upstreamUrl}/last`);
+    return (await res.json()) as { messages: number; systemChars: number; bytes: number };
+  }
+
+  // ---------------------------------------------------------------- comparisons
+
+  private async comparison(definition: Comparison): Promise<ScenarioResult> {
+    const notes = [...(definition.notes ?? [])];
+    let arms = definition.arms.filter((arm) => arm !== 'service' || this.serviceAvailable);
+    if (!this.serviceAvailable && definition.arms.includes('service')) {
+      notes.push(`service not measured: ${this.serviceUnavailable}`);
+    }
+    if (definition.check) {
+      for (const arm of [...arms]) {
+        const problem = await definition.check(arm);
+        if (!problem) continue;
+        if (arm !== 'service')
+          throw new Error(`${definition.key}: the ${arm} baseline failed its check: ${problem}`);
+        notes.push(`service excluded: its reply failed the check (${problem})`);
+        arms = arms.filter((candidate) => candidate !== arm);
+      }
+    }
+    this.log(`${definition.title} [${arms.join(', ')}]`);
+    const accumulated = new Map<Arm, Accumulated>();
+    for (let round = 0; round < this.options.rounds; round++) {
+      const order = arms.map((_, index) => arms[(index + round) % arms.length]);
+      for (const arm of order) {
+        const warmupMs = round === 0 ? definition.phase.warmupMs : Math.min(definition.phase.warmupMs, 1000);
+        const durationMs = definition.phase.durationMs - definition.phase.warmupMs + warmupMs;
+        const { result, cpu } = await this.runPhase({
+          ...definition.phase,
+          warmupMs,
+          durationMs,
+          workload: definition.workload(arm),
+        });
+        let entry = accumulated.get(arm);
+        if (!entry) {
+          entry = {
+            results: [],
+            cpu: { service: 0, relay: 0, upstream: 0, loadgen: 0, database: 0 },
+            cpuKnown: { service: true, relay: true, upstream: true, loadgen: true, database: true },
+          };
+          accumulated.set(arm, entry);
+        }
+        entry.results.push(result);
+        for (const key of Object.keys(entry.cpu) as Process[]) {
+          if (cpu[key] === undefined) entry.cpuKnown[key] = false;
+          else entry.cpu[key] += cpu[key];
+        }
+      }
+    }
+    const scenario: ScenarioResult = {
+      key: definition.key,
+      title: definition.title,
+      setup: definition.setup,
+      arms: {},
+      added: {
+        ttftP50: null,
+        ttftP99: null,
+        totalP50: null,
+        totalP99: null,
+        gapP99: null,
+        stalls: null,
+        cpuMsPerTurn: null,
+      },
+      notes,
+    };
+    for (const [arm, entry] of accumulated) scenario.arms[arm] = armResult(arm, entry);
+    const service = scenario.arms.service;
+    const relay = scenario.arms.relay;
+    if (service && relay) {
+      scenario.added = {
+        ttftP50: minus(service.ttft?.p50, relay.ttft?.p50),
+        ttftP99: minus(service.ttft?.p99, relay.ttft?.p99),
+        totalP50: minus(service.total?.p50, relay.total?.p50),
+        totalP99: minus(service.total?.p99, relay.total?.p99),
+        gapP99: minus(service.gap?.p99, relay.gap?.p99),
+        stalls: service.stalls - relay.stalls,
+        cpuMsPerTurn: minus(service.cpuMsPerTurn, relay.cpuMsPerTurn),
+      };
+    }
+    const describe = (arm: Arm) => {
+      const result = scenario.arms[arm];
+      if (!result) return `${arm} -`;
+      return `${arm} ttft p50 ${fmt(result.ttft?.p50)} total p50 ${fmt(result.total?.p50)} p99 ${fmt(result.total?.p99)} errors ${Object.values(result.errors).reduce((a, b) => a + b, 0)}`;
+    };
+    this.log(`  ${arms.map(describe).join(' | ')}`);
+    return scenario;
+  }
+
+  private seconds(base: number): number {
+    return Math.round(base * 1000 * this.options.scale);
+  }
+
+  private closedPhase(concurrency: number, durationS: number, warmupS: number, stallFloorMs: number) {
+    // A quick run trades JIT warm-up for time; its figures are marked indicative.
+    if (this.options.quick) warmupS = Math.min(warmupS, 1);
+    return {
+      mode: 'closed' as const,
+      concurrency,
+      rate: 0,
+      durationMs: this.seconds(durationS) + Math.round(warmupS * 1000),
+      warmupMs: Math.round(warmupS * 1000),
+      rampMs: 0,
+      timeoutMs: 60_000,
+      maxOutstanding: 0,
+      stallMs: stallFloorMs + this.options.stallMs,
+    };
+  }
+
+  async scenarios(): Promise<ScenarioResult[]> {
+    const o = this.options;
+    const want = (key: string) => o.only.length === 0 || o.only.includes(key);
+    const all: Arm[] = ['upstream', 'relay', 'service'];
+    const results: ScenarioResult[] = [];
+    const textCheck = (assistant: string, stream: boolean, tokens: number) => (arm: Arm) =>
+      this.checkReply(arm, this.turnWorkload(arm, assistant, { input: 'Hello', stream }), tokens);
+
+    if (want('one-word')) {
+      const result = await this.comparison({
+        key: 'one-word',
+        title: 'One-word reply, not streamed',
+        setup: `1 client back to back; JSON body; fake model answers one token after ${o.ttftMs} ms`,
+        arms: all,
+        phase: this.closedPhase(1, 6, 1.5, 0),
+        workload: (arm) => this.turnWorkload(arm, 'one-word', { input: 'Say one word.', stream: false }),
+        check: textCheck('one-word', false, 1),
+      });
+      this.upstreamBaselineMs = result.arms.upstream?.total?.p50 ?? null;
+      results.push(result);
+    }
+    if (want('stream-1')) {
+      results.push(
+        await this.comparison({
+          key: 'stream-1',
+          title: `Streamed ${o.tokens}-token reply, one request at a time`,
+          setup: `1 client back to back; first token after ${o.ttftMs} ms, then all ${o.tokens} tokens as fast as they go`,
+          arms: all,
+          phase: this.closedPhase(1, 8, 1.5, 0),
+          workload: (arm) => this.turnWorkload(arm, 'stream', { input: 'Tell me a story.', stream: true }),
+          check: textCheck('stream', true, o.tokens),
+        }),
+      );
+    }
+    if (want('stream-concurrent')) {
+      const streamMs = o.ttftMs + o.tokens * o.intervalMs;
+      results.push(
+        await this.comparison({
+          key: 'stream-concurrent',
+          title: `${o.concurrency} concurrent streamed ${o.tokens}-token replies`,
+          setup: `${o.concurrency} clients back to back (starts spread over one stream); first token after ${o.ttftMs} ms, then one token every ${o.intervalMs} ms (${Math.round((o.concurrency * 1000) / Math.max(0.1, o.intervalMs))} tokens/s offered)`,
+          arms: all,
+          phase: {
+            ...this.closedPhase(o.concurrency, 10, Math.min(4, 1 + streamMs / 1000), o.intervalMs),
+            rampMs: Math.min(streamMs, 3000),
+          },
+          workload: (arm) => this.turnWorkload(arm, 'paced', { input: 'Tell me a story.', stream: true }),
+          check: textCheck('paced', true, o.tokens),
+        }),
+      );
+    }
+    if (want('throughput')) {
+      for (const interval of o.throughputIntervalsMs) {
+        const streamMs = o.ttftMs + o.tokens * interval;
+        results.push(
+          await this.comparison({
+            key: `throughput-${interval}`,
+            title: `Relayed tokens: ${o.concurrency} streams at one token per ${interval} ms`,
+            setup: `${o.concurrency} clients back to back; ${Math.round((o.concurrency * 1000) / Math.max(0.1, interval))} tokens/s offered`,
+            arms: ['relay', 'service'],
+            phase: {
+              ...this.closedPhase(o.concurrency, 8, Math.min(4, 1 + streamMs / 1000), interval),
+              rampMs: Math.min(streamMs, 3000),
+            },
+            workload: (arm) =>
+              this.turnWorkload(arm, `paced-${interval}`, { input: 'Tell me a story.', stream: true }),
+          }),
+        );
+      }
+    }
+    if (want('function-call')) {
+      results.push(
+        await this.comparison({
+          key: 'function-call',
+          title: 'Function-call round trip',
+          setup:
+            'the model calls get_weather (requires_action), the client posts function_call_output with previous_response_id, the model answers in 20 tokens; streamed; 1 client',
+          arms: all,
+          phase: this.closedPhase(1, 8, 1.5, 0),
+          workload: (arm) =>
+            this.turnWorkload(arm, 'tool', {
+              input: 'What is the weather in Paris?',
+              stream: true,
+              tools: true,
+              kind: 'function-call',
+            }),
+          check: (arm) =>
+            this.checkReply(
+              arm,
+              this.turnWorkload(arm, 'tool', {
+                input: 'Weather?',
+                stream: true,
+                tools: true,
+                kind: 'function-call',
+              }),
+              20,
+            ),
+          notes: [
+            "Latency is the whole round trip (both requests); time to first token is the follow-up's, from its own start.",
+          ],
+        }),
+      );
+    }
+    if (want('threads')) {
+      await this.buildThreads();
+      for (const length of THREAD_LENGTHS) {
+        results.push(
+          await this.comparison({
+            key: `thread-${length}`,
+            title: `Continuing a thread of ${length} turn${length === 1 ? '' : 's'}`,
+            setup: `previous_response_id = the tip of a ${length}-turn thread (each request branches from it); streamed 20-token reply; 1 client`,
+            arms: all,
+            phase: this.closedPhase(1, 5, 1, 0),
+            workload: (arm) => this.threadWorkload(arm, length),
+            check: async (arm) => {
+              const problem = await this.checkReply(arm, this.threadWorkload(arm, length), 20);
+              if (problem) return problem;
+              const last = await this.upstreamLast();
+              const expected = 2 * length + 2;
+              return last.messages === expected
+                ? undefined
+                : `the model saw ${last.messages} messages, expected ${expected}`;
+            },
+          }),
+        );
+      }
+    }
+    if (want('user-context')) {
+      const claims = await this.createClaims();
+      const notes = [claims];
+      results.push(
+        await this.comparison({
+          key: 'user-context',
+          title: 'A turn with 20 claims and 50 memory items',
+          setup: `x-user-id of a user with 20 claims (POST /v1/user-claims/bulk) and ${this.seeded?.memoryItems ?? 0} memory items; streamed 20-token reply; 1 client`,
+          arms: all,
+          phase: this.closedPhase(1, 6, 1.5, 0),
+          workload: (arm) =>
+            this.turnWorkload(arm, 'user-context', {
+              input: 'What do you know about me?',
+              stream: true,
+              headers: { 'x-user-id': USER_CONTEXT_USER },
+            }),
+          check: async (arm) => {
+            const problem = await textCheck('user-context', true, 20)(arm);
+            if (problem || arm !== 'service') return problem;
+            const last = await this.upstreamLast();
+            notes.push(
+              last.systemChars > INSTRUCTIONS.length + 500
+                ? `The service put ${last.systemChars - INSTRUCTIONS.length} characters of user context into the prompt.`
+                : 'The service did not put claims or memory into the prompt (user context not loaded on this path).',
+            );
+            return undefined;
+          },
+          notes,
+        }),
+      );
+    }
+    return results;
+  }
+
+  private threadWorkload(arm: Arm, length: number): Workload {
+    const tip = this.threadTips.get(`${arm}:${length}`);
+    if (arm === 'upstream') {
+      const history: ChatMessage[] = [];
+      for (let turn = 1; turn <= length; turn++) {
+        history.push(
+          { role: 'user', content: threadQuestion(turn) },
+          { role: 'assistant', content: replyText(20) },
+        );
+      }
+      return this.turnWorkload(arm, 'thread', { input: 'One more question.', stream: true, history });
+    }
+    return this.turnWorkload(arm, 'thread', { input: 'One more question.', stream: true, previous: tip });
+  }
+
+  /** Builds one thread per length and arm, turn by turn, through the relay and the service. */
+  private async buildThreads(): Promise<void> {
+    const arms: Arm[] = this.serviceAvailable ? ['relay', 'service'] : ['relay'];
+    const started = performance.now();
+    await Promise.all(
+      arms.flatMap((arm) =>
+        THREAD_LENGTHS.map(async (length) => {
+          let previous: string | undefined;
+          for (let turn = 1; turn <= length; turn++) {
+            const result = await this.once(
+              arm,
+              this.turnWorkload(arm, 'thread', { input: threadQuestion(turn), stream: false, previous }),
+            );
+            if (!result.ok || !result.response)
+              throw new Error(`building a ${length}-turn thread on ${arm}: ${result.error}`);
+            previous = result.response.id;
+          }
+          this.threadTips.set(`${arm}:${length}`, previous!);
+        }),
+      ),
+    );
+    this.log(
+      `built threads of ${THREAD_LENGTHS.join(', ')} turns in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
+  }
+
+  private async createClaims(): Promise<string> {
+    if (!this.serviceAvailable) return 'claims not created (service unavailable)';
+    const claims = Array.from({ length: 20 }, (_, index) => ({
+      userId: USER_CONTEXT_USER,
+      claimKey: `profile.claim_${index + 1}`,
+      claimValue: { plan: 'enterprise', region: 'eu-west-1', seat: index + 1, note: 'x'.repeat(80) },
+    }));
+    const res = await fetch(`${this.serviceUrl}/v1/user-claims/bulk`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': this.seeded!.apiKey },
+      body: JSON.stringify({ claims }),
+    });
+    await res.arrayBuffer();
+    return res.status === 200
+      ? '20 claims created with POST /v1/user-claims/bulk.'
+      : `Claims could not be created (HTTP ${res.status}).`;
+  }
+
+  // ---------------------------------------------------------------- sweep
+
+  async sweep(): Promise<SweepStep[]> {
+    const o = this.options;
+    if (o.only.length > 0 && !o.only.includes('sweep')) return [];
+    this.log(`sweep of arrival rates ${o.rates.join(', ')}/s (one-word turns, open loop)`);
+    const steps: SweepStep[] = [];
+    const stopped = new Set<Arm>(this.serviceAvailable ? [] : ['service']);
+    let serviceMisses = 0;
+    for (const [index, rate] of o.rates.entries()) {
+      const step: SweepStep = { rate, addedP99: null, held: null };
+      const order: Arm[] = index % 2 === 0 ? ['relay', 'service'] : ['service', 'relay'];
+      for (const arm of order) {
+        if (stopped.has(arm)) continue;
+        const warmupMs = 1000;
+        const { result } = await this.runPhase({
+          mode: 'open',
+          concurrency: 0,
+          rate,
+          durationMs: warmupMs + this.seconds(4),
+          warmupMs,
+          rampMs: 0,
+          timeoutMs: 15_000,
+          maxOutstanding: 2000,
+          stallMs: 1e9,
+          workload: this.turnWorkload(arm, 'one-word', { input: 'Say one word.', stream: false }),
+        });
+        const total = summarize(result.total);
+        const errors = Object.values(result.errors).reduce((a, b) => a + b, 0);
+        step[arm as 'relay' | 'service'] = {
+          p50: total?.p50 ?? null,
+          p99: total?.p99 ?? null,
+          errorRate: result.samples > 0 ? errors / result.samples : 1,
+          achievedRate: result.windowMs > 0 ? (result.turnsInWindow * 1000) / result.windowMs : 0,
+        };
+      }
+      const relay = step.relay;
+      const service = step.service;
+      if (relay && (relay.errorRate > 0.01 || relay.achievedRate < 0.95 * rate)) {
+        stopped.add('relay');
+        this.notes.push(`The bare relay itself stopped keeping up at ${rate}/s; the sweep ends there.`);
+      }
+      if (relay && service) {
+        step.addedP99 = minus(service.p99, relay.p99);
+        step.held =
+          step.addedP99 !== null &&
+          step.addedP99 < o.heldP99Ms &&
+          service.errorRate < 0.01 &&
+          service.achievedRate >= 0.95 * rate;
+        serviceMisses = step.held ? 0 : serviceMisses + 1;
+        if (serviceMisses >= 2) stopped.add('service');
+      }
+      steps.push(step);
+      this.log(
+        `  ${rate}/s relay p50 ${fmt(relay?.p50)} p99 ${fmt(relay?.p99)} | service p50 ${fmt(service?.p50)} p99 ${fmt(service?.p99)} err ${service ? (service.errorRate * 100).toFixed(1) : '-'}% ${step.held === null ? '' : step.held ? 'held' : 'NOT held'}`,
+      );
+      // Without a relay that keeps up, "service minus relay" means nothing any more.
+      if (stopped.has('relay')) break;
+    }
+    return steps;
+  }
+
+  // ---------------------------------------------------------------- memory per open stream
+
+  async slowStreams(): Promise<MemoryResult[]> {
+    const o = this.options;
+    if (o.only.length > 0 && !o.only.includes('slow-streams')) return [];
+    const results: MemoryResult[] = [];
+    for (const streams of o.slowStreams) {
+      const result: MemoryResult = { streams, intervalMs: o.slowIntervalMs };
+      const profile = this.profiles()[`slow-${streams}`];
+      const arms: Arm[] = this.serviceAvailable ? ['relay', 'service'] : ['relay'];
+      for (const arm of arms) {
+        const child = arm === 'relay' ? this.relay! : this.service!;
+        this.log(`holding ${streams} slow streams open on the ${arm}`);
+        await sleep(2000);
+        const baseline = await this.rssMedian(child.pid, 3, 200);
+        let plateau: Promise<number | null> | undefined;
+        const { result: phase } = await this.runPhase(
+          {
+            mode: 'hold',
+            concurrency: streams,
+            rate: 500,
+            durationMs: 0,
+            warmupMs: 0,
+            rampMs: this.slowRampMs(streams),
+            timeoutMs: profile.ttftMs + profile.tokens * profile.intervalMs + 60_000,
+            maxOutstanding: streams,
+            stallMs: o.slowIntervalMs + o.stallMs,
+            workload: this.turnWorkload(arm, `slow-${streams}`, { input: 'Take your time.', stream: true }),
+          },
+          () => {
+            plateau = this.rssMedian(child.pid, 5, 300);
+          },
+        );
+        const plateauKiB = plateau ? await plateau : null;
+        const open = phase.openAtPlateau ?? 0;
+        const entry: MemoryArm = {
+          baselineKiB: baseline,
+          plateauKiB,
+          open,
+          perStreamKiB:
+            baseline !== null && plateauKiB !== null && open > 0 ? (plateauKiB - baseline) / open : null,
+          ttft: summarize(phase.ttft),
+          gap: summarize(phase.gaps),
+          stalls: phase.stalls,
+          errors: phase.errors,
+        };
+        result[arm as 'relay' | 'service'] = entry;
+        this.log(
+          `  ${arm}: ${open}/${streams} open, RSS ${fmtKiB(baseline)} → ${fmtKiB(plateauKiB)}, ${entry.perStreamKiB?.toFixed(1) ?? '-'} KiB/stream, errors ${JSON.stringify(phase.errors)}`,
+        );
+      }
+      results.push(result);
+    }
+    return results;
+  }
+
+  private async rssMedian(pid: number, count: number, everyMs: number): Promise<number | null> {
+    const values: number[] = [];
+    for (let index = 0; index < count; index++) {
+      const value = rssKiB(pid);
+      if (value !== null) values.push(value);
+      if (index < count - 1) await sleep(everyMs);
+    }
+    return values.length > 0 ? median(values) : null;
+  }
+
+  // ---------------------------------------------------------------- soak
+
+  async soak(): Promise<SoakResult | null> {
+    const o = this.options;
+    if (o.soakMinutes <= 0 || !this.serviceAvailable) return null;
+    if (o.only.length > 0 && !o.only.includes('soak')) return null;
+    const rate = 50;
+    this.log(`memory soak: ${o.soakMinutes} min of streamed turns at ${rate}/s on the service`);
+    const samples: SoakResult['samples'] = [];
+    const started = performance.now();
+    const pid = this.service!.pid;
+    const timer = setInterval(() => {
+      const rss = rssKiB(pid);
+      if (rss !== null)
+        samples.push({ seconds: Math.round((performance.now() - started) / 1000), rssKiB: rss });
+    }, 5000);
+    const durationMs = Math.round(o.soakMinutes * 60_000);
+    const { result } = await this.runPhase({
+      mode: 'open',
+      concurrency: 0,
+      rate,
+      durationMs,
+      warmupMs: 0,
+      rampMs: 0,
+      timeoutMs: 60_000,
+      maxOutstanding: 5000,
+      stallMs: o.intervalMs + o.stallMs,
+      workload: this.turnWorkload('service', 'paced', { input: 'Tell me a story.', stream: true }),
+    });
+    clearInterval(timer);
+    const tail = samples.slice(Math.floor(samples.length / 5));
+    return {
+      minutes: o.soakMinutes,
+      rate,
+      samples,
+      slopeKiBPerMinute: slope(tail.map((s) => [s.seconds / 60, s.rssKiB])),
+      errors: result.errors,
+      turns: result.turnsInWindow,
+    };
+  }
+
+  // ---------------------------------------------------------------- statements per turn and CPU profile
+
+  /**
+   * A second service instance on the same database, reached through the counting proxy, so
+   * statements are counted without slowing the measured instance; it is also the one profiled.
+   */
+  async probe(): Promise<{ statements: StatementsResult[]; profile: ProfileSummary | null }> {
+    const o = this.options;
+    if (!this.serviceAvailable || (!o.statements && !o.profile)) return { statements: [], profile: null };
+    if (o.only.length > 0 && !o.only.includes('statements') && !o.only.includes('profile')) {
+      return { statements: [], profile: null };
+    }
+    const address = await this.database.address();
+    const counter = new PgCounter(address.host, address.port);
+    const proxyPort = await counter.start();
+    const url = new URL(address.url);
+    url.hostname = '127.0.0.1';
+    url.port = String(proxyPort);
+    const port = await freePort();
+    const profilePath = join(this.resultsDir, 'service.cpuprofile');
+    const env = {
+      ...this.serviceEnv(port),
+      DATABASE_URL: url.toString(),
+      MIGRATIONS_RUN_ON_BOOT: 'false',
+      BENCH_CPU_PROFILE: profilePath,
+    };
+    delete (env as Record<string, string | undefined>).EMBEDDED_DATA_DIR;
+    const probe = startNode(
+      'probe service',
+      ['--import', join(DIST, 'bench/cpu-profiler.js'), join(DIST, 'src/main.js')],
+      env,
+      false,
+    );
+    const base = `http://127.0.0.1:${port}`;
+    const statements: StatementsResult[] = [];
+    let profile: ProfileSummary | null = null;
+    try {
+      await waitForHttp(`${base}/readyz`, probe);
+      const onProbe = (workload: Workload): Workload => ({
+        ...workload,
+        target: { ...workload.target, baseUrl: base },
+      });
+      const kinds: { kind: string; workload: Workload; turns: number }[] = [
+        {
+          kind: 'new turn, JSON reply',
+          workload: this.turnWorkload('service', 'one-word', { input: 'Say one word.', stream: false }),
+          turns: 1,
+        },
+        {
+          kind: `new turn, streamed ${o.tokens} tokens`,
+          workload: this.turnWorkload('service', 'stream', { input: 'Tell me a story.', stream: true }),
+          turns: 1,
+        },
+        {
+          kind: 'function-call round trip (2 requests)',
+          workload: this.turnWorkload('service', 'tool', {
+            input: 'Weather?',
+            stream: true,
+            tools: true,
+            kind: 'function-call',
+          }),
+          turns: 1,
+        },
+        ...(this.threadTips.size > 0
+          ? THREAD_LENGTHS.map((length) => ({
+              kind: `continue a ${length}-turn thread`,
+              workload: this.threadWorkload('service', length),
+              turns: 1,
+            }))
+          : []),
+        {
+          kind: 'turn with 20 claims and 50 memory items',
+          workload: this.turnWorkload('service', 'user-context', {
+            input: 'What do you know about me?',
+            stream: true,
+            headers: { 'x-user-id': USER_CONTEXT_USER },
+          }),
+          turns: 1,
+        },
+      ];
+      if (o.statements) {
+        const repetitions = o.quick ? 5 : 20;
+        for (const { kind, workload } of kinds) {
+          const probeWorkload = onProbe(workload);
+          for (let warm = 0; warm < 2; warm++) await this.once('service', probeWorkload);
+          counter.take();
+          let ok = 0;
+          for (let index = 0; index < repetitions; index++)
+            if ((await this.once('service', probeWorkload)).ok) ok++;
+          const counts = counter.take();
+          if (ok === 0) continue;
+          statements.push({
+            kind,
+            turns: ok,
+            perTurn: {
+              statements: counts.statements / ok,
+              roundTrips: counts.roundTrips / ok,
+              byVerb: Object.fromEntries(
+                Object.entries(counts.byVerb).map(([verb, count]) => [verb, count / ok]),
+              ),
+            },
+          });
+        }
+        this.log(
+          `statements per turn: ${statements.map((s) => `${s.kind} ${s.perTurn.statements.toFixed(1)}`).join('; ')}`,
+        );
+      }
+      if (o.profile) {
+        probe.process.kill('SIGUSR2');
+        await sleep(200);
+        const load = async (workload: Workload, concurrency: number, seconds: number) =>
+          this.runPhase({
+            ...this.closedPhase(concurrency, seconds, 0, 0),
+            durationMs: Math.round(seconds * 1000),
+            rampMs: 1000,
+            workload: onProbe(workload),
+          });
+        await load(this.turnWorkload('service', 'one-word', { input: 'Say one word.', stream: false }), 8, 4);
+        await load(
+          this.turnWorkload('service', 'paced', { input: 'Tell me a story.', stream: true }),
+          100,
+          5,
+        );
+        if (this.threadTips.size > 0) await load(this.threadWorkload('service', 200), 4, 3);
+        probe.process.kill('SIGUSR2');
+        const deadline = Date.now() + 20_000;
+        while (!existsSync(profilePath) && Date.now() < deadline) await sleep(200);
+        if (existsSync(profilePath)) {
+          profile = summarizeProfile(JSON.parse(readFileSync(profilePath, 'utf8')));
+          this.log(
+            `CPU profile: ${profile.byArea
+              .slice(0, 5)
+              .map((l) => `${l.name} ${l.percent.toFixed(0)}%`)
+              .join(', ')}`,
+          );
+        }
+      }
+    } finally {
+      await probe.stop();
+      await counter.stop();
+    }
+    return { statements, profile };
+  }
+}
+
+function armResult(arm: Arm, entry: Accumulated): ArmResult {
+  const merge = (pick: (result: PhaseResult) => number[]) => {
+    const all: number[] = [];
+    for (const result of entry.results) for (const value of pick(result)) all.push(value);
+    return all;
+  };
+  const samples = entry.results.reduce((sum, r) => sum + r.samples, 0);
+  const errors: Record<string, number> = {};
+  for (const result of entry.results) {
+    for (const [reason, count] of Object.entries(result.errors))
+      errors[reason] = (errors[reason] ?? 0) + count;
+  }
+  const errorCount = Object.values(errors).reduce((a, b) => a + b, 0);
+  const windowMs = entry.results.reduce((sum, r) => sum + r.windowMs, 0);
+  const turns = entry.results.reduce((sum, r) => sum + r.turnsInWindow, 0);
+  const tokens = entry.results.reduce((sum, r) => sum + r.tokensInWindow, 0);
+  const server: Process = arm === 'upstream' ? 'upstream' : arm;
+  const perTurn = (process: Process) =>
+    entry.cpuKnown[process] && turns > 0 ? entry.cpu[process] / turns : null;
+  return {
+    samples,
+    errors,
+    errorRate: samples > 0 ? errorCount / samples : 0,
+    ttft: summarize(merge((r) => r.ttft)),
+    total: summarize(merge((r) => r.total)),
+    gap: summarize(merge((r) => r.gaps)),
+    stalls: entry.results.reduce((sum, r) => sum + r.stalls, 0),
+    tokensPerSecond: windowMs > 0 ? (tokens * 1000) / windowMs : null,
+    turnsPerSecond: windowMs > 0 ? (turns * 1000) / windowMs : null,
+    cpuMsPerTurn: perTurn(server),
+    upstreamCpuMsPerTurn: perTurn('upstream'),
+    databaseCpuMsPerTurn: arm === 'service' ? perTurn('database') : null,
+  };
+}
+
+function threadQuestion(turn: number): string {
+  return `Question ${turn}: how does the relay keep up with the load at this point?`;
+}
+
+function slope(points: [number, number][]): number | null {
+  if (points.length < 3) return null;
+  const n = points.length;
+  const meanX = points.reduce((s, p) => s + p[0], 0) / n;
+  const meanY = points.reduce((s, p) => s + p[1], 0) / n;
+  let num = 0;
+  let den = 0;
+  for (const [x, y] of points) {
+    num += (x - meanX) * (y - meanY);
+    den += (x - meanX) ** 2;
+  }
+  return den === 0 ? null : num / den;
+}
+
+export function fmt(value: number | null | undefined, digits = 2): string {
+  return value === null || value === undefined || !Number.isFinite(value) ? '-' : value.toFixed(digits);
+}
+
+function fmtKiB(value: number | null): string {
+  return value === null ? '-' : `${(value / 1024).toFixed(1)} MiB`;
+}

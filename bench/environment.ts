@@ -1,0 +1,149 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+
+/** Where the bench's service keeps its data: a fresh database, removed afterwards. */
+export interface BenchDatabase {
+  kind: 'postgresql' | 'embedded';
+  /** Environment for the service: DATABASE_URL or EMBEDDED_DATA_DIR. */
+  env: Record<string, string>;
+  /** Server version, e.g. "PostgreSQL 15.20" (embedded: PGlite's). */
+  version: string;
+  /** Host and port a wire-protocol proxy should forward to (embedded: once the service runs). */
+  address(): Promise<{ host: string; port: number; url: string }>;
+  /** Server process ids serving the bench database (PostgreSQL only), for their CPU time. */
+  backendPids(): Promise<number[]>;
+  drop(): Promise<void>;
+}
+
+export async function createBenchDatabase(
+  serverUrl: string | undefined,
+  keep: boolean,
+): Promise<BenchDatabase> {
+  if (!serverUrl) {
+    const dir = await mkdtemp(join(os.tmpdir(), 'switchboard-bench-'));
+    const dataDir = join(dir, 'data');
+    return {
+      kind: 'embedded',
+      env: { EMBEDDED_DATA_DIR: dataDir },
+      version: `PGlite ${packageVersion('@electric-sql/pglite')} (embedded, inside the service process)`,
+      async address() {
+        // The service owns the data directory and publishes its loopback port in a lock file.
+        const lock = JSON.parse(await readFile(join(dir, 'data.lock.json'), 'utf8')) as { url: string };
+        const url = new URL(lock.url);
+        return { host: url.hostname, port: Number(url.port), url: lock.url };
+      },
+      backendPids: () => Promise.resolve([]),
+      drop: () => (keep ? Promise.resolve() : rm(dir, { recursive: true, force: true })),
+    };
+  }
+  const name = `switchboard_bench_${randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  let version: string;
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+    const row = await admin.query<{ server_version: string }>('SHOW server_version');
+    version = `PostgreSQL ${row.rows[0].server_version}`;
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const databaseUrl = url.toString();
+  return {
+    kind: 'postgresql',
+    env: { DATABASE_URL: databaseUrl },
+    version,
+    address: () => Promise.resolve({ host: url.hostname, port: Number(url.port || 5432), url: databaseUrl }),
+    async backendPids() {
+      const client = new pg.Client({ connectionString: serverUrl });
+      try {
+        await client.connect();
+        const rows = await client.query<{ pid: number }>(
+          'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+          [name],
+        );
+        return rows.rows.map((row) => row.pid);
+      } catch {
+        return [];
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    },
+    async drop() {
+      if (keep) return;
+      const client = new pg.Client({ connectionString: serverUrl });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+export function packageVersion(name: string): string {
+  try {
+    const text = execFileSync(process.execPath, ['-p', `require('${name}/package.json').version`], {
+      cwd: resolve('.'),
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    return text.trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+export interface MachineInfo {
+  cpus: number;
+  cpuModel: string;
+  memoryGiB: number;
+  kernel: string;
+  node: string;
+  packages: Record<string, string>;
+  commit: string;
+  database: string;
+  openFileLimit: string;
+}
+
+export function machineInfo(database: string): MachineInfo {
+  const run = (command: string, args: string[]): string => {
+    try {
+      return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return 'unknown';
+    }
+  };
+  const dirty = run('git', ['status', '--porcelain', '--untracked-files=no']) ? ' (with local changes)' : '';
+  return {
+    cpus: os.availableParallelism(),
+    cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
+    memoryGiB: Math.round((os.totalmem() / 1024 ** 3) * 10) / 10,
+    kernel: `${os.type()} ${os.release()}`,
+    node: process.version,
+    packages: Object.fromEntries(
+      ['@nestjs/core', 'express', 'typeorm', 'pg', 'openai', '@electric-sql/pglite'].map((name) => [
+        name,
+        packageVersion(name),
+      ]),
+    ),
+    commit: `${run('git', ['rev-parse', '--short', 'HEAD'])}${dirty}`,
+    database,
+    openFileLimit: run('/bin/sh', ['-c', 'ulimit -Hn']),
+  };
+}
+
+/** Clock ticks per second of /proc CPU times (almost always 100). */
+export function clockTicks(): number {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+}

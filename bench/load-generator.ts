@@ -1,0 +1,307 @@
+import http from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { exchange, type ExchangeResult } from './http-client.js';
+import type {
+  FromLoadGenerator,
+  PhaseResult,
+  PhaseSpec,
+  Target,
+  ToLoadGenerator,
+  Workload,
+} from './load-protocol.js';
+
+/**
+ * The load generator, a process of its own so its CPU never counts against a server. Three
+ * modes: open loop (arrivals at a fixed rate, latency measured from the scheduled time so a
+ * stalled server cannot hide its queue: coordinated omission), closed loop (N clients back to
+ * back) and hold (open N long streams and keep them, for memory per stream).
+ */
+
+const agents = new Map<string, http.Agent>();
+
+/** One keep-alive pool per server; idle sockets close before the servers' 5 s keep-alive ends. */
+function agentFor(baseUrl: string): http.Agent {
+  let agent = agents.get(baseUrl);
+  if (!agent) {
+    agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 10_000, timeout: 4000 });
+    agents.set(baseUrl, agent);
+  }
+  return agent;
+}
+
+function send(message: FromLoadGenerator): void {
+  process.send?.(message);
+}
+
+interface Sample {
+  /** Start of the exchange, or its scheduled time in open loop. */
+  origin: number;
+  ttft?: number;
+  total: number;
+  gaps: number[];
+  turns: number;
+  endedAt: number;
+  error?: string;
+}
+
+class Phase {
+  readonly result: PhaseResult;
+  private windowStart = 0;
+  private windowEnd = Infinity;
+  private readonly agent: http.Agent;
+
+  constructor(private readonly spec: PhaseSpec) {
+    this.agent = agentFor(spec.workload.target.baseUrl);
+    this.result = {
+      id: spec.id,
+      samples: 0,
+      turnsInWindow: 0,
+      windowMs: 0,
+      errors: {},
+      ttft: [],
+      total: [],
+      gaps: [],
+      stalls: 0,
+      tokensInWindow: 0,
+      offered: 0,
+    };
+  }
+
+  async run(): Promise<PhaseResult> {
+    const start = performance.now();
+    this.windowStart = start + this.spec.warmupMs;
+    this.windowEnd = start + this.spec.durationMs;
+    const sent = { start: false, end: false };
+    const edge = (name: 'start' | 'end') => {
+      if (sent[name]) return;
+      sent[name] = true;
+      send({ type: 'window', id: this.spec.id, edge: name });
+    };
+    const windowTimers = [
+      setTimeout(() => edge('start'), this.spec.warmupMs),
+      setTimeout(() => edge('end'), this.spec.durationMs),
+    ];
+    try {
+      if (this.spec.mode === 'closed') await this.closed(start);
+      else if (this.spec.mode === 'open') await this.open(start);
+      else await this.hold(start);
+    } finally {
+      windowTimers.forEach(clearTimeout);
+      // The last exchange can finish in the same turn of the event loop as the window's end.
+      edge('start');
+      edge('end');
+    }
+    this.result.windowMs = this.spec.mode === 'hold' ? 0 : this.spec.durationMs - this.spec.warmupMs;
+    return this.result;
+  }
+
+  private inWindow(at: number): boolean {
+    return at >= this.windowStart && at < this.windowEnd;
+  }
+
+  private record(sample: Sample): void {
+    if (this.inWindow(sample.endedAt)) this.result.turnsInWindow += sample.error ? 0 : sample.turns;
+    if (!this.inWindow(sample.origin) && this.spec.mode !== 'hold') return;
+    this.result.samples++;
+    if (sample.error) {
+      this.result.errors[sample.error] = (this.result.errors[sample.error] ?? 0) + 1;
+      return;
+    }
+    if (sample.ttft !== undefined) this.result.ttft.push(sample.ttft);
+    this.result.total.push(sample.total);
+    for (const gap of sample.gaps) {
+      this.result.gaps.push(gap);
+      if (gap > this.spec.stallMs) this.result.stalls++;
+    }
+  }
+
+  private async closed(start: number): Promise<void> {
+    const deadline = start + this.spec.durationMs;
+    const client = async (offset: number) => {
+      await sleep(offset);
+      while (performance.now() < deadline) this.record(await this.execute(performance.now()));
+    };
+    const clients = [];
+    for (let index = 0; index < this.spec.concurrency; index++) {
+      clients.push(client((index / this.spec.concurrency) * this.spec.rampMs));
+    }
+    await Promise.all(clients);
+  }
+
+  private async open(start: number): Promise<void> {
+    const interval = 1000 / this.spec.rate;
+    const count = Math.floor((this.spec.durationMs / 1000) * this.spec.rate);
+    const pending = new Set<Promise<void>>();
+    for (let index = 0; index < count; index++) {
+      const scheduled = start + index * interval;
+      const wait = scheduled - performance.now();
+      if (wait > 1) await sleep(wait);
+      if (this.inWindow(scheduled)) this.result.offered++;
+      if (pending.size >= this.spec.maxOutstanding) {
+        this.record({
+          origin: scheduled,
+          total: 0,
+          gaps: [],
+          turns: 0,
+          endedAt: scheduled,
+          error: 'dropped: too many outstanding',
+        });
+        continue;
+      }
+      const running: Promise<void> = this.execute(scheduled).then((sample) => {
+        pending.delete(running);
+        this.record(sample);
+      });
+      pending.add(running);
+    }
+    await Promise.all(pending);
+  }
+
+  private async hold(start: number): Promise<void> {
+    const interval = 1000 / this.spec.rate;
+    const running: Promise<void>[] = [];
+    let open = 0;
+    let plateauSent = false;
+    const plateau = () => {
+      if (plateauSent) return;
+      plateauSent = true;
+      this.result.openAtPlateau = open;
+      send({ type: 'plateau', id: this.spec.id, open });
+    };
+    const lateness = setTimeout(plateau, this.spec.rampMs + 5000);
+    for (let index = 0; index < this.spec.concurrency; index++) {
+      const wait = start + index * interval - performance.now();
+      if (wait > 1) await sleep(wait);
+      this.result.offered++;
+      let counted = false;
+      running.push(
+        this.execute(performance.now(), () => {
+          if (counted) return;
+          counted = true;
+          open++;
+          if (open === this.spec.concurrency) plateau();
+        }).then((sample) => {
+          if (counted) open--;
+          this.record(sample);
+        }),
+      );
+    }
+    await Promise.all(running);
+    clearTimeout(lateness);
+    plateau();
+  }
+
+  /** Runs the workload once; `origin` is when it should have started. */
+  private async execute(origin: number, onFirstToken?: () => void): Promise<Sample> {
+    const workload = this.spec.workload;
+    const gaps: number[] = [];
+    let last = 0;
+    const onToken = (at: number) => {
+      if (last === 0) onFirstToken?.();
+      else gaps.push(at - last);
+      last = at;
+      if (this.inWindow(at)) this.result.tokensInWindow++;
+    };
+    const first = await this.call(workload.target, JSON.stringify(workload.body), workload.stream, onToken);
+    if (workload.kind === 'single') {
+      const error = first.error ?? checkTokens(first, workload.expectTokens);
+      return {
+        origin,
+        ttft: first.firstTokenAt === undefined ? undefined : first.firstTokenAt - origin,
+        total: first.endedAt - origin,
+        gaps,
+        turns: 1,
+        endedAt: first.endedAt,
+        error,
+      };
+    }
+    if (first.error) return { origin, total: 0, gaps, turns: 0, endedAt: first.endedAt, error: first.error };
+    const followUp = followUpBody(workload, first);
+    if (typeof followUp === 'string')
+      return { origin, total: 0, gaps, turns: 0, endedAt: first.endedAt, error: followUp };
+    last = 0;
+    const second = await this.call(workload.target, JSON.stringify(followUp), workload.stream, onToken);
+    const error = second.error ?? checkTokens(second, workload.expectTokens);
+    return {
+      origin,
+      // The follow-up's own time to first token: what a user waits for after submitting the result.
+      ttft: second.firstTokenAt === undefined ? undefined : second.firstTokenAt - second.startedAt,
+      total: second.endedAt - origin,
+      gaps,
+      turns: 2,
+      endedAt: second.endedAt,
+      error,
+    };
+  }
+
+  private call(
+    target: Target,
+    body: string,
+    stream: boolean,
+    onToken: (at: number) => void,
+  ): Promise<ExchangeResult> {
+    return exchange({
+      agent: this.agent,
+      baseUrl: target.baseUrl,
+      path: target.path,
+      headers: target.headers,
+      body,
+      protocol: target.protocol,
+      stream,
+      timeoutMs: this.spec.timeoutMs,
+      onToken,
+    });
+  }
+}
+
+function checkTokens(result: ExchangeResult, expected: number): string | undefined {
+  return result.tokens === expected ? undefined : `incomplete reply (${result.tokens}/${expected} tokens)`;
+}
+
+/** The second request of a function-call round trip, built from what the first returned. */
+function followUpBody(
+  workload: Extract<Workload, { kind: 'function-call' }>,
+  first: ExchangeResult,
+): unknown {
+  const body = workload.body as Record<string, any>;
+  if (workload.target.protocol === 'responses') {
+    const call = first.response?.output?.find((item) => item.type === 'function_call');
+    if (first.response?.status !== 'requires_action' || !call?.call_id)
+      return 'no function call in the first reply';
+    return {
+      ...body,
+      input: [{ type: 'function_call_output', call_id: call.call_id, output: workload.toolOutput }],
+      previous_response_id: first.response.id,
+    };
+  }
+  if (!first.toolCall) return 'no function call in the first reply';
+  return {
+    ...body,
+    messages: [
+      ...body.messages,
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: first.toolCall.id,
+            type: 'function',
+            function: { name: first.toolCall.name, arguments: first.toolCall.arguments },
+          },
+        ],
+      },
+      { role: 'tool', tool_call_id: first.toolCall.id, content: workload.toolOutput },
+    ],
+  };
+}
+
+process.on('message', (message: ToLoadGenerator) => {
+  if (message.type === 'exit') {
+    for (const agent of agents.values()) agent.destroy();
+    process.exit(0);
+  }
+  void new Phase(message.spec).run().then((result) => send({ type: 'result', id: message.spec.id, result }));
+});
+process.on('disconnect', () => process.exit(0));
+send({ type: 'ready' });

@@ -1,0 +1,124 @@
+import type { MachineInfo } from './environment.js';
+import type { BenchOptions } from './options.js';
+import type { StatementCounts } from './pg-counter.js';
+import type { ProfileSummary } from './profile-summary.js';
+import type { Distribution } from './stats.js';
+
+/** Everything one run measured; written to bench/results/*.json and rendered into the docs. */
+
+export type Arm = 'upstream' | 'relay' | 'service';
+export const ARMS: readonly Arm[] = ['upstream', 'relay', 'service'];
+
+export interface ArmResult {
+  samples: number;
+  errors: Record<string, number>;
+  errorRate: number;
+  ttft: Distribution | null;
+  total: Distribution | null;
+  gap: Distribution | null;
+  stalls: number;
+  tokensPerSecond: number | null;
+  turnsPerSecond: number | null;
+  /** CPU ms per turn of the process serving this arm (the upstream for the direct arm). */
+  cpuMsPerTurn: number | null;
+  /** CPU ms per turn of the fake upstream while this arm ran (should be equal across arms). */
+  upstreamCpuMsPerTurn: number | null;
+  /** CPU ms per turn of the PostgreSQL server backends (service arm on PostgreSQL only). */
+  databaseCpuMsPerTurn: number | null;
+}
+
+export interface Added {
+  ttftP50: number | null;
+  ttftP99: number | null;
+  totalP50: number | null;
+  totalP99: number | null;
+  gapP99: number | null;
+  stalls: number | null;
+  cpuMsPerTurn: number | null;
+}
+
+export interface ScenarioResult {
+  key: string;
+  title: string;
+  setup: string;
+  arms: Partial<Record<Arm, ArmResult>>;
+  /** Service minus relay, same run. */
+  added: Added;
+  notes: string[];
+}
+
+export interface SweepStep {
+  rate: number;
+  relay?: StepArm;
+  service?: StepArm;
+  addedP99: number | null;
+  held: boolean | null;
+}
+
+export interface StepArm {
+  p50: number | null;
+  p99: number | null;
+  errorRate: number;
+  achievedRate: number;
+}
+
+export interface MemoryArm {
+  baselineKiB: number | null;
+  plateauKiB: number | null;
+  open: number;
+  perStreamKiB: number | null;
+  ttft: Distribution | null;
+  gap: Distribution | null;
+  stalls: number;
+  errors: Record<string, number>;
+}
+
+export interface MemoryResult {
+  streams: number;
+  intervalMs: number;
+  relay?: MemoryArm;
+  service?: MemoryArm;
+}
+
+export interface SoakResult {
+  minutes: number;
+  rate: number;
+  samples: { seconds: number; rssKiB: number }[];
+  /** Least-squares slope after the first fifth of the soak. */
+  slopeKiBPerMinute: number | null;
+  errors: Record<string, number>;
+  turns: number;
+}
+
+export interface StatementsResult {
+  kind: string;
+  turns: number;
+  perTurn: { statements: number; roundTrips: number; byVerb: Record<string, number> };
+}
+
+export interface TargetCheck {
+  target: string;
+  measured: string;
+  pass: boolean | null;
+}
+
+export interface BenchResults {
+  startedAt: string;
+  durationSeconds: number;
+  command: string;
+  options: BenchOptions;
+  machine: MachineInfo;
+  serviceAvailable: boolean;
+  /** The fake model's own latency for a one-word reply (direct arm p50), the plot's zero. */
+  upstreamBaselineMs: number | null;
+  scenarios: ScenarioResult[];
+  sweep: SweepStep[];
+  memory: MemoryResult[];
+  soak: SoakResult | null;
+  statements: StatementsResult[];
+  profile: ProfileSummary | null;
+  targets: TargetCheck[];
+  notes: string[];
+}
+
+export type { StatementCounts };

@@ -1,0 +1,109 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import * as prettier from 'prettier';
+import { Bench } from './bench.js';
+import { createBenchDatabase, machineInfo } from './environment.js';
+import { parseOptions, USAGE } from './options.js';
+import { procReadable } from './processes.js';
+import { evaluateTargets, mergeIntoDocument, renderMarkdown, renderPlot } from './report.js';
+import type { BenchResults } from './results.js';
+
+/**
+ * `npm run bench`: one run on one machine. Starts the fake upstream, the service (built,
+ * production mode, on a fresh database), the bare relay and the load generator, each in its own
+ * process; runs every scenario against the upstream directly, the relay and the service,
+ * interleaved; writes bench/results/<date>.json, docs/benchmarks.md and docs/benchmark-latency.svg.
+ */
+const PREAMBLE = `# Benchmarks
+
+What Switchboard adds on top of the model, measured against a bare Node.js relay in the same run.
+Run \`npm run bench\` (about 11 minutes; \`npm run bench -- --quick\` for a 2-minute smoke run).
+`;
+
+async function main(): Promise<number> {
+  let options;
+  try {
+    options = parseOptions(process.argv.slice(2), process.env);
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE}\n`);
+    return 2;
+  }
+  if (!options) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (process.platform !== 'linux' || !procReadable()) {
+    process.stderr.write('The bench reads CPU time and memory from /proc: it runs on Linux only.\n');
+    return 2;
+  }
+  const started = new Date();
+  const resultsDir = resolve('bench/results', started.toISOString().replaceAll(':', '-').slice(0, 19));
+  await mkdir(resultsDir, { recursive: true });
+  const database = await createBenchDatabase(process.env.DATABASE_URL, options.keepDatabase);
+  const command = [
+    'npm run bench',
+    ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : []),
+  ].join(' ');
+  process.stdout.write(`${command}: results in ${resultsDir}\n`);
+
+  const bench = new Bench(options, database, resultsDir);
+  let results: BenchResults | undefined;
+  let failure: unknown;
+  try {
+    await bench.start();
+    const scenarios = await bench.scenarios();
+    const sweep = await bench.sweep();
+    const memory = await bench.slowStreams();
+    const soak = await bench.soak();
+    const probe = await bench.probe();
+    results = {
+      startedAt: started.toISOString(),
+      durationSeconds: (Date.now() - started.getTime()) / 1000,
+      command,
+      options,
+      machine: machineInfo(database.version),
+      serviceAvailable: bench.serviceAvailable,
+      upstreamBaselineMs: bench.upstreamBaselineMs,
+      scenarios,
+      sweep,
+      memory,
+      soak,
+      statements: probe.statements,
+      profile: probe.profile,
+      targets: [],
+      notes: bench.notes,
+    };
+    results.targets = evaluateTargets(results);
+  } catch (error) {
+    failure = error;
+  } finally {
+    await bench.stop().catch(() => undefined);
+    await database.drop().catch(() => undefined);
+  }
+  if (!results) {
+    process.stderr.write(`bench failed: ${failure instanceof Error ? failure.message : String(failure)}\n`);
+    return 1;
+  }
+
+  await writeFile(join(resultsDir, 'results.json'), JSON.stringify(results, null, 2));
+  await writeFile(resolve('bench/results/latest.json'), JSON.stringify(results, null, 2));
+  if (options.writeDocs) {
+    const path = resolve('docs/benchmarks.md');
+    const existing = await readFile(path, 'utf8').catch(() => null);
+    const merged = mergeIntoDocument(existing, renderMarkdown(results), PREAMBLE);
+    const config = (await prettier.resolveConfig(path)) ?? {};
+    await writeFile(path, await prettier.format(merged, { ...config, filepath: path }));
+    if (results.sweep.length > 0) await writeFile(resolve('docs/benchmark-latency.svg'), renderPlot(results));
+    process.stdout.write(
+      `wrote docs/benchmarks.md${results.sweep.length > 0 ? ' and docs/benchmark-latency.svg' : ''}\n`,
+    );
+  }
+  process.stdout.write('\nTargets:\n');
+  for (const check of results.targets) {
+    const verdict = check.pass === null ? 'not judged' : check.pass ? 'pass' : 'MISS';
+    process.stdout.write(`  [${verdict}] ${check.target}: ${check.measured}\n`);
+  }
+  return 0;
+}
+
+process.exitCode = await main();

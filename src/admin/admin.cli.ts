@@ -1,0 +1,7 @@
+/**
+ * The admin command-line tool: `npm run admin -- <command> …`, or in a container
+ * `node dist/src/admin/admin.cli.js <command> …`. See docs/admin-cli.md.
+ */
+import { runAdmin } from './admin.runner.js';
+
+process.exitCode = await runAdmin(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr });

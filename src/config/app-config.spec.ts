@@ -1,0 +1,59 @@
+import { resolve } from 'node:path';
+import { ConfigError, loadConfig } from './app-config.js';
+
+describe('loadConfig', () => {
+  it('gives every setting its documented default on an empty environment', () => {
+    const config = loadConfig({});
+    expect(config.server).toMatchObject({ host: '0.0.0.0', port: 8080, bodyLimitBytes: 4 * 1024 * 1024 });
+    expect(config.database).toMatchObject({
+      url: undefined,
+      embeddedDataDir: resolve('.switchboard/data'),
+      runMigrationsOnBoot: true,
+    });
+    expect(config.auth.apiKeyCacheTtlMs).toBe(5000);
+    expect(config.quickstart.enabled).toBe(true);
+    expect(config.logging.level).toBe('log');
+  });
+
+  it('reads typed values', () => {
+    const config = loadConfig({
+      PORT: '9000',
+      BODY_LIMIT: '512kb',
+      API_KEY_CACHE_TTL_SECONDS: '0',
+      TRUST_PROXY: 'yes',
+      DATABASE_URL: 'postgres://app@db:5432/switchboard',
+    });
+    expect(config.server).toMatchObject({ port: 9000, bodyLimitBytes: 512 * 1024, trustProxy: true });
+    expect(config.auth.apiKeyCacheTtlMs).toBe(0);
+    expect(config.database.url).toBe('postgres://app@db:5432/switchboard');
+  });
+
+  it('never enables the quickstart against PostgreSQL', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgresql://db/x', QUICKSTART: 'true' }).quickstart.enabled).toBe(
+      false,
+    );
+    expect(loadConfig({ QUICKSTART: 'false' }).quickstart.enabled).toBe(false);
+  });
+
+  it.each([
+    ['PORT', 'abc', 'must be a whole number (got "abc")'],
+    ['PORT', '70000', 'must be between 0 and 65535'],
+    ['BODY_LIMIT', 'huge', 'must be a size'],
+    ['DATABASE_URL', 'mysql://db/x', 'must use postgres: or postgresql:'],
+    ['DATABASE_URL', 'not a url', 'must be an absolute URL'],
+    ['API_KEY_CACHE_TTL_SECONDS', '-1', 'must be between 0 and 300'],
+    ['TRUST_PROXY', 'maybe', 'must be true or false'],
+    ['LOG_LEVEL', 'verbose', 'must be one of'],
+  ])('rejects %s=%s with a message naming the variable', (variable, value, detail) => {
+    let thrown: unknown;
+    try {
+      loadConfig({ [variable]: value });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ConfigError);
+    expect((thrown as ConfigError).variable).toBe(variable);
+    expect((thrown as ConfigError).message).toMatch(new RegExp(`^Invalid configuration: ${variable} `));
+    expect((thrown as ConfigError).message).toContain(detail);
+  });
+});

@@ -1,0 +1,42 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { AssistantEntity } from '../../assistants/entities/assistant.entity.js';
+import { OrganizationEntity } from '../../organizations/entities/organization.entity.js';
+
+/** A thread of turns; created with its first response, in the same statement. */
+@Entity({ name: 'conversations' })
+@Index(['organizationId', 'userId', 'updatedAt'])
+export class ConversationEntity {
+  @PrimaryColumn({ type: 'uuid' })
+  id!: string;
+
+  @Column({ name: 'organization_id', type: 'uuid' })
+  organizationId!: string;
+
+  @ManyToOne(() => OrganizationEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'organization_id' })
+  organization?: OrganizationEntity;
+
+  @Column({ name: 'assistant_id', type: 'uuid' })
+  assistantId!: string;
+
+  @ManyToOne(() => AssistantEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'assistant_id' })
+  assistant?: AssistantEntity;
+
+  /** The end user (`x-user-id`); null for an anonymous conversation, which no history lists. */
+  @Column({ name: 'user_id', type: 'varchar', length: 256, nullable: true })
+  userId!: string | null;
+
+  @Column({ type: 'varchar', length: 200 })
+  title!: string;
+
+  /** The newest turn; chat history follows the branch that ends here. */
+  @Column({ name: 'last_response_id', type: 'uuid', nullable: true })
+  lastResponseId!: string | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+
+  @Column({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt!: Date;
+}

@@ -1,0 +1,54 @@
+import { ApiError } from '../common/errors/error-catalogue.js';
+import { loadConfig } from '../config/app-config.js';
+import { LifecycleState } from '../lifecycle/lifecycle.state.js';
+import type { Metrics } from '../metrics/metrics.service.js';
+import { InFlightLimiter } from './in-flight-limiter.service.js';
+
+function setup(max: number) {
+  const shed: string[] = [];
+  const metrics = { shed: (reason: string) => shed.push(reason), responsesInFlight: () => undefined };
+  const lifecycle = new LifecycleState();
+  const limiter = new InFlightLimiter(
+    loadConfig({ MAX_IN_FLIGHT_RESPONSES: String(max) }),
+    lifecycle,
+    metrics as unknown as Metrics,
+  );
+  return { limiter, lifecycle, shed };
+}
+
+describe('InFlightLimiter', () => {
+  it('refuses beyond the cap and takes requests again once a slot is released', () => {
+    const { limiter, shed } = setup(2);
+    const first = limiter.acquire();
+    limiter.acquire();
+    expect(limiter.tryAcquire()).toBeNull();
+    let refusal: unknown;
+    try {
+      limiter.acquire();
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toBeInstanceOf(ApiError);
+    expect(refusal).toMatchObject({
+      code: 'service_overloaded',
+      status: 503,
+      headers: { 'Retry-After': '1' },
+    });
+    expect(shed).toEqual(['overload', 'overload']);
+
+    first();
+    first(); // a second release of the same slot changes nothing
+    expect(limiter.inFlight).toBe(1);
+    expect(limiter.tryAcquire()).not.toBeNull();
+    expect(limiter.tryAcquire()).toBeNull();
+  });
+
+  it('refuses new responses once the listener has closed for shutdown', () => {
+    const { limiter, lifecycle, shed } = setup(10);
+    lifecycle.beginShutdown();
+    expect(limiter.tryAcquire()).not.toBeNull();
+    lifecycle.stopAccepting();
+    expect(() => limiter.acquire()).toThrow(/shutting down/);
+    expect(shed).toEqual(['shutdown']);
+  });
+});

@@ -1,0 +1,27 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { ModelSettings } from '../assistants/model-settings.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { LlmProvider } from './llm.types.js';
+import { OfflineModelProvider } from './offline-model.provider.js';
+import { OpenAiCompatibleProvider } from './openai-compatible.provider.js';
+
+/** Picks the provider that serves a model setting; providers keep their own connection pools. */
+@Injectable()
+export class LlmProvidersService {
+  private readonly providers: Record<ModelSettings['provider'], LlmProvider>;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    this.providers = {
+      'openai-compatible': new OpenAiCompatibleProvider({
+        timeoutMs: config.upstream.timeoutMs,
+        maxRetries: config.upstream.maxRetries,
+        env: config.upstream.keyEnvironment,
+      }),
+      offline: new OfflineModelProvider(),
+    };
+  }
+
+  for(settings: ModelSettings): LlmProvider {
+    return this.providers[settings.provider];
+  }
+}

@@ -1,0 +1,174 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsStreaming,
+} from 'openai/resources/chat/completions';
+import type { OpenAiCompatibleModelSettings } from '../assistants/model-settings.js';
+import {
+  TurnAbortedError,
+  UpstreamError,
+  type LlmProvider,
+  type ModelEvent,
+  type ModelRequest,
+} from './llm.types.js';
+
+export interface OpenAiCompatibleOptions {
+  timeoutMs: number;
+  maxRetries: number;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+const RETRYABLE_STATUS = new Set([408, 409, 429, 500, 502, 503, 504]);
+
+/**
+ * Any OpenAI-compatible Chat Completions endpoint (OpenAI, Azure OpenAI, vLLM, Ollama, LiteLLM…)
+ * through the official SDK. Retries with backoff happen only before the first event: once a
+ * token has reached the client, a failure ends the turn instead of repeating text.
+ */
+export class OpenAiCompatibleProvider implements LlmProvider {
+  private readonly clients = new Map<string, OpenAI>();
+
+  constructor(private readonly options: OpenAiCompatibleOptions) {}
+
+  async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
+    const settings = request.settings as OpenAiCompatibleModelSettings;
+    const timeoutMs = (settings.timeoutSeconds ?? 0) * 1000 || this.options.timeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      let delivered = false;
+      try {
+        for await (const event of this.attempt(settings, request, timeoutMs)) {
+          delivered = true;
+          yield event;
+        }
+        return;
+      } catch (error) {
+        const retryable = error instanceof RetryableUpstreamError;
+        if (!retryable || delivered || attempt >= this.options.maxRetries) {
+          throw retryable ? error.upstream : error;
+        }
+        await backoff(attempt, request.signal);
+      }
+    }
+  }
+
+  private async *attempt(
+    settings: OpenAiCompatibleModelSettings,
+    request: ModelRequest,
+    timeoutMs: number,
+  ): AsyncIterable<ModelEvent> {
+    const controller = new AbortController();
+    let timedOut = false;
+    // One timer bounds both the wait for the first chunk and every gap after it.
+    let timer = setTimeout(onTimeout, timeoutMs);
+    function onTimeout() {
+      timedOut = true;
+      controller.abort();
+    }
+    const onClientAbort = () => controller.abort();
+    request.signal.addEventListener('abort', onClientAbort, { once: true });
+    try {
+      const stream = await this.client(settings).chat.completions.create(this.params(settings, request), {
+        signal: controller.signal,
+      });
+      for await (const chunk of stream) {
+        clearTimeout(timer);
+        timer = setTimeout(onTimeout, timeoutMs);
+        yield* translate(chunk);
+      }
+      // The SDK may end an aborted stream quietly; an abort is never a complete answer.
+      if (controller.signal.aborted) throw new Error('aborted');
+    } catch (error) {
+      throw classify(error, { timedOut, clientAborted: request.signal.aborted });
+    } finally {
+      clearTimeout(timer);
+      request.signal.removeEventListener('abort', onClientAbort);
+    }
+  }
+
+  private params(
+    settings: OpenAiCompatibleModelSettings,
+    request: ModelRequest,
+  ): ChatCompletionCreateParamsStreaming {
+    const params: ChatCompletionCreateParamsStreaming = {
+      model: settings.model,
+      messages: request.messages,
+      stream: true,
+      stream_options: { include_usage: true },
+    };
+    if (request.tools.length > 0) {
+      params.tools = request.tools.map((tool) => ({
+        type: 'function' as const,
+        function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+      }));
+    }
+    if (settings.temperature !== undefined) params.temperature = settings.temperature;
+    if (settings.maxOutputTokens !== undefined) params.max_tokens = settings.maxOutputTokens;
+    return params;
+  }
+
+  /** One client (and so one connection pool) per upstream and key. */
+  private client(settings: OpenAiCompatibleModelSettings): OpenAI {
+    const apiKey = (settings.apiKeyEnv ? this.options.env[settings.apiKeyEnv] : undefined) ?? 'not-set';
+    const cacheKey = `${settings.baseUrl}\u0000${apiKey}`;
+    let client = this.clients.get(cacheKey);
+    if (!client) {
+      client = new OpenAI({ baseURL: settings.baseUrl, apiKey, maxRetries: 0, timeout: 24 * 3600 * 1000 });
+      this.clients.set(cacheKey, client);
+    }
+    return client;
+  }
+}
+
+function* translate(chunk: ChatCompletionChunk): Iterable<ModelEvent> {
+  const delta = chunk.choices?.[0]?.delta;
+  if (delta?.content) yield { type: 'text', delta: delta.content };
+  for (const call of delta?.tool_calls ?? []) {
+    yield {
+      type: 'tool_call',
+      index: call.index,
+      id: call.id ?? undefined,
+      name: call.function?.name ?? undefined,
+      argumentsDelta: call.function?.arguments ?? undefined,
+    };
+  }
+  if (chunk.usage) {
+    yield {
+      type: 'usage',
+      usage: { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens },
+    };
+  }
+}
+
+/** Wraps an error that may be retried before the first token. */
+class RetryableUpstreamError extends Error {
+  constructor(readonly upstream: UpstreamError) {
+    super(upstream.message);
+  }
+}
+
+function classify(error: unknown, state: { timedOut: boolean; clientAborted: boolean }): Error {
+  if (state.clientAborted) return new TurnAbortedError();
+  if (state.timedOut || error instanceof APIConnectionTimeoutError) {
+    return new UpstreamError('upstream_timeout', 'The upstream model did not answer in time');
+  }
+  if (error instanceof APIUserAbortError) return new TurnAbortedError();
+  const status = error instanceof APIError ? (error.status as number | undefined) : undefined;
+  if (status !== undefined) {
+    const upstream = new UpstreamError('upstream_unavailable', `The upstream model answered HTTP ${status}`);
+    return RETRYABLE_STATUS.has(status) ? new RetryableUpstreamError(upstream) : upstream;
+  }
+  // Connection refused or reset, malformed stream: worth another try before the first token.
+  return new RetryableUpstreamError(
+    new UpstreamError('upstream_unavailable', 'The upstream model is unreachable'),
+  );
+}
+
+async function backoff(attempt: number, signal: AbortSignal): Promise<void> {
+  const delay = Math.min(2000, 200 * 2 ** attempt) * (0.5 + Math.random() / 2);
+  try {
+    await sleep(delay, undefined, { signal });
+  } catch {
+    throw new TurnAbortedError();
+  }
+}

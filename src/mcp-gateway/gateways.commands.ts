@@ -1,0 +1,151 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import {
+  AdminUsageError,
+  stringOption,
+  type AdminCommand,
+  type CommandContext,
+} from '../admin/admin-command.js';
+import { table } from '../admin/admin-views.js';
+import { ORGANIZATION_OPTION, requireOrganization } from '../admin/commands/organizations.commands.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { McpGatewayEntity } from './entities/mcp-gateway.entity.js';
+import { McpGatewaysService } from './mcp-gateways.service.js';
+
+const TOOLS_OPTION = {
+  tools: {
+    type: 'string',
+    placeholder: '<name,name…|*>',
+    description: 'tools of the organization to expose, comma-separated; * for all of them',
+  },
+} as const;
+
+/** The `--json` shape; `url` is what MCP clients are configured with (null until an origin is set). */
+export function gatewayView(gateway: McpGatewayEntity, config: AppConfig) {
+  const origin = config.mcpGateway.publicAdminOrigin ?? config.server.publicBaseUrl;
+  return {
+    id: gateway.id,
+    organizationId: gateway.organizationId,
+    name: gateway.name,
+    tools: gateway.toolNames,
+    url: origin ? `${origin}/mcp-gateway/${gateway.name}` : null,
+    createdAt: gateway.createdAt.toISOString(),
+    updatedAt: gateway.updatedAt.toISOString(),
+  };
+}
+
+function toolList(value: string | undefined): string[] {
+  return value === undefined ? [] : value.split(',');
+}
+
+function describe(gateway: McpGatewayEntity, config: AppConfig): string {
+  const view = gatewayView(gateway, config);
+  return [
+    `Gateway ${view.name}`,
+    `  id:           ${view.id}`,
+    `  organization: ${view.organizationId}`,
+    `  tools:        ${view.tools.length > 0 ? view.tools.join(', ') : '(none)'}`,
+    `  url:          ${view.url ?? '(set PUBLIC_ADMIN_ORIGIN to know it)'}`,
+    `  updated:      ${view.updatedAt}`,
+  ].join('\n');
+}
+
+async function requireGateway(context: CommandContext): Promise<McpGatewayEntity> {
+  const organization = await requireOrganization(context.app, stringOption(context.options, 'org') ?? '');
+  const name = context.args[0];
+  const gateway = await context.app.get(McpGatewaysService).find(organization.id, name);
+  if (!gateway) throw new AdminUsageError(`organization ${organization.slug} has no gateway "${name}"`);
+  return gateway;
+}
+
+function configOf(app: INestApplicationContext): AppConfig {
+  return app.get<AppConfig>(APP_CONFIG);
+}
+
+export const gatewayCommands: AdminCommand[] = [
+  {
+    words: ['gateways', 'create'],
+    summary: "create an MCP gateway exposing some of the organization's tools",
+    options: {
+      ...ORGANIZATION_OPTION,
+      name: {
+        type: 'string',
+        placeholder: '<name>',
+        required: true,
+        description: 'the name in the URL /mcp-gateway/<name>; unique across organizations',
+      },
+      ...TOOLS_OPTION,
+    },
+    async run({ app, options }) {
+      const organization = await requireOrganization(app, stringOption(options, 'org') ?? '');
+      const gateway = await app.get(McpGatewaysService).create(organization.id, {
+        name: stringOption(options, 'name') ?? '',
+        toolNames: toolList(stringOption(options, 'tools')),
+      });
+      return {
+        json: gatewayView(gateway, configOf(app)),
+        text: `Created ${describe(gateway, configOf(app))}`,
+      };
+    },
+  },
+  {
+    words: ['gateways', 'list'],
+    summary: "list an organization's MCP gateways",
+    options: { ...ORGANIZATION_OPTION },
+    async run({ app, options }) {
+      const organization = await requireOrganization(app, stringOption(options, 'org') ?? '');
+      const gateways = await app.get(McpGatewaysService).list(organization.id);
+      const views = gateways.map((gateway) => gatewayView(gateway, configOf(app)));
+      return {
+        json: views,
+        text: table(
+          ['NAME', 'ID', 'TOOLS', 'URL'],
+          views.map((v) => [v.name, v.id, v.tools.join(',') || '-', v.url ?? '-']),
+        ),
+      };
+    },
+  },
+  {
+    words: ['gateways', 'show'],
+    summary: 'show one MCP gateway',
+    args: ['<name>'],
+    options: { ...ORGANIZATION_OPTION },
+    async run(context) {
+      const gateway = await requireGateway(context);
+      return {
+        json: gatewayView(gateway, configOf(context.app)),
+        text: describe(gateway, configOf(context.app)),
+      };
+    },
+  },
+  {
+    words: ['gateways', 'update'],
+    summary: 'replace the tools an MCP gateway exposes',
+    args: ['<name>'],
+    options: { ...ORGANIZATION_OPTION, tools: { ...TOOLS_OPTION.tools, required: true } },
+    async run(context) {
+      const current = await requireGateway(context);
+      const updated = await context.app.get(McpGatewaysService).update(current.organizationId, current.name, {
+        toolNames: toolList(stringOption(context.options, 'tools')),
+      });
+      if (!updated) throw new AdminUsageError(`gateway "${current.name}" disappeared while being updated`);
+      return {
+        json: gatewayView(updated, configOf(context.app)),
+        text: `Updated ${describe(updated, configOf(context.app))}`,
+      };
+    },
+  },
+  {
+    words: ['gateways', 'delete'],
+    summary: 'delete an MCP gateway (its URL stops answering at once)',
+    args: ['<name>'],
+    options: { ...ORGANIZATION_OPTION },
+    async run(context) {
+      const gateway = await requireGateway(context);
+      await context.app.get(McpGatewaysService).delete(gateway.organizationId, gateway.name);
+      return {
+        json: { id: gateway.id, name: gateway.name, deleted: true },
+        text: `Deleted gateway ${gateway.name} (${gateway.id})`,
+      };
+    },
+  },
+];

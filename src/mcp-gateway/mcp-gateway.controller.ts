@@ -1,0 +1,106 @@
+import {
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Inject,
+  Options,
+  Param,
+  Post,
+  Req,
+  Res,
+  UseGuards,
+} from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { OwnAuthentication, Public } from '../auth/auth.decorators.js';
+import { ApiError } from '../common/errors/error-catalogue.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { McpGatewayServerService } from './mcp-gateway-server.service.js';
+import { McpGatewayGuard, type GatewayRequest } from './mcp-gateway.guard.js';
+import { enforceOrigin, preflightHeaders } from './origin-policy.js';
+import {
+  ProtectedResourceMetadataService,
+  type ProtectedResourceMetadata,
+} from './protected-resource-metadata.service.js';
+
+/**
+ * The MCP gateway, outside `/v1` (and never under `/api`): the admin origin proxies
+ * `/mcp-gateway/*` here unchanged.
+ */
+@Controller()
+export class McpGatewayController {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly server: McpGatewayServerService,
+    private readonly metadata: ProtectedResourceMetadataService,
+  ) {}
+
+  @OwnAuthentication()
+  @UseGuards(McpGatewayGuard)
+  @Post('mcp-gateway/:name')
+  async handle(@Req() req: Request & GatewayRequest, @Res() res: Response): Promise<void> {
+    const { gateway } = req.mcpGateway!;
+    await this.server.handle(gateway, req, res);
+  }
+
+  /** A stateless server offers no SSE stream to GET and has no session to DELETE. */
+  @Public()
+  @Get('mcp-gateway/:name')
+  openStream(): never {
+    throw methodNotAllowed();
+  }
+
+  @Public()
+  @Delete('mcp-gateway/:name')
+  endSession(): never {
+    throw methodNotAllowed();
+  }
+
+  /** CORS preflight of browser-based clients (MCP Inspector in direct mode). */
+  @Public()
+  @Options('mcp-gateway/:name')
+  @HttpCode(204)
+  preflight(@Req() req: Request, @Res({ passthrough: true }) res: Response): void {
+    enforceOrigin(this.config, req, res);
+    preflightHeaders(res);
+  }
+
+  @Public()
+  @Get('mcp-gateway/:name/.well-known/oauth-protected-resource')
+  gatewayMetadata(
+    @Param('name') name: string,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<ProtectedResourceMetadata> {
+    return this.describe(name, req, res);
+  }
+
+  /** RFC 9728's own location: `/.well-known/oauth-protected-resource` + the resource's path. */
+  @Public()
+  @Get('.well-known/oauth-protected-resource/mcp-gateway/:name')
+  wellKnownMetadata(
+    @Param('name') name: string,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<ProtectedResourceMetadata> {
+    return this.describe(name, req, res);
+  }
+
+  private async describe(name: string, req: Request, res: Response): Promise<ProtectedResourceMetadata> {
+    // Public metadata: browser-based clients read it (and its 404) from any origin.
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    const document = await this.metadata.describe(name, req);
+    res.setHeader('Cache-Control', 'public, max-age=300');
+    return document;
+  }
+}
+
+function methodNotAllowed(): ApiError {
+  return new ApiError(
+    'method_not_allowed',
+    'This MCP endpoint is stateless: send JSON-RPC messages with POST',
+    {
+      Allow: 'POST',
+    },
+  );
+}

@@ -1,0 +1,47 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager, Repository } from 'typeorm';
+import { McpGatewayEntity } from './entities/mcp-gateway.entity.js';
+
+@Injectable()
+export class McpGatewaysRepository {
+  private readonly gateways: Repository<McpGatewayEntity>;
+
+  constructor(@InjectDataSource() dataSource: DataSource) {
+    this.gateways = dataSource.getRepository(McpGatewayEntity);
+  }
+
+  /**
+   * The request-path lookup: by name across organizations, because the gateway URL carries only
+   * the name; the row names its organization, whose slug the caller's token must match.
+   */
+  findByNameWithOrganization(name: string): Promise<McpGatewayEntity | null> {
+    return this.gateways.findOne({ where: { name }, relations: { organization: true } });
+  }
+
+  /** Any organization's gateway of this name: names are unique across organizations. */
+  findByName(name: string, manager?: EntityManager): Promise<McpGatewayEntity | null> {
+    return this.using(manager).findOne({ where: { name } });
+  }
+
+  findForOrganization(organizationId: string, name: string): Promise<McpGatewayEntity | null> {
+    return this.gateways.findOne({ where: { organizationId, name } });
+  }
+
+  listForOrganization(organizationId: string): Promise<McpGatewayEntity[]> {
+    return this.gateways.find({ where: { organizationId }, order: { name: 'ASC' } });
+  }
+
+  save(gateway: McpGatewayEntity, manager?: EntityManager): Promise<McpGatewayEntity> {
+    return this.using(manager).save(gateway);
+  }
+
+  async deleteForOrganization(organizationId: string, name: string): Promise<boolean> {
+    const result = await this.gateways.delete({ organizationId, name });
+    return (result.affected ?? 0) > 0;
+  }
+
+  private using(manager: EntityManager | undefined): Repository<McpGatewayEntity> {
+    return manager ? manager.getRepository(McpGatewayEntity) : this.gateways;
+  }
+}

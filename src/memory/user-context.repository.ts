@@ -1,0 +1,74 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+
+export interface UserContextRow {
+  claims: { claimKey: string; claimValue: unknown }[];
+  /** `createdAt` as PostgreSQL writes a timestamptz in JSON. */
+  memory: { id: string; content: string; createdAt: string }[];
+  memoryOptedOut: boolean;
+}
+
+interface LoadRow {
+  memory_opted_out: boolean;
+  claims: UserContextRow['claims'];
+  memory: UserContextRow['memory'];
+}
+
+/**
+ * The per-turn read of everything known about the end user: claims, memory of this assistant,
+ * and the opt-out. One statement, because a turn may spend only two reads before the upstream
+ * call (field notes); memory is cut at the budget inside the database so no more than fits
+ * ever crosses the wire.
+ */
+@Injectable()
+export class UserContextRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async load(
+    organizationId: string,
+    userId: string,
+    assistantId: string,
+    memoryBudgetChars: number,
+    maxMemoryItems: number,
+  ): Promise<UserContextRow> {
+    const [row] = await this.dataSource.query<LoadRow[]>(
+      `WITH opted_out AS (
+         SELECT EXISTS (
+           SELECT 1 FROM memory_opt_outs
+            WHERE organization_id = $1::uuid AND user_id = $2
+              AND (assistant_id IS NULL OR assistant_id = $3::uuid)
+         ) AS value
+       ), newest AS (
+         SELECT id, content, created_at,
+                sum(char_length(content)) OVER (ORDER BY created_at DESC, id DESC ROWS UNBOUNDED PRECEDING)
+                  AS running_chars
+           FROM (
+             SELECT id, content, created_at
+               FROM memory_items
+              WHERE organization_id = $1::uuid AND user_id = $2 AND assistant_id = $3::uuid
+                AND NOT (SELECT value FROM opted_out)
+              ORDER BY created_at DESC, id DESC
+              LIMIT $5::integer
+           ) recent
+       )
+       SELECT
+         (SELECT value FROM opted_out) AS memory_opted_out,
+         COALESCE(
+           (SELECT json_agg(json_build_object('claimKey', claim_key, 'claimValue', claim_value) ORDER BY claim_key COLLATE "C")
+              FROM user_claims
+             WHERE organization_id = $1::uuid AND user_id = $2),
+           '[]'::json
+         ) AS claims,
+         COALESCE(
+           (SELECT json_agg(json_build_object('id', id, 'content', content, 'createdAt', created_at)
+                            ORDER BY created_at DESC, id DESC)
+              FROM newest
+             WHERE running_chars <= $4::integer),
+           '[]'::json
+         ) AS memory`,
+      [organizationId, userId, assistantId, memoryBudgetChars, maxMemoryItems],
+    );
+    return { claims: row.claims, memory: row.memory, memoryOptedOut: row.memory_opted_out };
+  }
+}

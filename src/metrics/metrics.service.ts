@@ -1,0 +1,177 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { DataSource } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+
+export type UpstreamOutcome = 'ok' | 'upstream_unavailable' | 'upstream_timeout' | 'aborted';
+export type ShedReason = 'overload' | 'shutdown';
+
+/** The counters `pg.Pool` keeps; read at scrape time, never per request. */
+interface PoolStats {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+  options: { max?: number };
+}
+
+/** Request durations run from milliseconds (JSON) to minutes (streams). */
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+const FIRST_TOKEN_BUCKETS = [0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 30, 60];
+
+/**
+ * Prometheus metrics of this replica, in a registry of its own (several app instances can share a
+ * process in tests). Every method is a constant-time update: callers report once per request,
+ * upstream call or stream, never per token with labels.
+ */
+@Injectable()
+export class Metrics {
+  private readonly registry = new Registry();
+
+  private readonly httpRequests = new Counter({
+    name: 'switchboard_http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly httpDuration = new Histogram({
+    name: 'switchboard_http_request_duration_seconds',
+    help: 'Time from request to the end of the response (the whole stream for SSE)',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly upstreamDuration = new Histogram({
+    name: 'switchboard_upstream_request_duration_seconds',
+    help: 'Duration of upstream model calls, by provider and outcome',
+    labelNames: ['provider', 'outcome'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly upstreamErrors = new Counter({
+    name: 'switchboard_upstream_errors_total',
+    help: 'Upstream model calls that failed, by provider and error code',
+    labelNames: ['provider', 'code'] as const,
+    registers: [this.registry],
+  });
+  private readonly firstToken = new Histogram({
+    name: 'switchboard_time_to_first_token_seconds',
+    help: 'Time from the start of a model call to its first streamed event',
+    labelNames: ['provider'] as const,
+    buckets: FIRST_TOKEN_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly tokens = new Counter({
+    name: 'switchboard_tokens_relayed_total',
+    help: 'Output text deltas relayed to clients',
+    registers: [this.registry],
+  });
+  private readonly openStreams = new Gauge({
+    name: 'switchboard_open_streams',
+    help: 'Server-Sent Events streams open now',
+    registers: [this.registry],
+  });
+  private readonly inFlight = new Gauge({
+    name: 'switchboard_responses_in_flight',
+    help: 'Responses (JSON or streamed) being produced now',
+    registers: [this.registry],
+  });
+  private readonly rateLimited = new Counter({
+    name: 'switchboard_rate_limit_rejections_total',
+    help: 'Requests refused with 429 rate_limit_exceeded',
+    registers: [this.registry],
+  });
+  private readonly rateLimitStoreErrors = new Counter({
+    name: 'switchboard_rate_limit_store_errors_total',
+    help: 'Rate-limit checks that could not reach Redis and were counted in process instead',
+    registers: [this.registry],
+  });
+  private readonly shedRequests = new Counter({
+    name: 'switchboard_shed_requests_total',
+    help: 'Response requests refused with 503 service_overloaded, by reason',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig, @InjectDataSource() dataSource: DataSource) {
+    collectDefaultMetrics({ register: this.registry });
+    new Gauge({
+      name: 'switchboard_responses_in_flight_limit',
+      help: 'The in-flight cap of this replica (MAX_IN_FLIGHT_RESPONSES)',
+      registers: [this.registry],
+    }).set(config.limits.maxInFlightResponses);
+    // TypeORM keeps the pg pool on the driver as `master`; absent before connect and after close.
+    const pool = () => (dataSource.driver as unknown as { master?: PoolStats }).master;
+    new Gauge({
+      name: 'switchboard_db_pool_max',
+      help: 'Size of the database connection pool',
+      registers: [this.registry],
+      collect() {
+        this.set(pool()?.options.max ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'switchboard_db_pool_connections',
+      help: 'Database pool connections: total open, idle, and requests waiting for one',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      collect() {
+        const stats = pool();
+        this.labels('total').set(stats?.totalCount ?? 0);
+        this.labels('idle').set(stats?.idleCount ?? 0);
+        this.labels('waiting').set(stats?.waitingCount ?? 0);
+      },
+    });
+  }
+
+  httpRequest(method: string, route: string, status: number, seconds: number): void {
+    const labels = { method, route, status: String(status) };
+    this.httpRequests.inc(labels);
+    this.httpDuration.observe(labels, seconds);
+  }
+
+  /** One upstream model call, successful or not. */
+  upstreamCall(provider: string, seconds: number, outcome: UpstreamOutcome): void {
+    this.upstreamDuration.observe({ provider, outcome }, seconds);
+    if (outcome === 'upstream_unavailable' || outcome === 'upstream_timeout') {
+      this.upstreamErrors.inc({ provider, code: outcome });
+    }
+  }
+
+  timeToFirstToken(provider: string, seconds: number): void {
+    this.firstToken.observe({ provider }, seconds);
+  }
+
+  /** Report a response's count once at its end, or per delta: the counter has no labels. */
+  tokensRelayed(count: number): void {
+    if (count > 0) this.tokens.inc(count);
+  }
+
+  streamOpened(): void {
+    this.openStreams.inc();
+  }
+
+  streamClosed(): void {
+    this.openStreams.dec();
+  }
+
+  responsesInFlight(count: number): void {
+    this.inFlight.set(count);
+  }
+
+  rateLimitRejected(): void {
+    this.rateLimited.inc();
+  }
+
+  rateLimitStoreFailed(): void {
+    this.rateLimitStoreErrors.inc();
+  }
+
+  shed(reason: ShedReason): void {
+    this.shedRequests.inc({ reason });
+  }
+
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}

@@ -1,0 +1,74 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { ConversationEntity } from '../../conversations/entities/conversation.entity.js';
+import type { ChatMessage } from '../../llm/llm.types.js';
+
+export type StoredResponseStatus = 'completed' | 'requires_action' | 'failed';
+
+/**
+ * One turn. `output` is what the client saw; `transcript` is what the model saw added by this
+ * turn (input, tool calls and tool results) so a thread is rebuilt by concatenating the
+ * transcripts along the `previous_response_id` chain.
+ */
+@Entity({ name: 'responses' })
+@Index(['conversationId', 'createdAt'])
+export class ResponseEntity {
+  @PrimaryColumn({ type: 'uuid' })
+  id!: string;
+
+  @Column({ name: 'organization_id', type: 'uuid' })
+  organizationId!: string;
+
+  @Column({ name: 'assistant_id', type: 'uuid' })
+  assistantId!: string;
+
+  @Column({ name: 'conversation_id', type: 'uuid' })
+  conversationId!: string;
+
+  @ManyToOne(() => ConversationEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'conversation_id' })
+  conversation?: ConversationEntity;
+
+  @Column({ name: 'previous_response_id', type: 'uuid', nullable: true })
+  previousResponseId!: string | null;
+
+  @Column({ name: 'user_id', type: 'varchar', length: 256, nullable: true })
+  userId!: string | null;
+
+  @Column({ type: 'varchar', length: 24 })
+  status!: StoredResponseStatus;
+
+  /** Turns from the start of the conversation along this branch (1 for the first). */
+  @Column({ type: 'integer' })
+  depth!: number;
+
+  /** The specialist that answered last; the next turn on this branch starts with it. */
+  @Column({ name: 'active_agent', type: 'varchar', length: 64, nullable: true })
+  activeAgent!: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  instructions!: string | null;
+
+  @Column({ type: 'jsonb' })
+  input!: unknown[];
+
+  @Column({ type: 'jsonb' })
+  output!: unknown[];
+
+  @Column({ name: 'output_text', type: 'text' })
+  outputText!: string;
+
+  @Column({ type: 'jsonb' })
+  transcript!: ChatMessage[];
+
+  @Column({ type: 'jsonb', nullable: true })
+  usage!: Record<string, number> | null;
+
+  @Column({ type: 'jsonb', nullable: true })
+  error!: { type: string; code: string; message: string } | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+
+  @Column({ name: 'completed_at', type: 'timestamptz' })
+  completedAt!: Date;
+}

@@ -1,0 +1,64 @@
+import { Body, Controller, Get, Headers, Inject, Param, Post, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import type { ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
+import { Principal, RequireScopes } from '../auth/auth.decorators.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { parseCreateResponse, parseUserHeaders } from './dto/create-response.dto.js';
+import { ResponsesService, type ResponseObject } from './responses.service.js';
+import { SseWriter } from './streaming/sse-writer.js';
+
+type RequestHeaders = Record<string, string | string[] | undefined>;
+
+@Controller('v1/responses')
+export class ResponsesController {
+  constructor(
+    private readonly responses: ResponsesService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  @Post()
+  @RequireScopes('assistant')
+  async create(
+    @Principal() principal: ApiKeyPrincipal,
+    @Body() body: unknown,
+    @Headers() headers: RequestHeaders,
+    @Res() res: Response,
+  ): Promise<void> {
+    const user = parseUserHeaders(headers);
+    const request = parseCreateResponse(body);
+    const turn = await this.responses.prepare(principal, request, user);
+    const signal = abortWhenClientLeaves(res);
+    if (request.stream) {
+      const writer = new SseWriter(res, this.config.streaming.heartbeatMs);
+      await this.responses.stream(turn, writer, signal, wantsStatusEvents(headers));
+    } else {
+      res.status(200).json(await this.responses.respond(turn, signal));
+    }
+  }
+
+  @Get(':id')
+  @RequireScopes('assistant')
+  find(@Principal() principal: ApiKeyPrincipal, @Param('id') id: string): Promise<ResponseObject> {
+    return this.responses.find(principal, id);
+  }
+}
+
+/** Aborts the turn (and so the upstream call) as soon as the client goes away. */
+function abortWhenClientLeaves(res: Response): AbortSignal {
+  const controller = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
+/**
+ * `response.status` is rejected as unknown by the official SDK's stream helper (6.45+), so it
+ * is left out for requests carrying the SDK's `x-stainless-lang`, unless the caller asks.
+ */
+function wantsStatusEvents(headers: RequestHeaders): boolean {
+  const choice = headers['x-switchboard-events'];
+  if (choice === 'all') return true;
+  if (choice === 'standard') return false;
+  return headers['x-stainless-lang'] === undefined;
+}

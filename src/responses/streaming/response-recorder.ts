@@ -1,0 +1,212 @@
+import { randomUUID } from 'node:crypto';
+
+export interface OutputTextPart {
+  type: 'output_text';
+  text: string;
+  annotations: unknown[];
+}
+
+export type OutputItem =
+  | { type: 'message'; id: string; status: ItemStatus; role: 'assistant'; content: OutputTextPart[] }
+  | {
+      type: 'function_call';
+      id: string;
+      call_id: string;
+      name: string;
+      arguments: string;
+      status: ItemStatus;
+    }
+  | { type: 'handover'; id: string; from_specialist: string; to_specialist: string; reason: string }
+  | {
+      type: 'oauth_required';
+      id: string;
+      plugin_id: string;
+      plugin_name: string;
+      provider_id: string;
+      required_scopes: string[];
+      auth_url: string;
+    }
+  | {
+      type: 'web_search_call';
+      id: string;
+      status: ItemStatus | 'searching';
+      action: { type: 'search'; query: string };
+    };
+
+type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
+
+/** Receives each event; a promise makes the recorder wait (stream backpressure). */
+export type EventSink = (type: string, payload: Record<string, unknown>) => Promise<void> | void;
+
+export function itemId(prefix: 'msg' | 'fc' | 'hov' | 'oar' | 'ws'): string {
+  return `${prefix}_${randomUUID().replaceAll('-', '')}`;
+}
+
+/**
+ * Builds a response's `output` and, when streaming, emits the matching events in the order the
+ * spec and the official SDK's stream helper require: every event carries `sequence_number`;
+ * item events carry `output_index` (the append position) and `item_id`.
+ */
+export class ResponseRecorder {
+  readonly output: OutputItem[] = [];
+  private sequence = 0;
+  private openMessage: { index: number; item: Extract<OutputItem, { type: 'message' }> } | undefined;
+  private readonly openCalls: { index: number; item: Extract<OutputItem, { type: 'function_call' }> }[] = [];
+
+  constructor(
+    private readonly sink: EventSink | undefined,
+    private readonly statusEvents: boolean,
+  ) {}
+
+  get outputText(): string {
+    return this.output
+      .flatMap((item) => (item.type === 'message' ? item.content.map((part) => part.text) : []))
+      .join('');
+  }
+
+  get hasOpenFunctionCalls(): boolean {
+    return this.openCalls.length > 0;
+  }
+
+  async emit(type: string, payload: Record<string, unknown>): Promise<void> {
+    if (!this.sink) return;
+    await this.sink(type, { type, sequence_number: this.sequence++, ...payload });
+  }
+
+  async text(delta: string): Promise<void> {
+    if (delta.length === 0) return;
+    let open = this.openMessage;
+    if (!open) {
+      const item: Extract<OutputItem, { type: 'message' }> = {
+        type: 'message',
+        id: itemId('msg'),
+        status: 'in_progress',
+        role: 'assistant',
+        content: [],
+      };
+      open = { index: this.output.push(item) - 1, item };
+      this.openMessage = open;
+      await this.emit('response.output_item.added', {
+        output_index: open.index,
+        item: { ...item, content: [] },
+      });
+      const part: OutputTextPart = { type: 'output_text', text: '', annotations: [] };
+      item.content.push(part);
+      await this.emit('response.content_part.added', {
+        item_id: item.id,
+        output_index: open.index,
+        content_index: 0,
+        part: { ...part },
+      });
+    }
+    open.item.content[0].text += delta;
+    await this.emit('response.output_text.delta', {
+      item_id: open.item.id,
+      output_index: open.index,
+      content_index: 0,
+      delta,
+      logprobs: [],
+    });
+  }
+
+  /** Closes the message being written, if any (before a tool call, or at the end). */
+  async endMessage(): Promise<void> {
+    const open = this.openMessage;
+    if (!open) return;
+    this.openMessage = undefined;
+    open.item.status = 'completed';
+    const text = open.item.content[0].text;
+    await this.emit('response.output_text.done', {
+      item_id: open.item.id,
+      output_index: open.index,
+      content_index: 0,
+      text,
+      logprobs: [],
+    });
+    await this.emit('response.output_item.done', { output_index: open.index, item: open.item });
+  }
+
+  /** Opens a client-side function call item; returns its handle for argument fragments. */
+  async beginFunctionCall(callId: string, name: string): Promise<number> {
+    await this.endMessage();
+    const item: Extract<OutputItem, { type: 'function_call' }> = {
+      type: 'function_call',
+      id: itemId('fc'),
+      call_id: callId,
+      name,
+      arguments: '',
+      status: 'in_progress',
+    };
+    const index = this.output.push(item) - 1;
+    this.openCalls.push({ index, item });
+    await this.emit('response.output_item.added', { output_index: index, item: { ...item } });
+    return index;
+  }
+
+  async functionCallArguments(handle: number, delta: string): Promise<void> {
+    const open = this.openCalls.find((call) => call.index === handle);
+    if (!open || delta.length === 0) return;
+    open.item.arguments += delta;
+    await this.emit('response.function_call_arguments.delta', {
+      item_id: open.item.id,
+      output_index: open.index,
+      delta,
+    });
+  }
+
+  async finishFunctionCalls(): Promise<void> {
+    for (const open of this.openCalls.splice(0)) {
+      open.item.status = 'completed';
+      await this.emit('response.function_call_arguments.done', {
+        item_id: open.item.id,
+        output_index: open.index,
+        name: open.item.name,
+        call_id: open.item.call_id,
+        arguments: open.item.arguments,
+      });
+      await this.emit('response.output_item.done', { output_index: open.index, item: open.item });
+    }
+  }
+
+  /** An item that is complete when it appears: handover, oauth_required. */
+  async addItem(item: OutputItem): Promise<void> {
+    await this.endMessage();
+    const index = this.output.push(item) - 1;
+    await this.emit('response.output_item.added', { output_index: index, item });
+    await this.emit('response.output_item.done', { output_index: index, item });
+  }
+
+  /** A web search, announced while it runs; returns a function that completes it. */
+  async beginWebSearch(callId: string, query: string): Promise<(resultsCount: number) => Promise<void>> {
+    await this.endMessage();
+    const item: Extract<OutputItem, { type: 'web_search_call' }> = {
+      type: 'web_search_call',
+      id: itemId('ws'),
+      status: 'in_progress',
+      action: { type: 'search', query },
+    };
+    const index = this.output.push(item) - 1;
+    const ids = { item_id: item.id, output_index: index, call_id: callId };
+    await this.emit('response.output_item.added', { output_index: index, item: { ...item } });
+    await this.emit('response.web_search_call.in_progress', ids);
+    await this.emit('response.web_search_call.searching', { ...ids, query });
+    return async (resultsCount: number) => {
+      item.status = 'completed';
+      await this.emit('response.web_search_call.completed', { ...ids, results_count: resultsCount });
+      await this.emit('response.output_item.done', { output_index: index, item });
+    };
+  }
+
+  /** `response.status`, unless the client is an official SDK that rejects unknown events. */
+  async status(code: string, message: string, metadata: Record<string, unknown>): Promise<void> {
+    if (this.statusEvents) await this.emit('response.status', { code, message, metadata });
+  }
+
+  /** Marks whatever is still open as cut short (client gone, upstream failed). */
+  interrupt(): void {
+    if (this.openMessage) this.openMessage.item.status = 'incomplete';
+    for (const open of this.openCalls) open.item.status = 'incomplete';
+    this.openMessage = undefined;
+    this.openCalls.length = 0;
+  }
+}

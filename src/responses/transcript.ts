@@ -1,0 +1,43 @@
+import type { ChatMessage, ChatToolCall } from '../llm/llm.types.js';
+import type { InputItem } from './dto/create-response.dto.js';
+
+/** Converts a request's input items into the Chat Completions messages the model will see. */
+export function inputToTranscript(items: InputItem[]): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  for (const item of items) {
+    if (item.type === 'message') {
+      if (item.role === 'user') messages.push({ role: 'user', content: item.text });
+      else if (item.role === 'assistant') messages.push({ role: 'assistant', content: item.text });
+      else messages.push({ role: 'system', content: item.text });
+    } else if (item.type === 'function_call_output') {
+      messages.push({ role: 'tool', tool_call_id: item.callId, content: item.output });
+    } else {
+      const call: ChatToolCall = {
+        id: item.callId,
+        type: 'function',
+        function: { name: item.name, arguments: item.arguments },
+      };
+      const last = messages[messages.length - 1];
+      // Consecutive calls from a client-managed history belong to one assistant message.
+      if (last?.role === 'assistant' && last.tool_calls) last.tool_calls.push(call);
+      else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+    }
+  }
+  return messages;
+}
+
+/** Text of the user's messages in this turn, for chat history and the conversation title. */
+export function userTextOf(items: InputItem[]): string[] {
+  return items.flatMap((item) =>
+    item.type === 'message' && item.role === 'user' && item.text.trim() ? [item.text] : [],
+  );
+}
+
+/** The first user message, whitespace collapsed, cut at a word boundary to at most 80 characters. */
+export function conversationTitle(text: string): string {
+  const collapsed = text.replace(/\s+/g, ' ').trim();
+  if (collapsed.length <= 80) return collapsed;
+  const cut = collapsed.slice(0, 81);
+  const boundary = cut.lastIndexOf(' ');
+  return (boundary > 20 ? cut.slice(0, boundary) : collapsed.slice(0, 80)).trim();
+}

@@ -1,0 +1,319 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { LlmProvidersService } from '../llm/llm-providers.service.js';
+import { Metrics } from '../metrics/metrics.service.js';
+import {
+  TurnAbortedError,
+  UpstreamError,
+  type ChatMessage,
+  type ChatToolCall,
+  type ModelTool,
+  type TokenUsage,
+} from '../llm/llm.types.js';
+import type { ServerTool, ToolExecutionContext, ToolResult } from '../tools/server-tool.js';
+import type { AgentProfile, AgentRoster } from '../specialists/agent-roster.service.js';
+import { GENERIC_AGENT } from '../specialists/specialist-names.js';
+import { itemId, type ResponseRecorder } from './streaming/response-recorder.js';
+
+export interface TurnPlan {
+  roster: AgentRoster;
+  /** The specialist that answered last on this branch; null starts on the generic path. */
+  startAgent: string | null;
+  /** The server-side tools of an agent (its catalogue tools, and memory on the generic path). */
+  toolsFor(agent: AgentProfile): Promise<ServerTool[]>;
+  requestInstructions: string | null;
+  /** Claims and memory of the user, already delimited for the model; null when none. */
+  userContext: string | null;
+  history: ChatMessage[];
+  newMessages: ChatMessage[];
+  clientTools: ModelTool[];
+  toolContext: ToolExecutionContext;
+  maxIterations: number;
+  maxHandovers: number;
+}
+
+/** What the turn has produced so far; kept when it fails so the partial work can be stored. */
+export class TurnProgress {
+  /** Messages this turn adds to the thread: its input, then replies, tool calls and results. */
+  readonly transcript: ChatMessage[];
+  usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
+  activeAgent: string | null;
+  status: 'completed' | 'requires_action' = 'completed';
+
+  constructor(plan: TurnPlan) {
+    this.transcript = [...plan.newMessages];
+    this.activeAgent = plan.startAgent;
+  }
+}
+
+interface CollectedCall {
+  id: string;
+  name: string;
+  arguments: string;
+  kind: 'client' | 'server' | 'handover';
+  handle?: number;
+}
+
+const HANDOVER_PREFIX = 'transfer_to_';
+
+/**
+ * Runs the model loop of one turn: call the model, relay text and client function calls to the
+ * recorder, run server-side tools and call the model again, until it answers, asks the client
+ * for a function result, or the iteration budget is spent.
+ */
+@Injectable()
+export class TurnRunner {
+  constructor(
+    private readonly providers: LlmProvidersService,
+    private readonly metrics: Metrics,
+  ) {}
+
+  async run(plan: TurnPlan, recorder: ResponseRecorder, progress: TurnProgress): Promise<void> {
+    let agent = (plan.startAgent && plan.roster.specialists.get(plan.startAgent)) || plan.roster.generic;
+    progress.activeAgent = agent.name;
+    let tools = await plan.toolsFor(agent);
+    let handovers = 0;
+    const announcedSignIns = new Set<string>();
+    for (let iteration = 0; iteration < plan.maxIterations; iteration++) {
+      // The last iteration offers no server tools, so the model has to answer in words.
+      const lastIteration = iteration === plan.maxIterations - 1;
+      const serverTools = lastIteration ? [] : tools;
+      const handoverTools =
+        lastIteration || handovers >= plan.maxHandovers ? [] : handoverDefinitions(plan.roster, agent);
+      const calls = await this.callModel(plan, agent, serverTools, handoverTools, recorder, progress);
+      if (calls.length === 0) return;
+
+      const serverCalls = calls.filter((call) => call.kind === 'server');
+      if (serverCalls.length > 0) {
+        await recorder.status('tool_calling', 'Calling tools', {
+          tools: serverCalls.map((call) => call.name),
+        });
+        const results = await this.runServerTools(serverCalls, serverTools, plan.toolContext, recorder);
+        for (const [index, call] of serverCalls.entries()) {
+          const result = results[index];
+          progress.transcript.push({ role: 'tool', tool_call_id: call.id, content: toolMessage(result) });
+          const signIn = result.ok ? undefined : result.oauthRequired;
+          if (signIn && !announcedSignIns.has(`${signIn.pluginId}:${signIn.providerId}`)) {
+            announcedSignIns.add(`${signIn.pluginId}:${signIn.providerId}`);
+            await recorder.addItem({
+              type: 'oauth_required',
+              id: itemId('oar'),
+              plugin_id: signIn.pluginId,
+              plugin_name: signIn.pluginName,
+              provider_id: signIn.providerId,
+              required_scopes: signIn.requiredScopes,
+              auth_url: signIn.authUrl,
+            });
+          }
+        }
+      }
+
+      let switched = false;
+      for (const call of calls.filter((candidate) => candidate.kind === 'handover')) {
+        const target = handoverTarget(plan.roster, call.name);
+        let reply: string;
+        if (!target)
+          reply = JSON.stringify({
+            error: `There is no specialist called "${call.name.slice(HANDOVER_PREFIX.length)}"`,
+          });
+        else if (switched || handovers >= plan.maxHandovers)
+          reply = JSON.stringify({ error: 'Handover refused: too many handovers in this turn' });
+        else {
+          switched = true;
+          handovers += 1;
+          await recorder.addItem({
+            type: 'handover',
+            id: itemId('hov'),
+            from_specialist: agent.name ?? GENERIC_AGENT,
+            to_specialist: target.name ?? GENERIC_AGENT,
+            reason: handoverReason(call.arguments),
+          });
+          agent = target;
+          progress.activeAgent = agent.name;
+          tools = await plan.toolsFor(agent);
+          reply = JSON.stringify({ transferred_to: agent.name ?? GENERIC_AGENT });
+        }
+        progress.transcript.push({ role: 'tool', tool_call_id: call.id, content: reply });
+      }
+
+      if (calls.some((call) => call.kind === 'client')) {
+        progress.status = 'requires_action';
+        return;
+      }
+    }
+  }
+
+  /** One model call; returns the tool calls it made (none means it answered). */
+  private async callModel(
+    plan: TurnPlan,
+    agent: AgentProfile,
+    serverTools: ServerTool[],
+    handoverTools: ModelTool[],
+    recorder: ResponseRecorder,
+    progress: TurnProgress,
+  ): Promise<CollectedCall[]> {
+    const clientNames = new Set(plan.clientTools.map((tool) => tool.name));
+    const tools: ModelTool[] = [
+      ...plan.clientTools,
+      ...serverTools.map((tool) => tool.definition).filter((tool) => !clientNames.has(tool.name)),
+      ...handoverTools,
+    ];
+    const messages = [...this.systemMessages(plan, agent), ...plan.history, ...progress.transcript];
+    const calls = new Map<number, CollectedCall>();
+    let text = '';
+
+    const provider = agent.model.provider;
+    const startedAt = performance.now();
+    let firstToken = true;
+    let deltas = 0;
+    try {
+      for await (const event of this.providers.for(agent.model).stream({
+        settings: agent.model,
+        messages,
+        tools,
+        signal: plan.toolContext.signal,
+      })) {
+        if (firstToken) {
+          firstToken = false;
+          this.metrics.timeToFirstToken(provider, (performance.now() - startedAt) / 1000);
+        }
+        if (event.type === 'text') {
+          deltas += 1;
+          text += event.delta;
+          await recorder.text(event.delta);
+        } else if (event.type === 'tool_call') {
+          let call = calls.get(event.index);
+          if (!call) {
+            const name = event.name ?? '';
+            const kind = clientNames.has(name)
+              ? 'client'
+              : name.startsWith(HANDOVER_PREFIX)
+                ? 'handover'
+                : 'server';
+            call = { id: event.id || `call_${randomUUID()}`, name, arguments: '', kind };
+            calls.set(event.index, call);
+            if (kind === 'client') call.handle = await recorder.beginFunctionCall(call.id, name);
+          }
+          if (event.argumentsDelta) {
+            call.arguments += event.argumentsDelta;
+            if (call.handle !== undefined)
+              await recorder.functionCallArguments(call.handle, event.argumentsDelta);
+          }
+        } else {
+          progress.usage.inputTokens += event.usage.inputTokens;
+          progress.usage.outputTokens += event.usage.outputTokens;
+        }
+      }
+      this.metrics.upstreamCall(provider, (performance.now() - startedAt) / 1000, 'ok');
+    } catch (error) {
+      const outcome = error instanceof UpstreamError ? error.code : 'aborted';
+      this.metrics.upstreamCall(provider, (performance.now() - startedAt) / 1000, outcome);
+      throw error;
+    } finally {
+      this.metrics.tokensRelayed(deltas);
+    }
+    if (plan.toolContext.signal.aborted) throw new TurnAbortedError();
+    await recorder.endMessage();
+    await recorder.finishFunctionCalls();
+
+    const collected = [...calls.values()];
+    const toolCalls: ChatToolCall[] = collected.map((call) => ({
+      id: call.id,
+      type: 'function',
+      function: { name: call.name, arguments: call.arguments },
+    }));
+    progress.transcript.push(
+      toolCalls.length > 0
+        ? { role: 'assistant', content: text || null, tool_calls: toolCalls }
+        : { role: 'assistant', content: text },
+    );
+    return collected;
+  }
+
+  private systemMessages(plan: TurnPlan, agent: AgentProfile): ChatMessage[] {
+    const messages: ChatMessage[] = [];
+    if (agent.instructions.trim()) messages.push({ role: 'system', content: agent.instructions });
+    if (plan.requestInstructions?.trim())
+      messages.push({ role: 'system', content: plan.requestInstructions });
+    if (plan.userContext) messages.push({ role: 'system', content: plan.userContext });
+    return messages;
+  }
+
+  /**
+   * Runs one iteration's server tools concurrently. Web searches are announced before they
+   * start and completed in order, so their events read as the spec describes.
+   */
+  private async runServerTools(
+    calls: CollectedCall[],
+    tools: ServerTool[],
+    context: ToolExecutionContext,
+    recorder: ResponseRecorder,
+  ): Promise<ToolResult[]> {
+    const started = await Promise.all(
+      calls.map(async (call) => {
+        const tool = tools.find((candidate) => candidate.definition.name === call.name);
+        const args = parseArguments(call.arguments);
+        const complete =
+          tool?.kind === 'web_search' && args
+            ? await recorder.beginWebSearch(call.id, typeof args.query === 'string' ? args.query : '')
+            : undefined;
+        return { tool, args, complete };
+      }),
+    );
+    const results = await Promise.all(
+      started.map(({ tool, args }, index): Promise<ToolResult> => {
+        if (!tool) return Promise.resolve({ ok: false, error: `Unknown tool "${calls[index].name}"` });
+        if (!args) return Promise.resolve({ ok: false, error: 'The tool arguments were not a JSON object' });
+        return tool.execute(args, context);
+      }),
+    );
+    for (const [index, { complete }] of started.entries()) {
+      const result = results[index];
+      if (complete) await complete(result.ok ? (result.webSearch?.resultsCount ?? 0) : 0);
+    }
+    return results;
+  }
+}
+
+function parseArguments(raw: string): Record<string, unknown> | null {
+  try {
+    const parsed: unknown = raw.trim() ? JSON.parse(raw) : {};
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/** `transfer_to_<name>` for every other agent of the assistant, the generic path included. */
+function handoverDefinitions(roster: AgentRoster, current: AgentProfile): ModelTool[] {
+  if (roster.specialists.size === 0) return [];
+  const targets = [roster.generic, ...roster.specialists.values()].filter(
+    (agent) => agent.name !== current.name,
+  );
+  return targets.map((target) => ({
+    name: `${HANDOVER_PREFIX}${target.name ?? GENERIC_AGENT}`,
+    description: `Hand the conversation over to ${target.name ?? 'the general assistant'}: ${target.role}`,
+    parameters: {
+      type: 'object',
+      properties: { reason: { type: 'string', description: 'Why this agent should take over' } },
+      required: ['reason'],
+    },
+  }));
+}
+
+function handoverTarget(roster: AgentRoster, toolName: string): AgentProfile | undefined {
+  const name = toolName.slice(HANDOVER_PREFIX.length);
+  return name === GENERIC_AGENT ? roster.generic : roster.specialists.get(name);
+}
+
+function handoverReason(raw: string): string {
+  const reason = parseArguments(raw)?.reason;
+  return typeof reason === 'string' ? reason : '';
+}
+
+/** What the model reads back from a server tool: its output, or a readable error. */
+function toolMessage(result: ToolResult): string {
+  return result.ok ? result.output : JSON.stringify({ error: result.error });
+}

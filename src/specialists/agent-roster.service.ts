@@ -1,0 +1,69 @@
+import { Injectable } from '@nestjs/common';
+import type { AssistantEntity } from '../assistants/entities/assistant.entity.js';
+import type { ModelSettings } from '../assistants/model-settings.js';
+import { GENERIC_AGENT } from './specialist-names.js';
+import { SpecialistsRepository } from './specialists.repository.js';
+
+/** One agent of an assistant, as a turn needs it. */
+export interface AgentProfile {
+  /** Null for the generic path. */
+  name: string | null;
+  role: string;
+  instructions: string;
+  model: ModelSettings;
+  toolNames: string[];
+}
+
+export interface AgentRoster {
+  generic: AgentProfile;
+  specialists: Map<string, AgentProfile>;
+}
+
+const ROSTER_CACHE_TTL_MS = 5_000;
+
+/**
+ * The generic path and the specialists of an assistant. Configuration changes rarely and every
+ * turn needs it, so it is kept in memory for a few seconds like the assistant itself.
+ */
+@Injectable()
+export class AgentRosterService {
+  private readonly cache = new Map<string, { specialists: AgentProfile[]; expiresAt: number }>();
+
+  constructor(private readonly repository: SpecialistsRepository) {}
+
+  /** Forgets an assistant's specialists in this process (other replicas within the TTL). */
+  invalidate(organizationId: string, assistantId: string): void {
+    this.cache.delete(`${organizationId}:${assistantId}`);
+  }
+
+  async forAssistant(assistant: AssistantEntity): Promise<AgentRoster> {
+    const key = `${assistant.organizationId}:${assistant.id}`;
+    const now = Date.now();
+    let cached = this.cache.get(key);
+    if (!cached || cached.expiresAt <= now) {
+      const rows = await this.repository.listForAssistant(assistant.organizationId, assistant.id);
+      cached = {
+        specialists: rows.map((row) => ({
+          name: row.name,
+          role: row.role,
+          instructions: row.instructions,
+          model: row.model ?? assistant.model,
+          toolNames: row.toolNames,
+        })),
+        expiresAt: now + ROSTER_CACHE_TTL_MS,
+      };
+      if (this.cache.size > 10_000) this.cache.clear();
+      this.cache.set(key, cached);
+    }
+    return {
+      generic: {
+        name: null,
+        role: 'The general assistant',
+        instructions: assistant.instructions,
+        model: assistant.model,
+        toolNames: assistant.toolNames ?? [],
+      },
+      specialists: new Map(cached.specialists.map((profile) => [profile.name ?? GENERIC_AGENT, profile])),
+    };
+  }
+}

@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { ModelSettingsError, parseModelSettings } from '../assistants/model-settings.js';
+import { SpecialistEntity } from './entities/specialist.entity.js';
+import { AgentRosterService } from './agent-roster.service.js';
+import { GENERIC_AGENT, SPECIALIST_NAME } from './specialist-names.js';
+import { SpecialistsRepository } from './specialists.repository.js';
+
+export class SpecialistInputError extends Error {}
+
+export interface SpecialistChanges {
+  name: string;
+  role?: string;
+  instructions?: string;
+  /** Null (or omitted on create): use the assistant's model. */
+  model?: unknown;
+  tools?: string[];
+}
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+@Injectable()
+export class SpecialistsService {
+  constructor(
+    private readonly repository: SpecialistsRepository,
+    private readonly rosters: AgentRosterService,
+  ) {}
+
+  list(organizationId: string, assistantId: string): Promise<SpecialistEntity[]> {
+    return this.repository.listForAssistant(organizationId, assistantId);
+  }
+
+  async remove(organizationId: string, assistantId: string, name: string): Promise<boolean> {
+    const removed = await this.repository.deleteByName(organizationId, assistantId, name);
+    this.rosters.invalidate(organizationId, assistantId);
+    return removed;
+  }
+
+  /** Creates or updates the specialist of that name; omitted fields keep their value. */
+  async upsert(
+    organizationId: string,
+    assistantId: string,
+    changes: SpecialistChanges,
+    manager?: EntityManager,
+  ): Promise<{ specialist: SpecialistEntity; action: 'created' | 'updated' | 'unchanged' }> {
+    if (!SPECIALIST_NAME.test(changes.name) || changes.name === GENERIC_AGENT) {
+      throw new SpecialistInputError(
+        'specialist name must be 1-40 lowercase letters, digits or underscores, start with a letter, and not be "generic"',
+      );
+    }
+    const existing = await this.repository.findByName(organizationId, assistantId, changes.name, manager);
+    const specialist =
+      existing ??
+      Object.assign(new SpecialistEntity(), {
+        id: randomUUID(),
+        organizationId,
+        assistantId,
+        name: changes.name,
+        role: '',
+        instructions: '',
+        model: null,
+        toolNames: [],
+      });
+    const before = JSON.stringify([
+      specialist.role,
+      specialist.instructions,
+      specialist.model,
+      specialist.toolNames,
+    ]);
+    if (changes.role !== undefined) specialist.role = changes.role;
+    if (changes.instructions !== undefined) specialist.instructions = changes.instructions;
+    if (changes.model !== undefined)
+      specialist.model = changes.model === null ? null : parseModel(changes.model);
+    if (changes.tools !== undefined) specialist.toolNames = parseToolNames(changes.tools);
+    if (!specialist.role.trim())
+      throw new SpecialistInputError('a specialist needs a role (when to hand over to it)');
+    const after = JSON.stringify([
+      specialist.role,
+      specialist.instructions,
+      specialist.model,
+      specialist.toolNames,
+    ]);
+    if (existing && before === after) return { specialist: existing, action: 'unchanged' };
+    const saved = await this.repository.save(specialist, manager);
+    this.rosters.invalidate(organizationId, assistantId);
+    return { specialist: saved, action: existing ? 'updated' : 'created' };
+  }
+}
+
+function parseModel(model: unknown) {
+  try {
+    return parseModelSettings(model);
+  } catch (error) {
+    if (error instanceof ModelSettingsError) throw new SpecialistInputError(error.message);
+    throw error;
+  }
+}
+
+export function parseToolNames(tools: unknown): string[] {
+  if (!Array.isArray(tools) || !tools.every((name) => typeof name === 'string' && TOOL_NAME.test(name))) {
+    throw new SpecialistInputError('tools must be a list of tool names from the organization catalogue');
+  }
+  return [...new Set(tools as string[])];
+}

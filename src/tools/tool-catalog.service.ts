@@ -1,0 +1,264 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { describeUnexpected } from '../common/errors/all-exceptions.filter.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { ToolEntity } from './entities/tool.entity.js';
+import { McpClientService, type McpTarget, type RemoteTool } from './mcp/mcp-client.service.js';
+import { restDefinition, runRestTool } from './rest/rest-tool.js';
+import type {
+  ServerTool,
+  ServerToolDefinition,
+  ServerToolKind,
+  ToolExecutionContext,
+  ToolResult,
+} from './server-tool.js';
+import { GuardedFetch } from './ssrf/guarded-fetch.js';
+import { TOOL_NAME, type McpServerConfig, type RestToolConfig, type WebSearchConfig } from './tool-config.js';
+import {
+  capOutput,
+  deadline,
+  describeFailure,
+  MissingSecretError,
+  resolveHeaders,
+  signInRequired,
+  ToolFailure,
+} from './tool-runtime.js';
+import { ToolsRepository } from './tools.repository.js';
+import { createWebSearchProvider } from './web-search/web-search.provider.js';
+import { runWebSearch, webSearchDefinition } from './web-search/web-search.tool.js';
+
+/** The request's credentials, needed already to list the tools of MCP servers. */
+export interface ResolveOptions {
+  /** `x-user-token`. */
+  userToken?: string;
+  /** `x-user-tokens`. */
+  userTokens?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+/** Error text of a failed tool is kept short; output is capped by TOOL_OUTPUT_MAX_BYTES. */
+const MAX_ERROR_BYTES = 2048;
+
+type Run = (
+  args: Record<string, unknown>,
+  context: ToolExecutionContext,
+  signal: AbortSignal,
+) => Promise<ToolResult>;
+
+/**
+ * Resolves tool names of an organization's catalogue into executors the turn (or the MCP
+ * gateway) runs. A `web_search` or `rest` row is one tool; an `mcp` row is every tool its
+ * server lists (filtered and prefixed as declared). Executors never throw.
+ */
+@Injectable()
+export class ToolCatalogService {
+  private readonly logger = new Logger('ToolCatalog');
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly repository: ToolsRepository,
+    private readonly http: GuardedFetch,
+    private readonly mcp: McpClientService,
+  ) {}
+
+  /** The tools named (in that order, unknown names skipped), loaded in one query. */
+  async resolve(
+    organizationId: string,
+    toolNames: readonly string[],
+    options: ResolveOptions = {},
+  ): Promise<ServerTool[]> {
+    const names = [...new Set(toolNames)];
+    const rows = await this.repository.findByNamesWithPlugins(organizationId, names);
+    const byName = new Map(rows.map((row) => [row.name, row]));
+    const unknown = names.filter((name) => !byName.has(name));
+    if (unknown.length > 0)
+      this.logger.debug({ msg: 'tool names not in the catalogue', organizationId, unknown });
+    return this.build(
+      names.flatMap((name) => byName.get(name) ?? []),
+      options,
+    );
+  }
+
+  /** Every tool of the organization (the MCP gateway exposes a chosen set of these). */
+  async resolveAll(organizationId: string, options: ResolveOptions = {}): Promise<ServerTool[]> {
+    return this.build(await this.repository.listWithPlugins(organizationId), options);
+  }
+
+  private async build(rows: ToolEntity[], options: ResolveOptions): Promise<ServerTool[]> {
+    const groups = await Promise.all(rows.map((row) => this.toolsOf(row, options)));
+    const seen = new Set<string>();
+    const tools: ServerTool[] = [];
+    for (const tool of groups.flat()) {
+      // Two servers exposing one name: the model could not tell them apart; the first wins.
+      if (seen.has(tool.definition.name)) {
+        this.logger.warn({ msg: 'duplicate tool name skipped', tool: tool.definition.name });
+        continue;
+      }
+      seen.add(tool.definition.name);
+      tools.push(tool);
+    }
+    return tools;
+  }
+
+  private async toolsOf(row: ToolEntity, options: ResolveOptions): Promise<ServerTool[]> {
+    if (row.kind === 'web_search') {
+      const config = row.config as WebSearchConfig;
+      const provider = createWebSearchProvider(config, this.http, this.config.tools.secretEnvironment);
+      return [
+        this.executor(
+          row,
+          'web_search',
+          webSearchDefinition(row.name, row.description),
+          config.timeoutMs,
+          (args, _c, signal) => runWebSearch(provider, args, config.maxResults, signal),
+        ),
+      ];
+    }
+    if (row.kind === 'rest') {
+      const config = row.config as RestToolConfig;
+      return [
+        this.executor(
+          row,
+          'rest',
+          restDefinition(row.name, row.description, config),
+          config.timeoutMs,
+          (args, context, signal) =>
+            runRestTool(
+              config,
+              row.plugin ?? null,
+              { args, userTokens: context.userTokens, signal },
+              this.http,
+              this.config.tools.secretEnvironment,
+            ),
+        ),
+      ];
+    }
+    return this.mcpTools(row, options);
+  }
+
+  private async mcpTools(row: ToolEntity, options: ResolveOptions): Promise<ServerTool[]> {
+    const config = row.config as McpServerConfig;
+    const plugin = row.plugin ?? null;
+    const timeoutMs = config.timeoutMs ?? this.config.tools.timeoutMs;
+    // A server that cannot be listed stays visible as one tool, so the model can still reach for
+    // it and learn why it fails (or the user is asked to sign in).
+    const placeholder = (reason: string, result: ToolResult) => [
+      this.executor(row, 'mcp', this.placeholderDefinition(row, reason), config.timeoutMs, () =>
+        Promise.resolve(result),
+      ),
+    ];
+    const signIn = plugin?.oauth ? signInRequired(plugin) : undefined;
+    if (plugin && signIn && !options.userTokens?.[plugin.oauth?.providerId ?? '']) {
+      return placeholder(`requires signing in to ${plugin.name}`, signIn);
+    }
+    const turnSignal = options.signal ?? new AbortController().signal;
+    let remote: RemoteTool[];
+    try {
+      remote = await this.mcp.listTools(
+        this.mcpTarget(row, config, options),
+        deadline(turnSignal, timeoutMs),
+      );
+    } catch (error) {
+      if (error instanceof ToolFailure && error.unauthorized && plugin && signIn) {
+        return placeholder(`requires signing in to ${plugin.name}`, signIn);
+      }
+      const reason =
+        describeFailure(error, turnSignal, timeoutMs) ?? `The MCP server ${row.name} could not be reached`;
+      this.logger.warn({ msg: 'could not list MCP tools', tool: row.name, reason });
+      return placeholder(reason, { ok: false, error: reason });
+    }
+    const prefix = config.toolPrefix ?? `${row.name}_`;
+    const allowed = config.allowedTools ? new Set(config.allowedTools) : undefined;
+    return remote.flatMap((tool) => {
+      if (allowed && !allowed.has(tool.name)) return [];
+      const name = `${prefix}${tool.name}`;
+      if (!TOOL_NAME.test(name)) {
+        this.logger.warn({ msg: 'MCP tool name unusable by models; skipped', server: row.name, tool: name });
+        return [];
+      }
+      const definition = { name, description: tool.description, parameters: tool.inputSchema };
+      return [
+        this.executor(row, 'mcp', definition, config.timeoutMs, async (args, context, signal) => {
+          const target = this.mcpTarget(row, config, context);
+          const result = await this.mcp.callTool(target, tool.name, args, signal);
+          return result.isError
+            ? { ok: false, error: result.text || `${name} failed` }
+            : { ok: true, output: result.text };
+        }),
+      ];
+    });
+  }
+
+  private mcpTarget(row: ToolEntity, config: McpServerConfig, credentials: ResolveOptions): McpTarget {
+    const { headers, sensitive } = resolveHeaders(config.headers, this.config.tools.secretEnvironment);
+    const oauth = row.plugin?.oauth;
+    return {
+      serverId: row.id,
+      version: row.updatedAt.getTime(),
+      name: row.name,
+      url: config.url,
+      transport: config.transport,
+      headers,
+      sensitiveHeaders: sensitive,
+      // The plugin's provider token when the server is in an OAuth plugin, else the forwarded x-user-token.
+      bearerToken: oauth
+        ? credentials.userTokens?.[oauth.providerId]
+        : config.forwardUserToken
+          ? credentials.userToken
+          : undefined,
+      timeoutMs: config.timeoutMs ?? this.config.tools.timeoutMs,
+    };
+  }
+
+  private placeholderDefinition(row: ToolEntity, reason: string): ServerToolDefinition {
+    const about = row.description || `Tools of the ${row.name} service`;
+    return {
+      name: row.name,
+      description: `${about} (currently unavailable: ${reason})`,
+      parameters: { type: 'object', properties: {} },
+    };
+  }
+
+  /**
+   * Wraps a tool's work with what every tool shares: the plugin's sign-in requirement, the time
+   * limit, never throwing, and the output cap.
+   */
+  private executor(
+    row: ToolEntity,
+    kind: ServerToolKind,
+    definition: ServerToolDefinition,
+    ownTimeoutMs: number | undefined,
+    run: Run,
+  ): ServerTool {
+    const plugin = row.plugin ?? null;
+    const timeoutMs = ownTimeoutMs ?? this.config.tools.timeoutMs;
+    const maxOutputBytes = this.config.tools.maxOutputBytes;
+    return {
+      kind,
+      definition,
+      execute: async (args, context) => {
+        if (plugin?.oauth && !context.userTokens?.[plugin.oauth.providerId]) return signInRequired(plugin);
+        try {
+          const result = await run(args, context, deadline(context.signal, timeoutMs));
+          return result.ok
+            ? { ...result, output: capOutput(result.output, maxOutputBytes) }
+            : { ...result, error: capOutput(result.error, MAX_ERROR_BYTES) };
+        } catch (error) {
+          if (error instanceof ToolFailure && error.unauthorized && plugin?.oauth)
+            return signInRequired(plugin);
+          if (error instanceof MissingSecretError) {
+            this.logger.warn({ msg: 'tool secret not set', tool: definition.name, variable: error.variable });
+          }
+          const message = describeFailure(error, context.signal, timeoutMs);
+          if (message === undefined) {
+            this.logger.warn({
+              ...describeUnexpected(error),
+              msg: 'tool failed unexpectedly',
+              tool: definition.name,
+            });
+          }
+          return { ok: false, error: message ?? 'The tool failed unexpectedly' };
+        }
+      },
+    };
+  }
+}

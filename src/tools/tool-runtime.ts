@@ -1,0 +1,105 @@
+import type { PluginEntity } from './entities/plugin.entity.js';
+import type { ToolResult } from './server-tool.js';
+import { SsrfRefusedError } from './ssrf/ssrf-policy.js';
+import type { HeaderValue } from './tool-config.js';
+
+/** A failure whose message the model may read as is (no secrets, no stack). */
+export class ToolFailure extends Error {
+  constructor(
+    message: string,
+    /** The remote service refused the user's token. */
+    readonly unauthorized = false,
+  ) {
+    super(message);
+    this.name = 'ToolFailure';
+  }
+}
+
+/** The result that makes the turn emit an `oauth_required` item for the plugin. */
+export function signInRequired(plugin: PluginEntity): ToolResult {
+  const oauth = plugin.oauth;
+  if (!oauth) return { ok: false, error: `${plugin.name} refused the request` };
+  return {
+    ok: false,
+    error: `${plugin.name} is unavailable until the user signs in`,
+    oauthRequired: {
+      pluginId: plugin.id,
+      pluginName: plugin.name,
+      providerId: oauth.providerId,
+      requiredScopes: [...oauth.requiredScopes],
+      authUrl: oauth.authUrl,
+    },
+  };
+}
+
+/**
+ * Literal and environment-held header values. Returns the header names that carry secrets (so
+ * a redirect to another origin drops them); throws when a variable is unset, naming no value.
+ */
+export function resolveHeaders(
+  headers: Record<string, HeaderValue>,
+  secrets: Readonly<Record<string, string | undefined>>,
+): { headers: Record<string, string>; sensitive: string[] } {
+  const resolved: Record<string, string> = {};
+  const sensitive: string[] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value === 'string') {
+      resolved[name] = value;
+    } else {
+      resolved[name] = requireSecret(secrets, value.fromEnv);
+      sensitive.push(name.toLowerCase());
+    }
+  }
+  return { headers: resolved, sensitive };
+}
+
+export function requireSecret(secrets: Readonly<Record<string, string | undefined>>, name: string): string {
+  const value = secrets[name]?.trim();
+  if (!value) throw new MissingSecretError(name);
+  return value;
+}
+
+/** A configured environment variable is unset; the model is told the tool is misconfigured. */
+export class MissingSecretError extends Error {
+  constructor(readonly variable: string) {
+    super(`environment variable ${variable} is not set`);
+    this.name = 'MissingSecretError';
+  }
+}
+
+/** Aborts when the turn is aborted or the tool's time is up. */
+export function deadline(signal: AbortSignal, timeoutMs: number): AbortSignal {
+  return AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]);
+}
+
+/** A sentence the model can read for anything a tool threw; undefined when it is unexpected. */
+export function describeFailure(
+  error: unknown,
+  turnSignal: AbortSignal,
+  timeoutMs: number,
+): string | undefined {
+  if (error instanceof ToolFailure || error instanceof SsrfRefusedError) return error.message;
+  if (error instanceof MissingSecretError) return 'The tool is misconfigured: a secret it needs is not set';
+  if (turnSignal.aborted) return 'The tool call was cancelled';
+  const name = (error as { name?: unknown }).name;
+  if (name === 'TimeoutError' || name === 'AbortError') {
+    return `The tool did not answer within ${Math.round(timeoutMs / 100) / 10} seconds`;
+  }
+  const cause = (error as { cause?: unknown }).cause ?? error;
+  if (cause instanceof SsrfRefusedError) return cause.message;
+  const code = (cause as { code?: unknown }).code;
+  if (typeof code === 'string' && /^E[A-Z_]+$/.test(code)) return `Could not reach the service (${code})`;
+  if (name === 'TypeError' && error instanceof Error && /redirect/i.test(error.message)) return error.message;
+  return undefined;
+}
+
+/** Cuts output longer than `maxBytes` (on a character boundary) and says how much was cut. */
+export function capOutput(text: string, maxBytes: number): string {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes <= maxBytes) return text;
+  const kept = Buffer.from(text, 'utf8')
+    .subarray(0, maxBytes)
+    .toString('utf8')
+    .replace(/\uFFFD+$/, '');
+  return `${kept}\n[output truncated: ${bytes - Buffer.byteLength(kept, 'utf8')} of ${bytes} bytes omitted]`;
+}

@@ -1,0 +1,32 @@
+import { Module } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { OrganizationsModule } from '../organizations/organizations.module.js';
+import { ToolsApplySection } from './admin/tools.apply-section.js';
+import { McpClientService } from './mcp/mcp-client.service.js';
+import { GuardedFetch } from './ssrf/guarded-fetch.js';
+import { SsrfPolicy } from './ssrf/ssrf-policy.js';
+import { ToolCatalogService } from './tool-catalog.service.js';
+import { ToolsRepository } from './tools.repository.js';
+import { ToolsService } from './tools.service.js';
+
+/**
+ * Server-side tools: the catalogue (plugins and tools per organization), their executors, the
+ * SSRF-guarded HTTP client they all use, and the `apply -f` section that declares them.
+ */
+@Module({
+  imports: [OrganizationsModule],
+  providers: [
+    ToolsRepository,
+    ToolsService,
+    ToolCatalogService,
+    McpClientService,
+    {
+      provide: GuardedFetch,
+      useFactory: (config: AppConfig) => new GuardedFetch(new SsrfPolicy(config.tools.ssrfAllowlist)),
+      inject: [APP_CONFIG],
+    },
+    ToolsApplySection,
+  ],
+  exports: [ToolCatalogService, ToolsService],
+})
+export class ToolsModule {}

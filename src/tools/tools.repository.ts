@@ -1,0 +1,80 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager, In, Repository } from 'typeorm';
+import { PluginEntity } from './entities/plugin.entity.js';
+import { ToolEntity } from './entities/tool.entity.js';
+
+/** Tools and plugins; every query takes the organization. `manager` joins a caller's transaction. */
+@Injectable()
+export class ToolsRepository {
+  private readonly tools: Repository<ToolEntity>;
+  private readonly plugins: Repository<PluginEntity>;
+
+  constructor(@InjectDataSource() dataSource: DataSource) {
+    this.tools = dataSource.getRepository(ToolEntity);
+    this.plugins = dataSource.getRepository(PluginEntity);
+  }
+
+  /** The named tools with their plugins, in one query. */
+  findByNamesWithPlugins(organizationId: string, names: readonly string[]): Promise<ToolEntity[]> {
+    if (names.length === 0) return Promise.resolve([]);
+    return this.tools.find({
+      where: { organizationId, name: In([...names]) },
+      relations: { plugin: true },
+    });
+  }
+
+  listWithPlugins(organizationId: string): Promise<ToolEntity[]> {
+    return this.tools.find({
+      where: { organizationId },
+      relations: { plugin: true },
+      order: { name: 'ASC' },
+    });
+  }
+
+  findByNameWithPlugin(
+    organizationId: string,
+    name: string,
+    manager?: EntityManager,
+  ): Promise<ToolEntity | null> {
+    return this.toolsOf(manager).findOne({ where: { organizationId, name }, relations: { plugin: true } });
+  }
+
+  saveTool(tool: ToolEntity, manager?: EntityManager): Promise<ToolEntity> {
+    return this.toolsOf(manager).save(tool);
+  }
+
+  async deleteByName(organizationId: string, name: string): Promise<boolean> {
+    const result = await this.tools.delete({ organizationId, name });
+    return (result.affected ?? 0) > 0;
+  }
+
+  findPluginByName(
+    organizationId: string,
+    name: string,
+    manager?: EntityManager,
+  ): Promise<PluginEntity | null> {
+    return this.pluginsOf(manager).findOne({ where: { organizationId, name } });
+  }
+
+  listPlugins(organizationId: string): Promise<PluginEntity[]> {
+    return this.plugins.find({ where: { organizationId }, order: { name: 'ASC' } });
+  }
+
+  savePlugin(plugin: PluginEntity, manager?: EntityManager): Promise<PluginEntity> {
+    return this.pluginsOf(manager).save(plugin);
+  }
+
+  async deletePluginByName(organizationId: string, name: string): Promise<boolean> {
+    const result = await this.plugins.delete({ organizationId, name });
+    return (result.affected ?? 0) > 0;
+  }
+
+  private toolsOf(manager: EntityManager | undefined): Repository<ToolEntity> {
+    return manager ? manager.getRepository(ToolEntity) : this.tools;
+  }
+
+  private pluginsOf(manager: EntityManager | undefined): Repository<PluginEntity> {
+    return manager ? manager.getRepository(PluginEntity) : this.plugins;
+  }
+}

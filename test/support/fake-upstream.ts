@@ -1,0 +1,167 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** What the fake model does for one request. */
+export interface UpstreamScript {
+  /** Reply text, streamed word by word. */
+  text?: string;
+  toolCalls?: { id: string; name: string; arguments: string }[];
+  /** Answer with this HTTP status and an OpenAI-style error body instead. */
+  status?: number;
+  /** Wait before the first chunk. */
+  delayMs?: number;
+  /** Pause between chunks. */
+  tokenDelayMs?: number;
+  /** Destroy the connection after this many text chunks (a mid-stream failure). */
+  failAfterChunks?: number;
+  /** Never answer (until the client gives up). */
+  hang?: boolean;
+}
+
+export interface RecordedRequest {
+  headers: IncomingMessage['headers'];
+  body: any;
+}
+
+/**
+ * A real HTTP server speaking the Chat Completions wire format (streamed and not), scripted per
+ * test, recording every request it received and every request its client abandoned.
+ */
+export class FakeUpstream {
+  readonly requests: RecordedRequest[] = [];
+  /** Requests whose client closed the connection before the reply ended. */
+  aborted = 0;
+  private readonly scripts: UpstreamScript[] = [];
+  private fallback: UpstreamScript = { text: 'Hello from the fake upstream.' };
+  private server!: Server;
+  url = '';
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    const { port } = this.server.address() as AddressInfo;
+    this.url = `http://127.0.0.1:${port}/v1`;
+    return this;
+  }
+
+  /** Queues scripts for the next requests, in order; afterwards the fallback answers. */
+  script(...scripts: UpstreamScript[]): this {
+    this.scripts.push(...scripts);
+    return this;
+  }
+
+  setFallback(script: UpstreamScript): this {
+    this.fallback = script;
+    return this;
+  }
+
+  get last(): RecordedRequest {
+    return this.requests[this.requests.length - 1];
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    if (req.url !== '/v1/chat/completions' || req.method !== 'POST') {
+      res.writeHead(404).end();
+      return;
+    }
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    this.requests.push({ headers: req.headers, body });
+    const script = this.scripts.shift() ?? this.fallback;
+    let finished = false;
+    res.on('close', () => {
+      if (!finished) this.aborted += 1;
+    });
+    if (script.hang) return;
+    if (script.delayMs) await sleep(script.delayMs);
+    if (script.status) {
+      finished = true;
+      res.writeHead(script.status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'scripted failure', type: 'server_error' } }));
+      return;
+    }
+    const words = script.text?.match(/\S+\s*/g) ?? [];
+    const id = `chatcmpl-${this.requests.length}`;
+    if (!body.stream) {
+      finished = true;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(completion(id, body.model, script)));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const send = (delta: Record<string, unknown>, finish: string | null = null) =>
+      res.write(`data: ${JSON.stringify(chunk(id, body.model, delta, finish))}\n\n`);
+    send({ role: 'assistant', content: '' });
+    for (const [index, word] of words.entries()) {
+      if (script.failAfterChunks !== undefined && index >= script.failAfterChunks) {
+        // Let the chunks already written reach the client, then cut the connection.
+        await sleep(50);
+        res.destroy();
+        return;
+      }
+      if (script.tokenDelayMs) await sleep(script.tokenDelayMs);
+      if (res.destroyed) return;
+      send({ content: word });
+    }
+    for (const [index, call] of (script.toolCalls ?? []).entries()) {
+      send({
+        tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }],
+      });
+      for (const part of call.arguments.match(/.{1,8}/gs) ?? []) {
+        send({ tool_calls: [{ index, function: { arguments: part } }] });
+      }
+    }
+    send({}, script.toolCalls?.length ? 'tool_calls' : 'stop');
+    res.write(
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: body.model, choices: [], usage: { prompt_tokens: 11, completion_tokens: words.length, total_tokens: 11 + words.length } })}\n\n`,
+    );
+    res.write('data: [DONE]\n\n');
+    finished = true;
+    res.end();
+  }
+}
+
+function chunk(id: string, model: string, delta: Record<string, unknown>, finish: string | null) {
+  return {
+    id,
+    object: 'chat.completion.chunk',
+    created: 0,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  };
+}
+
+function completion(id: string, model: string, script: UpstreamScript) {
+  return {
+    id,
+    object: 'chat.completion',
+    created: 0,
+    model,
+    choices: [
+      {
+        index: 0,
+        finish_reason: script.toolCalls?.length ? 'tool_calls' : 'stop',
+        message: {
+          role: 'assistant',
+          content: script.text ?? null,
+          tool_calls: script.toolCalls?.map((call) => ({
+            id: call.id,
+            type: 'function',
+            function: { name: call.name, arguments: call.arguments },
+          })),
+        },
+      },
+    ],
+    usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 },
+  };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
