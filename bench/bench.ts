@@ -9,12 +9,14 @@ import type { FromLoadGenerator, PhaseResult, PhaseSpec, Target, Workload } from
 import type { BenchOptions } from './options.js';
 import { PgCounter } from './pg-counter.js';
 import { cpuMs, freePort, rssKiB, startNode, waitForHttp, waitForMessage, type Child } from './processes.js';
-import { summarizeProfile, type ProfileSummary } from './profile-summary.js';
+import { summarizeProfile } from './profile-summary.js';
 import type {
   Arm,
   ArmResult,
   MemoryArm,
   MemoryResult,
+  MemoryUsage,
+  ProfileResult,
   ScenarioResult,
   SoakResult,
   StatementsResult,
@@ -36,7 +38,14 @@ const USER_CONTEXT_USER = 'bench-user-with-context';
 const THREAD_LENGTHS = [1, 50, 200];
 
 type Process = 'service' | 'relay' | 'upstream' | 'loadgen' | 'database';
-type CpuSnapshot = Record<Process, number | null>;
+interface CpuSnapshot {
+  service: number | null;
+  relay: number | null;
+  upstream: number | null;
+  loadgen: number | null;
+  /** Backend pid → CPU ms. */
+  database: Map<number, number>;
+}
 
 interface ChatMessage {
   role: string;
@@ -77,16 +86,17 @@ export class Bench {
     {
       resolve(result: PhaseResult): void;
       onWindow(edge: 'start' | 'end'): void;
-      onPlateau?(open: number): void;
+      onPlateau?(id: number, open: number): void;
     }
   >();
   private readonly agent = new http.Agent({ keepAlive: true, timeout: 4000 });
-  private databasePids: number[] = [];
   private serviceUnavailable: string | undefined;
   /** Thread tips per arm and length: response ids (relay, service) or the history (upstream). */
   private readonly threadTips = new Map<string, string>();
   readonly notes: string[] = [];
   upstreamBaselineMs: number | null = null;
+  private scenarioProfiles = 0;
+  private memorySnapshots = 0;
 
   constructor(
     private readonly options: BenchOptions,
@@ -96,6 +106,10 @@ export class Bench {
 
   get serviceAvailable(): boolean {
     return this.serviceUnavailable === undefined;
+  }
+
+  private logFile(name: string): string {
+    return join(this.resultsDir, `${name}.log`);
   }
 
   private log(line: string): void {
@@ -121,7 +135,8 @@ export class Bench {
     for (const streams of o.slowStreams) {
       profiles[`slow-${streams}`] = {
         ttftMs: 200,
-        tokens: Math.max(5, Math.ceil((this.slowRampMs(streams) + 8000) / Math.max(1, o.slowIntervalMs))),
+        // Longer than the slowest ramp allowed; the bench closes the streams once measured.
+        tokens: Math.max(5, Math.ceil((this.slowRampMs(streams) + 30_000) / Math.max(1, o.slowIntervalMs))),
         intervalMs: o.slowIntervalMs,
         toolCall: false,
       };
@@ -129,8 +144,9 @@ export class Bench {
     return profiles;
   }
 
+  /** The longest a hold waits for all its streams: the ramp at 100 streams/s, plus 10 s. */
   private slowRampMs(streams: number): number {
-    return (streams / 500) * 1000;
+    return (streams / 100) * 1000 + 10_000;
   }
 
   private serviceEnv(port: number): Record<string, string> {
@@ -149,13 +165,33 @@ export class Bench {
   }
 
   async start(): Promise<void> {
-    this.upstream = startNode('fake upstream', [join(DIST, 'bench/fake-upstream.js')], {}, true);
+    this.upstream = startNode(
+      'fake upstream',
+      [join(DIST, 'bench/fake-upstream.js')],
+      {},
+      true,
+      this.logFile('upstream'),
+    );
     const upstreamReady = await waitForMessage<{ type: string; port: number }>(this.upstream, 'ready');
     this.upstreamUrl = `http://127.0.0.1:${upstreamReady.port}`;
     this.log(`fake upstream on ${this.upstreamUrl}`);
 
     const servicePort = await freePort();
-    this.service = startNode('service', [join(DIST, 'src/main.js')], this.serviceEnv(servicePort), false);
+    // --profile-scenarios: the measured service itself is profiled (which slows it down).
+    const profiled = this.options.profileScenarios;
+    this.service = startNode(
+      'service',
+      [
+        ...(profiled ? ['--expose-gc', '--import', join(DIST, 'bench/cpu-profiler.js')] : []),
+        join(DIST, 'src/main.js'),
+      ],
+      {
+        ...this.serviceEnv(servicePort),
+        ...(profiled ? { BENCH_CPU_PROFILE: join(this.resultsDir, 'scenario') } : {}),
+      },
+      false,
+      this.logFile('service'),
+    );
     this.serviceUrl = `http://127.0.0.1:${servicePort}`;
     await waitForHttp(`${this.serviceUrl}/readyz`, this.service);
     this.log(`service on ${this.serviceUrl} (${this.database.kind} database)`);
@@ -183,6 +219,7 @@ export class Bench {
       [join(DIST, 'bench/seed.js')],
       { ...this.serviceEnv(0), BENCH_SEED: JSON.stringify(seedRequest) },
       true,
+      this.logFile('seed'),
     );
     const seeded = await Promise.race([
       waitForMessage<{ type: string; result: SeedResult }>(seeder, 'seeded', 180_000),
@@ -209,12 +246,19 @@ export class Bench {
       [join(DIST, 'bench/relay.js')],
       { BENCH_UPSTREAM_URL: `${this.upstreamUrl}/v1`, BENCH_RELAY_ASSISTANTS: JSON.stringify(routes) },
       true,
+      this.logFile('relay'),
     );
     const relayReady = await waitForMessage<{ type: string; port: number }>(this.relay, 'ready');
     this.relayUrl = `http://127.0.0.1:${relayReady.port}`;
     this.log(`bare relay on ${this.relayUrl}`);
 
-    this.loadgen = startNode('load generator', [join(DIST, 'bench/load-generator.js')], {}, true);
+    this.loadgen = startNode(
+      'load generator',
+      [join(DIST, 'bench/load-generator.js')],
+      {},
+      true,
+      this.logFile('load-generator'),
+    );
     this.loadgen.process.on('message', (message: FromLoadGenerator) => this.onLoadMessage(message));
     await waitForMessage(this.loadgen, 'ready');
 
@@ -245,37 +289,39 @@ export class Bench {
     const waiter = this.waiting.get(message.id);
     if (!waiter) return;
     if (message.type === 'window') waiter.onWindow(message.edge);
-    else if (message.type === 'plateau') waiter.onPlateau?.(message.open);
+    else if (message.type === 'plateau') waiter.onPlateau?.(message.id, message.open);
     else {
       this.waiting.delete(message.id);
       waiter.resolve(message.result);
     }
   }
 
-  private snapshot(): CpuSnapshot {
+  /** CPU times now; the database's backends are looked up (they come and go with the pool). */
+  private async snapshot(): Promise<CpuSnapshot> {
     const read = (child: Child | undefined) => (child ? cpuMs(child.pid) : null);
-    let database: number | null = null;
-    if (this.databasePids.length > 0) {
-      database = 0;
-      for (const pid of this.databasePids) database += cpuMs(pid) ?? 0;
-    }
-    return {
+    const processes = {
       service: read(this.service),
       relay: read(this.relay),
       upstream: read(this.upstream),
       loadgen: read(this.loadgen),
-      database,
     };
+    const database = new Map<number, number>();
+    if (this.database.kind === 'postgresql') {
+      for (const pid of await this.database.backendPids()) {
+        const value = cpuMs(pid);
+        if (value !== null) database.set(pid, value);
+      }
+    }
+    return { ...processes, database };
   }
 
   private async runPhase(
     spec: Omit<PhaseSpec, 'id'>,
-    onPlateau?: (open: number) => void,
+    onPlateau?: (id: number, open: number) => void,
   ): Promise<{ result: PhaseResult; cpu: Partial<Record<Process, number>> }> {
-    this.databasePids = await this.database.backendPids();
     const id = this.nextPhase++;
-    let start: CpuSnapshot | undefined;
-    let end: CpuSnapshot | undefined;
+    let start: Promise<CpuSnapshot> | undefined;
+    let end: Promise<CpuSnapshot> | undefined;
     const result = await new Promise<PhaseResult>((resolvePhase) => {
       this.waiting.set(id, {
         resolve: resolvePhase,
@@ -289,10 +335,17 @@ export class Bench {
     });
     const cpu: Partial<Record<Process, number>> = {};
     if (start && end) {
-      for (const key of Object.keys(start) as Process[]) {
-        const before = start[key];
-        const after = end[key];
-        if (before !== null && after !== null) cpu[key] = after - before;
+      const [before, after] = await Promise.all([start, end]);
+      for (const key of ['service', 'relay', 'upstream', 'loadgen'] as const) {
+        const a = before[key];
+        const b = after[key];
+        if (a !== null && b !== null) cpu[key] = b - a;
+      }
+      if (this.database.kind === 'postgresql') {
+        // A backend opened inside the window counts from zero: its start-up is part of the load.
+        let total = 0;
+        for (const [pid, value] of after.database) total += value - (before.database.get(pid) ?? 0);
+        cpu.database = total;
       }
     }
     return { result, cpu };
@@ -450,7 +503,7 @@ export class Bench {
   // ---------------------------------------------------------------- comparisons
 
   private async comparison(definition: Comparison): Promise<ScenarioResult> {
-    const notes = [...(definition.notes ?? [])];
+    const notes: string[] = [];
     let arms = definition.arms.filter((arm) => arm !== 'service' || this.serviceAvailable);
     if (!this.serviceAvailable && definition.arms.includes('service')) {
       notes.push(`service not measured: ${this.serviceUnavailable}`);
@@ -467,17 +520,21 @@ export class Bench {
     }
     this.log(`${definition.title} [${arms.join(', ')}]`);
     const accumulated = new Map<Arm, Accumulated>();
+    const profiles: ProfileResult[] = [];
     for (let round = 0; round < this.options.rounds; round++) {
       const order = arms.map((_, index) => arms[(index + round) % arms.length]);
       for (const arm of order) {
         const warmupMs = round === 0 ? definition.phase.warmupMs : Math.min(definition.phase.warmupMs, 1000);
         const durationMs = definition.phase.durationMs - definition.phase.warmupMs + warmupMs;
+        const profiling = arm === 'service' && round === 0 && this.options.profileScenarios;
+        if (profiling) this.service!.process.kill('SIGUSR2');
         const { result, cpu } = await this.runPhase({
           ...definition.phase,
           warmupMs,
           durationMs,
           workload: definition.workload(arm),
         });
+        if (profiling) profiles.push(...(await this.stopScenarioProfile(definition.title)));
         let entry = accumulated.get(arm);
         if (!entry) {
           entry = {
@@ -499,6 +556,8 @@ export class Bench {
       title: definition.title,
       setup: definition.setup,
       arms: {},
+      // Read now: checks may have added notes about what they saw.
+      notes: [...(definition.notes ?? []), ...notes],
       added: {
         ttftP50: null,
         ttftP99: null,
@@ -508,7 +567,7 @@ export class Bench {
         stalls: null,
         cpuMsPerTurn: null,
       },
-      notes,
+      ...(profiles.length > 0 ? { profile: profiles[0] } : {}),
     };
     for (const [arm, entry] of accumulated) scenario.arms[arm] = armResult(arm, entry);
     const service = scenario.arms.service;
@@ -531,6 +590,16 @@ export class Bench {
     };
     this.log(`  ${arms.map(describe).join(' | ')}`);
     return scenario;
+  }
+
+  /** Stops the measured service's profiler and reads what it wrote. */
+  private async stopScenarioProfile(label: string): Promise<ProfileResult[]> {
+    this.service!.process.kill('SIGUSR2');
+    const file = join(this.resultsDir, `scenario.${++this.scenarioProfiles}.cpuprofile`);
+    const deadline = Date.now() + 20_000;
+    while (!existsSync(file) && Date.now() < deadline) await sleep(200);
+    if (!existsSync(file)) return [];
+    return [{ label, summary: summarizeProfile(JSON.parse(readFileSync(file, 'utf8'))) }];
   }
 
   private seconds(base: number): number {
@@ -567,7 +636,7 @@ export class Bench {
         title: 'One-word reply, not streamed',
         setup: `1 client back to back; JSON body; fake model answers one token after ${o.ttftMs} ms`,
         arms: all,
-        phase: this.closedPhase(1, 6, 1.5, 0),
+        phase: this.closedPhase(1, 4, 1.5, 0),
         workload: (arm) => this.turnWorkload(arm, 'one-word', { input: 'Say one word.', stream: false }),
         check: textCheck('one-word', false, 1),
       });
@@ -581,7 +650,7 @@ export class Bench {
           title: `Streamed ${o.tokens}-token reply, one request at a time`,
           setup: `1 client back to back; first token after ${o.ttftMs} ms, then all ${o.tokens} tokens as fast as they go`,
           arms: all,
-          phase: this.closedPhase(1, 8, 1.5, 0),
+          phase: this.closedPhase(1, 6, 1.5, 0),
           workload: (arm) => this.turnWorkload(arm, 'stream', { input: 'Tell me a story.', stream: true }),
           check: textCheck('stream', true, o.tokens),
         }),
@@ -596,7 +665,7 @@ export class Bench {
           setup: `${o.concurrency} clients back to back (starts spread over one stream); first token after ${o.ttftMs} ms, then one token every ${o.intervalMs} ms (${Math.round((o.concurrency * 1000) / Math.max(0.1, o.intervalMs))} tokens/s offered)`,
           arms: all,
           phase: {
-            ...this.closedPhase(o.concurrency, 10, Math.min(4, 1 + streamMs / 1000), o.intervalMs),
+            ...this.closedPhase(o.concurrency, 8, Math.min(4, 1 + streamMs / 1000), o.intervalMs),
             rampMs: Math.min(streamMs, 3000),
           },
           workload: (arm) => this.turnWorkload(arm, 'paced', { input: 'Tell me a story.', stream: true }),
@@ -614,7 +683,7 @@ export class Bench {
             setup: `${o.concurrency} clients back to back; ${Math.round((o.concurrency * 1000) / Math.max(0.1, interval))} tokens/s offered`,
             arms: ['relay', 'service'],
             phase: {
-              ...this.closedPhase(o.concurrency, 8, Math.min(4, 1 + streamMs / 1000), interval),
+              ...this.closedPhase(o.concurrency, 6, Math.min(4, 1 + streamMs / 1000), interval),
               rampMs: Math.min(streamMs, 3000),
             },
             workload: (arm) =>
@@ -631,7 +700,7 @@ export class Bench {
           setup:
             'the model calls get_weather (requires_action), the client posts function_call_output with previous_response_id, the model answers in 20 tokens; streamed; 1 client',
           arms: all,
-          phase: this.closedPhase(1, 8, 1.5, 0),
+          phase: this.closedPhase(1, 5, 1.5, 0),
           workload: (arm) =>
             this.turnWorkload(arm, 'tool', {
               input: 'What is the weather in Paris?',
@@ -665,7 +734,7 @@ export class Bench {
             title: `Continuing a thread of ${length} turn${length === 1 ? '' : 's'}`,
             setup: `previous_response_id = the tip of a ${length}-turn thread (each request branches from it); streamed 20-token reply; 1 client`,
             arms: all,
-            phase: this.closedPhase(1, 5, 1, 0),
+            phase: this.closedPhase(1, 3.5, 1, 0),
             workload: (arm) => this.threadWorkload(arm, length),
             check: async (arm) => {
               const problem = await this.checkReply(arm, this.threadWorkload(arm, length), 20);
@@ -689,7 +758,7 @@ export class Bench {
           title: 'A turn with 20 claims and 50 memory items',
           setup: `x-user-id of a user with 20 claims (POST /v1/user-claims/bulk) and ${this.seeded?.memoryItems ?? 0} memory items; streamed 20-token reply; 1 client`,
           arms: all,
-          phase: this.closedPhase(1, 6, 1.5, 0),
+          phase: this.closedPhase(1, 4, 1.5, 0),
           workload: (arm) =>
             this.turnWorkload(arm, 'user-context', {
               input: 'What do you know about me?',
@@ -822,15 +891,22 @@ export class Bench {
           step.addedP99 < o.heldP99Ms &&
           service.errorRate < 0.01 &&
           service.achievedRate >= 0.95 * rate;
-        serviceMisses = step.held ? 0 : serviceMisses + 1;
+        // Past the knee (even the median is over the bar, or arrivals are lost) higher rates
+        // only repeat the miss; a p99 miss alone keeps the sweep going, to show where it bends.
+        const saturated =
+          service.errorRate >= 0.01 ||
+          service.achievedRate < 0.95 * rate ||
+          (minus(service.p50, relay.p50) ?? 0) >= o.heldP99Ms;
+        serviceMisses = saturated ? serviceMisses + 1 : 0;
         if (serviceMisses >= 2) stopped.add('service');
       }
       steps.push(step);
       this.log(
         `  ${rate}/s relay p50 ${fmt(relay?.p50)} p99 ${fmt(relay?.p99)} | service p50 ${fmt(service?.p50)} p99 ${fmt(service?.p99)} err ${service ? (service.errorRate * 100).toFixed(1) : '-'}% ${step.held === null ? '' : step.held ? 'held' : 'NOT held'}`,
       );
-      // Without a relay that keeps up, "service minus relay" means nothing any more.
-      if (stopped.has('relay')) break;
+      // Without a relay that keeps up, "service minus relay" means nothing any more; once the
+      // service has missed twice in a row, higher rates only repeat the miss.
+      if (stopped.has('relay') || (this.serviceAvailable && stopped.has('service'))) break;
     }
     return steps;
   }
@@ -849,8 +925,12 @@ export class Bench {
         const child = arm === 'relay' ? this.relay! : this.service!;
         this.log(`holding ${streams} slow streams open on the ${arm}`);
         await sleep(2000);
+        const profiling = arm === 'service' && this.options.profileScenarios;
+        const usageBefore = profiling ? await this.memoryUsage() : null;
         const baseline = await this.rssMedian(child.pid, 3, 200);
         let plateau: Promise<number | null> | undefined;
+        let usageOpen: Promise<MemoryUsage | null> | undefined;
+        if (profiling) this.service!.process.kill('SIGUSR2');
         const { result: phase } = await this.runPhase(
           {
             mode: 'hold',
@@ -860,15 +940,20 @@ export class Bench {
             warmupMs: 0,
             rampMs: this.slowRampMs(streams),
             timeoutMs: profile.ttftMs + profile.tokens * profile.intervalMs + 60_000,
-            maxOutstanding: streams,
+            // Streams still waiting for their first token, at most: the ramp follows the server.
+            maxOutstanding: 100,
             stallMs: o.slowIntervalMs + o.stallMs,
             workload: this.turnWorkload(arm, `slow-${streams}`, { input: 'Take your time.', stream: true }),
           },
-          () => {
+          (id) => {
             plateau = this.rssMedian(child.pid, 5, 300);
+            usageOpen = plateau.then(() => (profiling ? this.memoryUsage() : null));
+            void usageOpen.then(() => this.loadgen!.process.send({ type: 'release', id }));
           },
         );
         const plateauKiB = plateau ? await plateau : null;
+        if (profiling) [result.profile] = await this.stopScenarioProfile(`${streams} slow streams`);
+        const opened = usageOpen ? await usageOpen : null;
         const open = phase.openAtPlateau ?? 0;
         const entry: MemoryArm = {
           baselineKiB: baseline,
@@ -880,6 +965,7 @@ export class Bench {
           gap: summarize(phase.gaps),
           stalls: phase.stalls,
           errors: phase.errors,
+          ...(usageBefore && opened ? { memoryUsage: { before: usageBefore, open: opened } } : {}),
         };
         result[arm as 'relay' | 'service'] = entry;
         this.log(
@@ -889,6 +975,15 @@ export class Bench {
       results.push(result);
     }
     return results;
+  }
+
+  /** The profiled service's process.memoryUsage() after a full GC (see cpu-profiler.ts). */
+  private async memoryUsage(): Promise<MemoryUsage | null> {
+    this.service!.process.kill('SIGWINCH');
+    const file = join(this.resultsDir, `scenario.${++this.memorySnapshots}.memory.json`);
+    const deadline = Date.now() + 60_000;
+    while (!existsSync(file) && Date.now() < deadline) await sleep(100);
+    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as MemoryUsage) : null;
   }
 
   private async rssMedian(pid: number, count: number, everyMs: number): Promise<number | null> {
@@ -948,11 +1043,11 @@ export class Bench {
    * A second service instance on the same database, reached through the counting proxy, so
    * statements are counted without slowing the measured instance; it is also the one profiled.
    */
-  async probe(): Promise<{ statements: StatementsResult[]; profile: ProfileSummary | null }> {
+  async probe(): Promise<{ statements: StatementsResult[]; profiles: ProfileResult[] }> {
     const o = this.options;
-    if (!this.serviceAvailable || (!o.statements && !o.profile)) return { statements: [], profile: null };
+    if (!this.serviceAvailable || (!o.statements && !o.profile)) return { statements: [], profiles: [] };
     if (o.only.length > 0 && !o.only.includes('statements') && !o.only.includes('profile')) {
-      return { statements: [], profile: null };
+      return { statements: [], profiles: [] };
     }
     const address = await this.database.address();
     const counter = new PgCounter(address.host, address.port);
@@ -961,7 +1056,7 @@ export class Bench {
     url.hostname = '127.0.0.1';
     url.port = String(proxyPort);
     const port = await freePort();
-    const profilePath = join(this.resultsDir, 'service.cpuprofile');
+    const profilePath = join(this.resultsDir, 'service');
     const env = {
       ...this.serviceEnv(port),
       DATABASE_URL: url.toString(),
@@ -974,10 +1069,11 @@ export class Bench {
       ['--import', join(DIST, 'bench/cpu-profiler.js'), join(DIST, 'src/main.js')],
       env,
       false,
+      this.logFile('probe-service'),
     );
     const base = `http://127.0.0.1:${port}`;
     const statements: StatementsResult[] = [];
-    let profile: ProfileSummary | null = null;
+    const profiles: ProfileResult[] = [];
     try {
       await waitForHttp(`${base}/readyz`, probe);
       const onProbe = (workload: Workload): Workload => ({
@@ -1050,29 +1146,47 @@ export class Bench {
         );
       }
       if (o.profile) {
-        probe.process.kill('SIGUSR2');
-        await sleep(200);
-        const load = async (workload: Workload, concurrency: number, seconds: number) =>
-          this.runPhase({
-            ...this.closedPhase(concurrency, seconds, 0, 0),
-            durationMs: Math.round(seconds * 1000),
-            rampMs: 1000,
-            workload: onProbe(workload),
+        // One profile per kind of work, so a turn's fixed cost and a token's cost show apart.
+        const segments: { label: string; workload: Workload; concurrency: number; seconds: number }[] = [
+          {
+            label: 'new turns: one-word JSON replies, 8 clients',
+            workload: this.turnWorkload('service', 'one-word', { input: 'Say one word.', stream: false }),
+            concurrency: 8,
+            seconds: 5,
+          },
+          {
+            label: `streamed tokens: 100 concurrent ${o.tokens}-token streams, one token per ${o.intervalMs} ms`,
+            workload: this.turnWorkload('service', 'paced', { input: 'Tell me a story.', stream: true }),
+            concurrency: 100,
+            seconds: 6,
+          },
+        ];
+        if (this.threadTips.size > 0) {
+          segments.push({
+            label: 'continuing a 200-turn thread, 4 clients',
+            workload: this.threadWorkload('service', 200),
+            concurrency: 4,
+            seconds: 4,
           });
-        await load(this.turnWorkload('service', 'one-word', { input: 'Say one word.', stream: false }), 8, 4);
-        await load(
-          this.turnWorkload('service', 'paced', { input: 'Tell me a story.', stream: true }),
-          100,
-          5,
-        );
-        if (this.threadTips.size > 0) await load(this.threadWorkload('service', 200), 4, 3);
-        probe.process.kill('SIGUSR2');
-        const deadline = Date.now() + 20_000;
-        while (!existsSync(profilePath) && Date.now() < deadline) await sleep(200);
-        if (existsSync(profilePath)) {
-          profile = summarizeProfile(JSON.parse(readFileSync(profilePath, 'utf8')));
+        }
+        for (const [index, segment] of segments.entries()) {
+          probe.process.kill('SIGUSR2');
+          await sleep(200);
+          await this.runPhase({
+            ...this.closedPhase(segment.concurrency, segment.seconds, 0, 0),
+            durationMs: this.seconds(segment.seconds),
+            rampMs: 1000,
+            workload: onProbe(segment.workload),
+          });
+          probe.process.kill('SIGUSR2');
+          const file = `${profilePath}.${index + 1}.cpuprofile`;
+          const deadline = Date.now() + 20_000;
+          while (!existsSync(file) && Date.now() < deadline) await sleep(200);
+          if (!existsSync(file)) continue;
+          const summary = summarizeProfile(JSON.parse(readFileSync(file, 'utf8')));
+          profiles.push({ label: segment.label, summary });
           this.log(
-            `CPU profile: ${profile.byArea
+            `CPU profile, ${segment.label}: ${summary.byArea
               .slice(0, 5)
               .map((l) => `${l.name} ${l.percent.toFixed(0)}%`)
               .join(', ')}`,
@@ -1083,7 +1197,7 @@ export class Bench {
       await probe.stop();
       await counter.stop();
     }
-    return { statements, profile };
+    return { statements, profiles };
   }
 }
 

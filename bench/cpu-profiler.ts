@@ -1,17 +1,21 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
+import { writeHeapSnapshot } from 'node:v8';
 
 /**
- * Preloaded into the service (`node --import`) when the bench profiles it. The first SIGUSR2
- * starts the V8 sampling profiler, the second writes the profile to BENCH_CPU_PROFILE, so the
- * profile covers exactly the load the bench applied (`--cpu-prof` writes only at a clean exit,
- * which a signal-driven shutdown is not).
+ * Preloaded into the service (`node --import`) when the bench profiles it. SIGUSR2 starts the V8
+ * sampling profiler, the next SIGUSR2 writes BENCH_CPU_PROFILE.<n>.cpuprofile (n = 1, 2, …), so
+ * each profile covers exactly one load the bench applied (`--cpu-prof` writes only at a clean
+ * exit, which a signal-driven shutdown is not). SIGWINCH writes BENCH_CPU_PROFILE.<n>.memory.json
+ * (process.memoryUsage after a full GC when exposed) and, with BENCH_HEAP_SNAPSHOTS=1, a heap
+ * snapshot beside it, so memory per stream can be split into JS heap, buffers and the rest.
  */
 const target = process.env.BENCH_CPU_PROFILE;
 if (target) {
   const session = new Session();
   session.connect();
   let running = false;
+  let count = 0;
   process.on('SIGUSR2', () => {
     if (!running) {
       running = true;
@@ -21,9 +25,26 @@ if (target) {
     running = false;
     session.post('Profiler.stop', (error, result) => {
       if (error) return;
+      const file = `${target}.${++count}.cpuprofile`;
       // Written aside and renamed, so the bench never reads half a file.
-      writeFileSync(`${target}.partial`, JSON.stringify(result.profile));
-      renameSync(`${target}.partial`, target);
+      writeFileSync(`${file}.partial`, JSON.stringify(result.profile));
+      renameSync(`${file}.partial`, file);
     });
+  });
+}
+
+if (target) {
+  let snapshots = 0;
+  process.on('SIGWINCH', () => {
+    const n = ++snapshots;
+    const gc = (globalThis as { gc?: () => void }).gc;
+    gc?.();
+    const file = `${target}.${n}.memory.json`;
+    if (process.env.BENCH_HEAP_SNAPSHOTS === '1') writeHeapSnapshot(`${target}.${n}.heapsnapshot`);
+    writeFileSync(
+      `${file}.partial`,
+      JSON.stringify({ ...process.memoryUsage(), collected: gc !== undefined }),
+    );
+    renameSync(`${file}.partial`, file);
   });
 }

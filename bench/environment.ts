@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
@@ -88,13 +89,10 @@ export async function createBenchDatabase(
 }
 
 export function packageVersion(name: string): string {
+  // Read the file directly: packages with an "exports" map do not export package.json.
   try {
-    const text = execFileSync(process.execPath, ['-p', `require('${name}/package.json').version`], {
-      cwd: resolve('.'),
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    return text.trim();
+    const text = readFileSync(resolve('node_modules', name, 'package.json'), 'utf8');
+    return (JSON.parse(text) as { version?: string }).version ?? 'unknown';
   } catch {
     return 'unknown';
   }

@@ -22,7 +22,11 @@ export interface Exchange {
   onToken?: (at: number) => void;
   /** Keep the assembled text (preflight checks); off under load. */
   collectText?: boolean;
+  /** Closes the exchange from the client side; it then ends with the error RELEASED. */
+  signal?: AbortSignal;
 }
+
+export const RELEASED = 'released by the client';
 
 export interface ToolCall {
   id: string;
@@ -65,6 +69,7 @@ export function exchange(options: Exchange): Promise<ExchangeResult> {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      options.signal?.removeEventListener('abort', release);
       result.endedAt = performance.now();
       if (error) result.error = error;
       result.ok = error === undefined;
@@ -110,6 +115,12 @@ export function exchange(options: Exchange): Promise<ExchangeResult> {
       req.destroy();
       settle('timeout');
     }, options.timeoutMs);
+    const release = () => {
+      settle(RELEASED);
+      req.destroy();
+    };
+    if (options.signal?.aborted) release();
+    options.signal?.addEventListener('abort', release, { once: true });
     req.on('error', (error: NodeJS.ErrnoException) => settle(error.code ?? 'request failed'));
     req.end(options.body);
   });

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { exchange, type ExchangeResult } from './http-client.js';
+import { exchange, RELEASED, type ExchangeResult } from './http-client.js';
 import type {
   FromLoadGenerator,
   PhaseResult,
@@ -50,6 +50,7 @@ class Phase {
   private windowStart = 0;
   private windowEnd = Infinity;
   private readonly agent: http.Agent;
+  private readonly released = new AbortController();
 
   constructor(private readonly spec: PhaseSpec) {
     this.agent = agentFor(spec.workload.target.baseUrl);
@@ -101,6 +102,9 @@ class Phase {
   }
 
   private record(sample: Sample): void {
+    // A stream the bench closed itself (end of a hold) counts with what it received.
+    if (sample.error === RELEASED)
+      sample.error = sample.ttft === undefined ? 'closed before the first token' : undefined;
     if (this.inWindow(sample.endedAt)) this.result.turnsInWindow += sample.error ? 0 : sample.turns;
     if (!this.inWindow(sample.origin) && this.spec.mode !== 'hold') return;
     this.result.samples++;
@@ -158,10 +162,17 @@ class Phase {
     await Promise.all(pending);
   }
 
+  /**
+   * Opens `concurrency` streams, at most `rate` per second and with at most `maxOutstanding`
+   * still waiting for their first token, so the ramp goes as fast as the server accepts streams
+   * instead of flooding its accept queue. Reports the plateau, then closes them all on `release`.
+   */
   private async hold(start: number): Promise<void> {
     const interval = 1000 / this.spec.rate;
     const running: Promise<void>[] = [];
     let open = 0;
+    let waiting = 0;
+    let wake: (() => void) | undefined;
     let plateauSent = false;
     const plateau = () => {
       if (plateauSent) return;
@@ -169,20 +180,31 @@ class Phase {
       this.result.openAtPlateau = open;
       send({ type: 'plateau', id: this.spec.id, open });
     };
-    const lateness = setTimeout(plateau, this.spec.rampMs + 5000);
-    for (let index = 0; index < this.spec.concurrency; index++) {
+    const lateness = setTimeout(plateau, this.spec.rampMs);
+    for (let index = 0; index < this.spec.concurrency && !this.released.signal.aborted; index++) {
       const wait = start + index * interval - performance.now();
       if (wait > 1) await sleep(wait);
+      while (waiting >= this.spec.maxOutstanding && !this.released.signal.aborted) {
+        await new Promise<void>((resolve) => (wake = resolve));
+      }
       this.result.offered++;
+      waiting++;
       let counted = false;
+      const first = () => {
+        if (counted) return;
+        counted = true;
+        waiting--;
+        wake?.();
+        open++;
+        if (open === this.spec.concurrency) plateau();
+      };
       running.push(
-        this.execute(performance.now(), () => {
-          if (counted) return;
-          counted = true;
-          open++;
-          if (open === this.spec.concurrency) plateau();
-        }).then((sample) => {
+        this.execute(performance.now(), first).then((sample) => {
           if (counted) open--;
+          else {
+            waiting--;
+            wake?.();
+          }
           this.record(sample);
         }),
       );
@@ -190,6 +212,11 @@ class Phase {
     await Promise.all(running);
     clearTimeout(lateness);
     plateau();
+  }
+
+  /** Ends a hold: every stream still open is closed by the client (not an error). */
+  release(): void {
+    this.released.abort();
   }
 
   /** Runs the workload once; `origin` is when it should have started. */
@@ -251,6 +278,7 @@ class Phase {
       stream,
       timeoutMs: this.spec.timeoutMs,
       onToken,
+      signal: this.released.signal,
     });
   }
 }
@@ -296,12 +324,22 @@ function followUpBody(
   };
 }
 
+const phases = new Map<number, Phase>();
 process.on('message', (message: ToLoadGenerator) => {
   if (message.type === 'exit') {
     for (const agent of agents.values()) agent.destroy();
     process.exit(0);
   }
-  void new Phase(message.spec).run().then((result) => send({ type: 'result', id: message.spec.id, result }));
+  if (message.type === 'release') {
+    phases.get(message.id)?.release();
+    return;
+  }
+  const phase = new Phase(message.spec);
+  phases.set(message.spec.id, phase);
+  void phase.run().then((result) => {
+    phases.delete(message.spec.id);
+    send({ type: 'result', id: message.spec.id, result });
+  });
 });
 process.on('disconnect', () => process.exit(0));
 send({ type: 'ready' });

@@ -38,10 +38,16 @@ export interface PhaseSpec {
   durationMs: number;
   /** Samples before this offset are discarded. */
   warmupMs: number;
-  /** Closed: client starts are spread over this time, so streams do not move in lockstep. */
+  /**
+   * Closed: client starts are spread over this time, so streams do not move in lockstep.
+   * Hold: the plateau is reported after this long even if not every stream is open.
+   */
   rampMs: number;
   timeoutMs: number;
-  /** Open: arrivals beyond this many outstanding requests are dropped and counted as errors. */
+  /**
+   * Open: arrivals beyond this many outstanding requests are dropped and counted as errors.
+   * Hold: at most this many streams wait for their first token at once.
+   */
   maxOutstanding: number;
   /** An inter-token gap longer than this is a stall. */
   stallMs: number;
@@ -67,7 +73,8 @@ export interface PhaseResult {
   openAtPlateau?: number;
 }
 
-export type ToLoadGenerator = { type: 'phase'; spec: PhaseSpec } | { type: 'exit' };
+export type ToLoadGenerator =
+  { type: 'phase'; spec: PhaseSpec } | { type: 'release'; id: number } | { type: 'exit' };
 
 export type FromLoadGenerator =
   | { type: 'ready' }

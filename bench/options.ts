@@ -35,6 +35,8 @@ export interface BenchOptions {
   scale: number;
   soakMinutes: number;
   profile: boolean;
+  /** Profile the measured service in every scenario (slows it down; for finding causes). */
+  profileScenarios: boolean;
   statements: boolean;
   writeDocs: boolean;
   keepDatabase: boolean;
@@ -57,6 +59,7 @@ const FLAGS = {
   scale: { type: 'string' },
   'soak-minutes': { type: 'string' },
   'no-profile': { type: 'boolean' },
+  'profile-scenarios': { type: 'boolean' },
   'no-statements': { type: 'boolean' },
   'no-docs': { type: 'boolean' },
   'keep-db': { type: 'boolean' },
@@ -81,6 +84,7 @@ export const USAGE = `usage: npm run bench -- [options]   (each option also read
   --scale <x>              multiply every measurement window (default 1)
   --soak-minutes <m>       memory soak length (default 1; the issue's check is 10)
   --no-profile             skip the CPU profile of the service
+  --profile-scenarios      also profile the measured service in each scenario (slows it; for diagnosis)
   --no-statements          skip counting database statements per turn
   --no-docs                write bench/results only, not docs/benchmarks.md
   --keep-db                keep the bench database afterwards
@@ -143,6 +147,7 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
     scale: number('scale', quick ? 0.4 : 1) || 1,
     soakMinutes: number('soak-minutes', quick ? 0 : 1),
     profile: !flag('no-profile'),
+    profileScenarios: flag('profile-scenarios'),
     statements: !flag('no-statements'),
     writeDocs: !flag('no-docs'),
     keepDatabase: flag('keep-db'),

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clockTicks } from './environment.js';
@@ -15,7 +15,7 @@ export interface Child {
   name: string;
   process: ChildProcess;
   pid: number;
-  /** The last lines it wrote, for error reports. */
+  /** The last lines it wrote, for error reports (everything goes to its log file, if any). */
   output: string[];
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
@@ -24,7 +24,13 @@ export interface Child {
  * Starts `node <args>` with the open-file limit raised to the hard limit first (thousands of
  * sockets per process in the slow-stream scenario). `exec` keeps the pid and the IPC channel.
  */
-export function startNode(name: string, args: string[], env: Record<string, string>, ipc: boolean): Child {
+export function startNode(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  ipc: boolean,
+  logFile?: string,
+): Child {
   const child = spawn(
     '/bin/sh',
     ['-c', 'ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$0" "$@"', process.execPath, ...args],
@@ -34,7 +40,9 @@ export function startNode(name: string, args: string[], env: Record<string, stri
     },
   );
   const output: string[] = [];
+  const log = logFile ? createWriteStream(logFile, { flags: 'a' }) : undefined;
   const keep = (data: Buffer) => {
+    log?.write(data);
     for (const line of data.toString('utf8').split('\n')) {
       if (!line.trim()) continue;
       output.push(line.slice(0, 500));
@@ -43,7 +51,12 @@ export function startNode(name: string, args: string[], env: Record<string, stri
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      log?.end();
+      resolve();
+    }),
+  );
   return {
     name,
     process: child,

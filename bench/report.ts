@@ -139,22 +139,24 @@ export function heldRate(sweep: SweepStep[]): number | null {
   return best;
 }
 
-function armRow(label: string, arm: ArmResult | undefined, database?: number | null): string {
-  if (!arm) return `| ${label} | – | – | – | – | – | – | – | – | – |`;
+function armRow(label: string, arm: ArmResult | undefined, database?: number | null): string[] {
+  if (!arm) return [];
   const cpu =
     ms(arm.cpuMsPerTurn) + (database !== null && database !== undefined ? ` (+${ms(database)} db)` : '');
-  return `| ${label} | ${ms(arm.ttft?.p50)} | ${ms(arm.ttft?.p99)} | ${ms(arm.total?.p50)} | ${ms(arm.total?.p99)} | ${ms(arm.gap?.p99)} | ${arm.stalls} | ${whole(arm.tokensPerSecond)} | ${cpu} | ${errorsOf(arm)} / ${arm.samples} |`;
+  return [
+    `| ${label} | ${ms(arm.ttft?.p50)} | ${ms(arm.ttft?.p99)} | ${ms(arm.total?.p50)} | ${ms(arm.total?.p99)} | ${ms(arm.gap?.p99)} | ${arm.stalls} | ${whole(arm.tokensPerSecond)} | ${cpu} | ${errorsOf(arm)} / ${arm.samples} |`,
+  ];
 }
 
 function scenarioSection(s: ScenarioResult): string[] {
-  const lines = [`### ${s.title}`, '', s.setup + '.', ''];
+  const lines = [`### ${s.title}`, '', `${s.setup[0].toUpperCase()}${s.setup.slice(1)}.`, ''];
   lines.push(
     '| | TTFT p50 | TTFT p99 | Total p50 | Total p99 | Gap p99 | Stalls | Tokens/s | CPU ms/turn | Errors / samples |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   );
-  lines.push(armRow('Upstream direct', s.arms.upstream));
-  lines.push(armRow('Bare relay', s.arms.relay));
-  lines.push(armRow('Service', s.arms.service, s.arms.service?.databaseCpuMsPerTurn));
+  lines.push(...armRow('Upstream direct', s.arms.upstream));
+  lines.push(...armRow('Bare relay', s.arms.relay));
+  lines.push(...armRow('Service', s.arms.service, s.arms.service?.databaseCpuMsPerTurn));
   const a = s.added;
   if (s.arms.service && s.arms.relay) {
     lines.push(
@@ -185,7 +187,7 @@ export function renderMarkdown(results: BenchResults): string {
   lines.push(
     `- Date: ${results.startedAt} (${Math.round(results.durationSeconds)} s)`,
     `- Command: \`${results.command}\``,
-    `- Machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, ${m.kernel}, open files ${m.openFileLimit}`,
+    `- Machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, ${m.kernel}, open files ${m.openFileLimit}; load average ${results.loadAverage.start.toFixed(1)} at the start, ${results.loadAverage.end.toFixed(1)} at the end${results.loadAverage.start > m.cpus / 2 ? ' (**other work was running at the start: expect noise, mostly in p99**)' : ''}`,
     `- Node.js ${m.node}; ${Object.entries(m.packages)
       .map(([name, version]) => `${name} ${version}`)
       .join(', ')}`,
@@ -261,7 +263,7 @@ export function renderMarkdown(results: BenchResults): string {
     lines.push(
       '### Memory per open stream',
       '',
-      'Streams opened at 500/s and held (one token per second); resident memory (VmRSS) of the process before and while they are all open.',
+      'Streams opened at up to 500/s with at most 100 waiting for their first token (so the ramp follows what the server accepts), held at one token per second, then closed by the client; resident memory (VmRSS) of the process before and while they are all open. Time to first token here includes waiting for the ramp.',
       '',
       '| Streams | Process | Open | RSS before | RSS open | KiB per stream | TTFT p50 | TTFT p99 | Gap p99 | Stalls | Errors |',
       '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
@@ -278,6 +280,16 @@ export function renderMarkdown(results: BenchResults): string {
       }
     }
     lines.push('');
+    for (const m of results.memory) {
+      const usage = m.service?.memoryUsage;
+      if (!usage || !m.service?.open) continue;
+      const per = (key: 'rss' | 'heapUsed' | 'external' | 'arrayBuffers') =>
+        ms((usage.open[key] - usage.before[key]) / 1024 / m.service!.open, 1);
+      lines.push(
+        `With ${m.service.open.toLocaleString('en-US')} streams open, after a full GC, per stream: RSS ${per('rss')} KiB, JS heap ${per('heapUsed')} KiB, external memory ${per('external')} KiB (of which ArrayBuffers ${per('arrayBuffers')} KiB).`,
+        '',
+      );
+    }
   }
 
   if (results.soak) {
@@ -311,26 +323,57 @@ export function renderMarkdown(results: BenchResults): string {
     lines.push('');
   }
 
-  if (results.profile) {
-    const p = results.profile;
+  const scenarioProfiles = [
+    ...results.scenarios.flatMap((s) => (s.profile ? [s.profile] : [])),
+    ...results.memory.flatMap((m) => (m.profile ? [m.profile] : [])),
+  ];
+  if (scenarioProfiles.length) {
+    lines.push(
+      '### Profiles of the measured service (--profile-scenarios)',
+      '',
+      'The service ran under the V8 profiler in this run, so its figures above are slower than without it.',
+      '',
+    );
+    for (const { label, summary: p } of scenarioProfiles) {
+      const top = (list: { name: string; percent: number }[], count: number) =>
+        list
+          .slice(0, count)
+          .map((line) => `${line.name} ${ms(line.percent, 0)}%`)
+          .join('; ');
+      lines.push(
+        `- **${label}** (${whole(p.busyMs)} ms busy): ${top(p.byArea, 6)}. Own code, inclusive: ${top(p.topServiceInclusive, 5)}.`,
+      );
+    }
+    lines.push('');
+  }
+
+  if (results.profiles.length) {
     lines.push(
       '### Where the service spends its CPU',
       '',
-      `V8 sampling profile of the second instance under a mix of JSON turns, ${results.options.concurrency > 100 ? 100 : results.options.concurrency} concurrent streams and 200-turn thread continuations (${whole(p.busyMs)} ms of busy CPU sampled).`,
-      '',
-      '| By package or service folder | Share |',
-      '| --- | --- |',
-      ...p.byArea.map((line) => `| ${line.name} | ${ms(line.percent, 1)}% |`),
-      '',
-      '| Top functions, self time | Share |',
-      '| --- | --- |',
-      ...p.topSelf.map((line) => `| \`${line.name}\` | ${ms(line.percent, 1)}% |`),
-      '',
-      "| The service's own functions, inclusive time | Share |",
-      '| --- | --- |',
-      ...p.topServiceInclusive.map((line) => `| \`${line.name}\` | ${ms(line.percent, 1)}% |`),
+      'V8 sampling profiles of the second instance, one per kind of load. Shares are of the busy samples (idle excluded); "inclusive" counts a function with everything it calls.',
       '',
     );
+    for (const { label, summary: p } of results.profiles) {
+      lines.push(
+        `#### ${label[0].toUpperCase()}${label.slice(1)}`,
+        '',
+        `${whole(p.busyMs)} ms of busy CPU sampled.`,
+        '',
+        '| By package or service folder | Share |',
+        '| --- | --- |',
+        ...p.byArea.slice(0, 12).map((line) => `| ${line.name} | ${ms(line.percent, 1)}% |`),
+        '',
+        '| Top functions, self time | Share |',
+        '| --- | --- |',
+        ...p.topSelf.slice(0, 12).map((line) => `| \`${line.name}\` | ${ms(line.percent, 1)}% |`),
+        '',
+        "| The service's own functions, inclusive time | Share |",
+        '| --- | --- |',
+        ...p.topServiceInclusive.slice(0, 12).map((line) => `| \`${line.name}\` | ${ms(line.percent, 1)}% |`),
+        '',
+      );
+    }
   }
   lines.push(END);
   return lines.join('\n');

@@ -45,6 +45,8 @@ export interface ScenarioResult {
   /** Service minus relay, same run. */
   added: Added;
   notes: string[];
+  /** With --profile-scenarios: the measured service's profile during this scenario. */
+  profile?: ProfileResult;
 }
 
 export interface SweepStep {
@@ -71,6 +73,16 @@ export interface MemoryArm {
   gap: Distribution | null;
   stalls: number;
   errors: Record<string, number>;
+  /** With --profile-scenarios: process.memoryUsage() after a full GC, before and while open. */
+  memoryUsage?: { before: MemoryUsage; open: MemoryUsage };
+}
+
+export interface MemoryUsage {
+  rss: number;
+  heapTotal: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
 }
 
 export interface MemoryResult {
@@ -78,6 +90,8 @@ export interface MemoryResult {
   intervalMs: number;
   relay?: MemoryArm;
   service?: MemoryArm;
+  /** With --profile-scenarios: the service's profile while the streams opened and were held. */
+  profile?: ProfileResult;
 }
 
 export interface SoakResult {
@@ -96,6 +110,11 @@ export interface StatementsResult {
   perTurn: { statements: number; roundTrips: number; byVerb: Record<string, number> };
 }
 
+export interface ProfileResult {
+  label: string;
+  summary: ProfileSummary;
+}
+
 export interface TargetCheck {
   target: string;
   measured: string;
@@ -109,6 +128,8 @@ export interface BenchResults {
   options: BenchOptions;
   machine: MachineInfo;
   serviceAvailable: boolean;
+  /** 1-minute load average at the start and the end: other work on the machine shows here. */
+  loadAverage: { start: number; end: number };
   /** The fake model's own latency for a one-word reply (direct arm p50), the plot's zero. */
   upstreamBaselineMs: number | null;
   scenarios: ScenarioResult[];
@@ -116,7 +137,7 @@ export interface BenchResults {
   memory: MemoryResult[];
   soak: SoakResult | null;
   statements: StatementsResult[];
-  profile: ProfileSummary | null;
+  profiles: ProfileResult[];
   targets: TargetCheck[];
   notes: string[];
 }

@@ -1,4 +1,5 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import { join, resolve } from 'node:path';
 import * as prettier from 'prettier';
 import { Bench } from './bench.js';
@@ -37,6 +38,7 @@ async function main(): Promise<number> {
     return 2;
   }
   const started = new Date();
+  const loadAtStart = os.loadavg()[0];
   const resultsDir = resolve('bench/results', started.toISOString().replaceAll(':', '-').slice(0, 19));
   await mkdir(resultsDir, { recursive: true });
   const database = await createBenchDatabase(process.env.DATABASE_URL, options.keepDatabase);
@@ -53,8 +55,9 @@ async function main(): Promise<number> {
     await bench.start();
     const scenarios = await bench.scenarios();
     const sweep = await bench.sweep();
-    const memory = await bench.slowStreams();
+    // Before the slow streams, which leave the heap large for a while.
     const soak = await bench.soak();
+    const memory = await bench.slowStreams();
     const probe = await bench.probe();
     results = {
       startedAt: started.toISOString(),
@@ -63,13 +66,14 @@ async function main(): Promise<number> {
       options,
       machine: machineInfo(database.version),
       serviceAvailable: bench.serviceAvailable,
+      loadAverage: { start: loadAtStart, end: os.loadavg()[0] },
       upstreamBaselineMs: bench.upstreamBaselineMs,
       scenarios,
       sweep,
       memory,
       soak,
       statements: probe.statements,
-      profile: probe.profile,
+      profiles: probe.profiles,
       targets: [],
       notes: bench.notes,
     };

@@ -8,6 +8,7 @@ import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
 import { ApiError } from './common/errors/error-catalogue.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
+import { ConversationsModule } from './conversations/conversations.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import type { DatabaseHandle } from './database/embedded-postgres.js';
 import { HealthModule } from './health/health.module.js';
@@ -16,6 +17,7 @@ import { LimitsModule } from './limits/limits.module.js';
 import { McpGatewayModule } from './mcp-gateway/mcp-gateway.module.js';
 import { MemoryModule } from './memory/memory.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { OpenApiModule } from './openapi/openapi.module.js';
 import { OrganizationsModule } from './organizations/organizations.module.js';
 import { QuickstartModule } from './quickstart/quickstart.module.js';
 import { ResponsesModule } from './responses/responses.module.js';
@@ -55,7 +57,9 @@ export class AppModule {
         ClaimsModule,
         MemoryModule,
         ResponsesModule,
+        ConversationsModule,
         McpGatewayModule,
+        OpenApiModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

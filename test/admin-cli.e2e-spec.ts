@@ -369,6 +369,7 @@ describe('admin command-line tool', () => {
           functionCalling: false,
           timeoutSeconds: 30,
         },
+        tools: [],
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       });

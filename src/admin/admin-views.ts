@@ -35,6 +35,7 @@ export function assistantView(assistant: AssistantEntity) {
     name: assistant.name,
     instructions: assistant.instructions,
     model: assistant.model,
+    tools: assistant.toolNames,
     createdAt: assistant.createdAt.toISOString(),
     updatedAt: assistant.updatedAt.toISOString(),
   };

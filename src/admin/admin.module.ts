@@ -6,8 +6,10 @@ import { ConfigModule } from '../config/config.module.js';
 import { DatabaseModule } from '../database/database.module.js';
 import type { DatabaseHandle } from '../database/embedded-postgres.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
+import { SpecialistsModule } from '../specialists/specialists.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
 import { McpGatewaysModule } from '../mcp-gateway/mcp-gateways.module.js';
+import { UsersModule } from '../users/users.module.js';
 import { ApplyModule } from './apply/apply.module.js';
 
 /** A connection pool this small is plenty for one command, and leaves the service's pool alone. */
@@ -29,8 +31,10 @@ export class AdminModule {
         OrganizationsModule,
         ApiKeysModule,
         AssistantsModule,
+        SpecialistsModule,
         ToolsModule,
         McpGatewaysModule,
+        UsersModule,
         ApplyModule,
       ],
     };

@@ -14,15 +14,19 @@ import { applyCommand } from './commands/apply.command.js';
 import { assistantCommands } from './commands/assistants.commands.js';
 import { keyCommands } from './commands/keys.commands.js';
 import { organizationCommands } from './commands/organizations.commands.js';
+import { userCommands } from './commands/users.commands.js';
 import { toolCommands } from '../tools/admin/tools.commands.js';
 import { gatewayCommands } from '../mcp-gateway/gateways.commands.js';
+import { specialistCommands } from '../specialists/admin/specialists.commands.js';
 
 export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   ...organizationCommands,
   ...keyCommands,
   ...assistantCommands,
+  ...specialistCommands,
   ...toolCommands,
   ...gatewayCommands,
+  ...userCommands,
   applyCommand,
 ];
 
@@ -64,7 +68,9 @@ export async function runAdmin(
       io.stdout.write(commandHelp(invocation.command));
       return 0;
     }
-    session = await openSession(loadConfig(env));
+    session = await openSession(loadConfig(env), (waitingFor) => {
+      if (!json) io.stderr.write(`The embedded database is held by ${waitingFor}; waiting for it…\n`);
+    });
     if (session.migrations.length > 0 && !json) {
       io.stderr.write(`Applied migrations: ${session.migrations.join(', ')}\n`);
     }
@@ -201,8 +207,8 @@ async function assertReachable(url: string): Promise<void> {
   }
 }
 
-async function openSession(config: AppConfig): Promise<AdminSession> {
-  const database = await openDatabase(config.database);
+async function openSession(config: AppConfig, onWait: (waitingFor: string) => void): Promise<AdminSession> {
+  const database = await openDatabase({ ...config.database, role: 'cli', onWait });
   let app: INestApplicationContext | undefined;
   try {
     await assertReachable(database.url);

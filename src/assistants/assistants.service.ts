@@ -55,6 +55,24 @@ export class AssistantsService {
     return this.repository.listForOrganization(organizationId);
   }
 
+  /**
+   * The organization's one assistant of this name, or null; a name two assistants share
+   * identifies neither and is an error. `manager` joins a caller's transaction (`apply`).
+   */
+  async findUniqueByName(
+    organizationId: string,
+    name: string,
+    manager?: EntityManager,
+  ): Promise<AssistantEntity | null> {
+    const matches = await this.repository.listByNameForOrganization(organizationId, name.trim(), manager);
+    if (matches.length > 1) {
+      throw new AssistantInputError(
+        `${matches.length} assistants are named "${name.trim()}"; use the assistant's id, or rename all but one`,
+      );
+    }
+    return matches[0] ?? null;
+  }
+
   async create(
     organizationId: string,
     changes: AssistantChanges & { name: string },

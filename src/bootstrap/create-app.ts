@@ -33,7 +33,13 @@ export async function createApp(
   options: { logger?: JsonLogger | false } = {},
 ): Promise<RunningApp> {
   const logger = options.logger ?? new JsonLogger(config.logging.level);
-  const database = await openDatabase(config.database);
+  const database = await openDatabase({
+    ...config.database,
+    role: 'service',
+    onWait: (waitingFor) => {
+      if (logger !== false) logger.warn({ msg: `embedded database held by ${waitingFor}; waiting for it` });
+    },
+  });
   let app: NestExpressApplication | undefined;
   try {
     app = await NestFactory.create<NestExpressApplication>(AppModule.register(config, database), {

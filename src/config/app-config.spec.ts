@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError, loadConfig } from './app-config.js';
 
@@ -55,5 +56,17 @@ describe('loadConfig', () => {
     expect((thrown as ConfigError).variable).toBe(variable);
     expect((thrown as ConfigError).message).toMatch(new RegExp(`^Invalid configuration: ${variable} `));
     expect((thrown as ConfigError).message).toContain(detail);
+  });
+});
+
+describe('.env.example', () => {
+  it('lists every variable the configuration reads, with its default', () => {
+    const source = readFileSync(resolve('src/config/app-config.ts'), 'utf8');
+    const read = new Set([...source.matchAll(/\(env, '([A-Z][A-Z0-9_]*)'/g)].map((match) => match[1]));
+    const example = readFileSync(resolve('.env.example'), 'utf8');
+    const listed = new Set([...example.matchAll(/^#?\s*([A-Z][A-Z0-9_]*)=/gm)].map((match) => match[1]));
+    expect(read.size).toBeGreaterThan(20);
+    expect([...read].filter((name) => !listed.has(name))).toEqual([]);
+    expect([...listed].filter((name) => !read.has(name))).toEqual([]);
   });
 });

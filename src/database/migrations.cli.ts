@@ -76,7 +76,7 @@ async function main(): Promise<void> {
   const [command, name] = process.argv.slice(2);
   if (command === 'generate') return generate(name ?? '');
   const config = loadConfig();
-  const database = await openDatabase(config.database);
+  const database = await openDatabase({ ...config.database, role: 'cli' });
   try {
     await withDataSource(database.url, database.embedded, async (ds) => {
       if (command === 'run') {

@@ -31,6 +31,10 @@ export class SpecialistsService {
     return this.repository.listForAssistant(organizationId, assistantId);
   }
 
+  find(organizationId: string, assistantId: string, name: string): Promise<SpecialistEntity | null> {
+    return this.repository.findByName(organizationId, assistantId, name);
+  }
+
   async remove(organizationId: string, assistantId: string, name: string): Promise<boolean> {
     const removed = await this.repository.deleteByName(organizationId, assistantId, name);
     this.rosters.invalidate(organizationId, assistantId);
@@ -62,12 +66,7 @@ export class SpecialistsService {
         model: null,
         toolNames: [],
       });
-    const before = JSON.stringify([
-      specialist.role,
-      specialist.instructions,
-      specialist.model,
-      specialist.toolNames,
-    ]);
+    const before = comparable(specialist);
     if (changes.role !== undefined) specialist.role = changes.role;
     if (changes.instructions !== undefined) specialist.instructions = changes.instructions;
     if (changes.model !== undefined)
@@ -75,17 +74,25 @@ export class SpecialistsService {
     if (changes.tools !== undefined) specialist.toolNames = parseToolNames(changes.tools);
     if (!specialist.role.trim())
       throw new SpecialistInputError('a specialist needs a role (when to hand over to it)');
-    const after = JSON.stringify([
-      specialist.role,
-      specialist.instructions,
-      specialist.model,
-      specialist.toolNames,
-    ]);
-    if (existing && before === after) return { specialist: existing, action: 'unchanged' };
+    if (existing && comparable(specialist) === before) return { specialist: existing, action: 'unchanged' };
     const saved = await this.repository.save(specialist, manager);
     this.rosters.invalidate(organizationId, assistantId);
     return { specialist: saved, action: existing ? 'updated' : 'created' };
   }
+}
+
+/**
+ * The declared fields as canonical JSON (sorted keys, no undefined): a model read back from JSONB
+ * has its keys in another order than the same model just parsed, and must still compare equal.
+ */
+function comparable(specialist: SpecialistEntity): string {
+  return JSON.stringify(
+    [specialist.role, specialist.instructions, specialist.model, specialist.toolNames],
+    (_key, value: unknown) =>
+      typeof value === 'object' && value !== null && !Array.isArray(value)
+        ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+        : value,
+  );
 }
 
 function parseModel(model: unknown) {

@@ -71,6 +71,16 @@ export function optionalNullableInteger(entry: DocumentEntry, key: string): numb
   return value;
 }
 
+/** A list of strings (e.g. tool names); undefined when absent. */
+export function optionalStringList(entry: DocumentEntry, key: string): string[] | undefined {
+  const value = entry.value[key];
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || !value.every((item): item is string => typeof item === 'string')) {
+    throw new ApplyError(`${entry.path}.${key} must be a list of strings`);
+  }
+  return value;
+}
+
 /** Fails on the first name that appears twice among `entries` (compared as `keyOf` returns). */
 export function assertUnique(
   entries: readonly DocumentEntry[],

@@ -4,7 +4,8 @@ import { readTextFile, stringOption, type AdminCommand } from '../admin-command.
 
 export const applyCommand: AdminCommand = {
   words: ['apply'],
-  summary: 'create or update organizations and assistants as a YAML or JSON file declares them',
+  summary:
+    'create or update organizations, tools, assistants, specialists… as a YAML or JSON file declares them',
   options: {
     file: {
       type: 'string',

@@ -1,115 +1,23 @@
-import { parse as parseYaml } from 'yaml';
 import { AssistantsService, type AssistantChanges } from '../../assistants/assistants.service.js';
 import type { AssistantEntity } from '../../assistants/entities/assistant.entity.js';
-import type { ModelSettings } from '../../assistants/model-settings.js';
 import {
   AdminUsageError,
-  oneOf,
-  parseBoolean,
   parseId,
-  readTextFile,
   stringOption,
   type AdminCommand,
-  type AdminOption,
   type CommandContext,
 } from '../admin-command.js';
 import { assistantView, table } from '../admin-views.js';
+import {
+  instructionsFrom,
+  MODEL_OPTIONS,
+  modelFrom,
+  TEXT_OPTIONS,
+  TOOLS_OPTION,
+  toolsFrom,
+  toolsText,
+} from './agent-options.js';
 import { ORGANIZATION_OPTION, requireOrganization } from './organizations.commands.js';
-
-/** Flag → ModelSettings field, for the flags that set one field each. */
-const MODEL_FLAGS = {
-  provider: { field: 'provider', description: 'openai-compatible or offline' },
-  'base-url': { field: 'baseUrl', description: 'upstream base URL, e.g. https://api.openai.com/v1' },
-  model: { field: 'model', description: 'upstream model name' },
-  'api-key-env': { field: 'apiKeyEnv', description: 'environment variable holding the upstream key' },
-  'function-calling': { field: 'functionCalling', description: 'true or false: the model can call tools' },
-  'timeout-seconds': { field: 'timeoutSeconds', description: 'upstream timeout for this assistant' },
-} as const;
-
-const MODEL_OPTIONS: Record<string, AdminOption> = {
-  ...Object.fromEntries(
-    Object.entries(MODEL_FLAGS).map(([flag, { description }]) => [
-      flag,
-      { type: 'string', placeholder: '<value>', description } satisfies AdminOption,
-    ]),
-  ),
-  'model-json': { type: 'string', placeholder: '<json>', description: 'the full model settings as JSON' },
-  'model-file': {
-    type: 'string',
-    placeholder: '<path>',
-    description: 'the full model settings, JSON or YAML',
-  },
-};
-
-const TEXT_OPTIONS: Record<string, AdminOption> = {
-  instructions: { type: 'string', placeholder: '<text>', description: 'system instructions' },
-  'instructions-file': {
-    type: 'string',
-    placeholder: '<path>',
-    description: 'read the instructions from a file',
-  },
-};
-
-async function instructionsFrom({ options, cwd }: CommandContext): Promise<string | undefined> {
-  const given = oneOf(options, ['instructions', 'instructions-file']);
-  if (given === 'instructions-file') return readTextFile(cwd, stringOption(options, given) ?? '');
-  return stringOption(options, 'instructions');
-}
-
-/**
- * The model settings the flags describe, starting from `current` (an update keeps what the flags
- * do not mention, unless the provider changes). Undefined when no model flag was given.
- * AssistantsService validates the result.
- */
-async function modelFrom({ options, cwd }: CommandContext, current?: ModelSettings): Promise<unknown> {
-  const fieldFlags = Object.keys(MODEL_FLAGS).filter((flag) => options[flag] !== undefined);
-  const whole = oneOf(options, ['model-json', 'model-file']);
-  if (whole && fieldFlags.length > 0) {
-    throw new AdminUsageError(
-      `--${whole} replaces the whole model; do not combine it with --${fieldFlags[0]}`,
-    );
-  }
-  if (whole === 'model-json') return parseJson(stringOption(options, whole) ?? '', '--model-json');
-  if (whole === 'model-file') {
-    const path = stringOption(options, whole) ?? '';
-    return parseStructured(await readTextFile(cwd, path), path);
-  }
-  if (fieldFlags.length === 0) return undefined;
-
-  // An upstream URL or model name only makes sense for an OpenAI-compatible upstream.
-  const impliesUpstream = options['base-url'] !== undefined || options.model !== undefined;
-  const provider =
-    stringOption(options, 'provider') ??
-    (impliesUpstream ? 'openai-compatible' : (current?.provider ?? 'offline'));
-  const settings: Record<string, unknown> = current?.provider === provider ? { ...current } : { provider };
-  for (const flag of fieldFlags) {
-    const value = stringOption(options, flag) ?? '';
-    const { field } = MODEL_FLAGS[flag as keyof typeof MODEL_FLAGS];
-    if (field === 'functionCalling') settings[field] = parseBoolean(value, `--${flag}`);
-    else if (field === 'timeoutSeconds')
-      settings[field] = Number.isNaN(Number(value)) ? value : Number(value);
-    else settings[field] = value;
-  }
-  return settings;
-}
-
-function parseJson(text: string, what: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new AdminUsageError(`${what} is not valid JSON`);
-  }
-}
-
-function parseStructured(text: string, path: string): unknown {
-  try {
-    return parseYaml(text) as unknown;
-  } catch (error) {
-    throw new AdminUsageError(
-      `${path} is not valid JSON or YAML: ${(error as Error).message.split('\n')[0]}`,
-    );
-  }
-}
 
 async function requireAssistant(context: CommandContext): Promise<AssistantEntity> {
   const organization = await requireOrganization(context.app, stringOption(context.options, 'org') ?? '');
@@ -131,6 +39,7 @@ function describe(assistant: AssistantEntity): string {
     `  organization:     ${assistant.organizationId}`,
     `  model:            ${upstream}`,
     `  function calling: ${model.functionCalling ? 'yes' : 'no'}`,
+    `  tools:            ${toolsText(assistant.toolNames)}`,
     `  updated:          ${assistant.updatedAt.toISOString()}`,
     `  instructions:     ${assistant.instructions.length > 0 ? assistant.instructions : '(none)'}`,
   ].join('\n');
@@ -145,12 +54,14 @@ export const assistantCommands: AdminCommand[] = [
       name: { type: 'string', placeholder: '<name>', required: true, description: 'display name' },
       ...TEXT_OPTIONS,
       ...MODEL_OPTIONS,
+      ...TOOLS_OPTION,
     },
     async run(context) {
       const organization = await requireOrganization(context.app, stringOption(context.options, 'org') ?? '');
       const changes: AssistantChanges & { name: string } = {
         name: stringOption(context.options, 'name') ?? '',
         instructions: await instructionsFrom(context),
+        tools: toolsFrom(context.options),
       };
       const model = await modelFrom(context);
       if (model !== undefined) changes.model = model;
@@ -168,12 +79,13 @@ export const assistantCommands: AdminCommand[] = [
       return {
         json: assistants.map(assistantView),
         text: table(
-          ['ID', 'NAME', 'PROVIDER', 'MODEL', 'UPDATED'],
+          ['ID', 'NAME', 'PROVIDER', 'MODEL', 'TOOLS', 'UPDATED'],
           assistants.map((a) => [
             a.id,
             a.name,
             a.model.provider,
             a.model.provider === 'offline' ? '-' : a.model.model,
+            a.toolNames.length > 0 ? a.toolNames.join(',') : '-',
             a.updatedAt.toISOString(),
           ]),
         ),
@@ -192,13 +104,14 @@ export const assistantCommands: AdminCommand[] = [
   },
   {
     words: ['assistants', 'update'],
-    summary: 'change the name, instructions or model settings of an assistant',
+    summary: 'change the name, instructions, model settings or tools of an assistant',
     args: ['<assistantId>'],
     options: {
       ...ORGANIZATION_OPTION,
       name: { type: 'string', placeholder: '<name>', description: 'display name' },
       ...TEXT_OPTIONS,
       ...MODEL_OPTIONS,
+      ...TOOLS_OPTION,
     },
     async run(context) {
       const current = await requireAssistant(context);
@@ -206,6 +119,7 @@ export const assistantCommands: AdminCommand[] = [
         name: stringOption(context.options, 'name'),
         instructions: await instructionsFrom(context),
         model: await modelFrom(context, current.model),
+        tools: toolsFrom(context.options),
       };
       const updated = await context.app
         .get(AssistantsService)

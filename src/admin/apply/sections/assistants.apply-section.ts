@@ -7,6 +7,7 @@ import {
   assertUnique,
   entriesAt,
   optionalString,
+  optionalStringList,
   requiredString,
   rootEntry,
   type ApplyDocument,
@@ -15,8 +16,9 @@ import type { ApplyReport } from '../apply-report.js';
 import { ApplySectionProvider, type ApplySection } from '../apply-section.js';
 
 /**
- * `organizations[].assistants: [{name, instructions, model}]`, matched by name within the
- * organization. Omitted fields keep their current value (a new assistant gets the offline model).
+ * `organizations[].assistants: [{name, instructions, model, tools}]`, matched by name within the
+ * organization. Omitted fields keep their current value (a new assistant gets the offline model
+ * and no tools); `tools` replaces the whole list of the generic path's server-side tools.
  */
 @Injectable()
 @ApplySectionProvider()
@@ -28,6 +30,7 @@ export class AssistantsApplySection implements ApplySection {
     'organizations[].assistants[].name',
     'organizations[].assistants[].instructions',
     'organizations[].assistants[].model',
+    'organizations[].assistants[].tools',
   ];
 
   constructor(
@@ -49,7 +52,12 @@ export class AssistantsApplySection implements ApplySection {
         try {
           const { assistant, action } = await this.assistants.upsertByName(
             organization.id,
-            { name, instructions: optionalString(entry, 'instructions'), model: entry.value.model },
+            {
+              name,
+              instructions: optionalString(entry, 'instructions'),
+              model: entry.value.model,
+              tools: optionalStringList(entry, 'tools'),
+            },
             manager,
           );
           report.record({ kind: 'assistant', key: `${slug}/${assistant.name}`, id: assistant.id, action });

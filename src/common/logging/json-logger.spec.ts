@@ -1,0 +1,45 @@
+import { jest } from '@jest/globals';
+import { describeUnexpected } from '../errors/all-exceptions.filter.js';
+import { JsonLogger } from './json-logger.js';
+import { requestContext } from './request-context.js';
+
+describe('JsonLogger', () => {
+  it('writes one JSON line with the request ids and drops the stack Nest passes', () => {
+    const lines: string[] = [];
+    const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    try {
+      requestContext.run({ requestId: 'req_1', organizationId: 'org-1' }, () => {
+        new JsonLogger('log').error('boom', 'Error: boom\n    at secret.ts:1:1', 'Responses');
+      });
+    } finally {
+      write.mockRestore();
+    }
+    expect(lines).toHaveLength(1);
+    const entry = JSON.parse(lines[0]);
+    expect(entry).toMatchObject({
+      level: 'error',
+      msg: 'boom',
+      requestId: 'req_1',
+      organizationId: 'org-1',
+      context: 'Responses',
+    });
+    expect(lines[0]).not.toContain('secret.ts');
+  });
+});
+
+describe('describeUnexpected', () => {
+  it('keeps a database error to its class and driver code: no SQL, no parameters', () => {
+    const error = Object.assign(new Error('relation "x" does not exist'), {
+      name: 'QueryFailedError',
+      query: 'SELECT * FROM x WHERE key = $1',
+      parameters: ['swb_secret'],
+      driverError: { code: '42P01' },
+    });
+    const described = describeUnexpected(error);
+    expect(described).toEqual({ msg: 'database error', error: 'QueryFailedError', driverCode: '42P01' });
+    expect(JSON.stringify(described)).not.toContain('swb_secret');
+  });
+});

@@ -1,0 +1,61 @@
+import { ERROR_CATALOGUE, type ErrorCode } from '../common/errors/error-catalogue.js';
+
+/**
+ * What each catalogue code means to a client, for the OpenAPI document and the table in
+ * docs/api.md. Typed as a full Record so that a code added to the catalogue without a meaning
+ * here fails the typecheck instead of reaching the docs undocumented.
+ */
+export const ERROR_MEANINGS: Record<ErrorCode, string> = {
+  invalid_request:
+    'Body not JSON or not an object, a field or header of the wrong type or size, a cursor this endpoint did not issue, a `function_call_output` for no pending call',
+  missing_required_field:
+    'A required field (`model`, `input`, `userId`…) or the `x-user-id` header is absent',
+  invalid_model: '`model` is neither an assistant UUID nor `asst_<uuid>`',
+  tool_not_supported_for_model:
+    'A request tool whose `type` is not `function`, or function tools on an assistant whose model cannot call them',
+  too_many_tools: 'More than 128 tools in one request',
+  duplicate_tool_name: 'Two tools of one request share a name',
+  invalid_tool_name: 'A tool name outside `^[a-zA-Z0-9_-]{1,64}$`',
+  invalid_input_type: 'An `input` item with an unknown `type`, `role` or content part',
+  missing_call_id: 'A `function_call_output` (or `function_call`) input item without `call_id`',
+  missing_api_key: 'Neither `x-api-key` nor `Authorization: Bearer` was sent',
+  invalid_api_key: 'The API key is malformed, unknown or revoked',
+  missing_token: 'MCP gateway or `/metrics`: no bearer token was sent',
+  invalid_token: 'MCP gateway or `/metrics`: the bearer token failed verification',
+  insufficient_scope:
+    "The key lacks the route's scope, or (MCP gateway) the token is of another organization",
+  origin_not_allowed: 'MCP gateway: a browser `Origin` that is not allowed',
+  not_found: 'No such route, or no MCP gateway of that name',
+  assistant_not_found: "No assistant with that id in the key's organization",
+  claim_not_found: "No claim for that userId and claimKey in the key's organization",
+  memory_item_not_found: "No memory item with that id for this user in the key's organization",
+  response_not_found: "No response with that id for this assistant and user in the key's organization",
+  conversation_not_found: "No conversation with that id for this user in the key's organization",
+  method_not_allowed: 'MCP gateway: GET or DELETE on a stateless endpoint (`Allow: POST`)',
+  payload_too_large: 'The request body exceeds `BODY_LIMIT`',
+  unsupported_media_type: 'The request body is of a media type the route does not read',
+  claim_value_too_large: '`claimValue` above 64 KB serialized',
+  bulk_limit_exceeded: 'More than 50 claims in one bulk request',
+  rate_limit_exceeded: "The organization's requests per minute are used up; see `Retry-After`",
+  server_error: 'An unexpected failure; details are only in the server log',
+  upstream_unavailable: 'The model provider was unreachable or failed',
+  upstream_timeout: 'The model provider did not answer in time',
+  service_overloaded:
+    'This replica is at its in-flight cap, out of database connections, or shutting down; see `Retry-After`',
+  identity_provider_unavailable:
+    "MCP gateway: the identity provider's keys could not be fetched; see `Retry-After`",
+};
+
+export interface ErrorCatalogueRow {
+  code: ErrorCode;
+  status: number;
+  type: string;
+  meaning: string;
+}
+
+/** The catalogue by status, in catalogue order within a status (Array.sort is stable). */
+export function errorCatalogueRows(): ErrorCatalogueRow[] {
+  return (Object.keys(ERROR_CATALOGUE) as ErrorCode[])
+    .map((code) => ({ code, ...ERROR_CATALOGUE[code], meaning: ERROR_MEANINGS[code] }))
+    .sort((a, b) => a.status - b.status);
+}

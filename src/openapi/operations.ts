@@ -1,0 +1,515 @@
+import type { ApiKeyScope } from '../api-keys/entities/api-key.entity.js';
+import type { ErrorCode } from '../common/errors/error-catalogue.js';
+import { ref, STREAM_EVENT_TYPES, type JsonSchema } from './schemas.js';
+
+/** How a route authenticates, mirroring `@RequireScopes` / `@Public` / `@OwnAuthentication`. */
+export type Access =
+  | { kind: 'api-key'; scopes: Exclude<ApiKeyScope, 'full_access'>[] }
+  | { kind: 'public' }
+  | { kind: 'mcp-oauth' }
+  | { kind: 'metrics-token' };
+
+export type HttpMethod = 'get' | 'post' | 'delete' | 'options';
+
+/**
+ * One operation of the interface. `errors` lists the codes particular to it; the builder adds
+ * those that follow from its access (401/403/429…) and from having a JSON body (400/413).
+ */
+export interface OperationSpec {
+  method: HttpMethod;
+  /** OpenAPI path templates; the claim routes answer under two prefixes. */
+  paths: string[];
+  operationId: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  access: Access;
+  parameters?: JsonSchema[];
+  requestBody?: JsonSchema;
+  /** Responses other than the error envelope, by status. */
+  responses: Record<string, JsonSchema>;
+  errors: ErrorCode[];
+}
+
+const param = (name: string): JsonSchema => ({ $ref: `#/components/parameters/${name}` });
+const header = (name: string): JsonSchema => ({ $ref: `#/components/headers/${name}` });
+const json = (schema: JsonSchema, description: string, extra: JsonSchema = {}): JsonSchema => ({
+  description,
+  ...extra,
+  content: { 'application/json': { schema } },
+});
+const jsonBody = (schema: JsonSchema, description?: string): JsonSchema => ({
+  required: true,
+  ...(description ? { description } : {}),
+  content: { 'application/json': { schema } },
+});
+const noContent = (description: string): JsonSchema => ({ description });
+
+const USER_KEY: Access = { kind: 'api-key', scopes: ['user'] };
+const ASSISTANT_KEY: Access = { kind: 'api-key', scopes: ['assistant'] };
+
+const STREAM_DESCRIPTION = [
+  'Server-Sent Events. Each event is one `event: <type>` line and one `data: <json>` line, then a blank line;',
+  'the JSON repeats the type in `type` and carries `sequence_number` (0, 1, 2… without gaps).',
+  'The payload schemas are `ResponseStreamEvent` in components (see `x-sse-event-schema`).',
+  '',
+  `Event types: ${STREAM_EVENT_TYPES.map((type) => `\`${type}\``).join(', ')}.`,
+  '',
+  'A text reply: `response.created`, `response.output_item.added`, `response.content_part.added`,',
+  '`response.output_text.delta` (repeated), `response.output_text.done`, `response.output_item.done`,',
+  '`response.completed`, then `data: [DONE]`. A client function call ends with `response.completed` whose',
+  'status is `requires_action`. A failure after the stream started is a `response.error` event, after which',
+  'the stream closes without `[DONE]`. After 15 quiet seconds (`SSE_HEARTBEAT_SECONDS`) the comment',
+  '`: heartbeat` is sent. Responses carry `Cache-Control: no-cache, no-transform` and `X-Accel-Buffering: no`.',
+].join('\n');
+
+const STREAM_EXAMPLE = [
+  'event: response.created',
+  'data: {"type":"response.created","sequence_number":0,"response":{"id":"resp_…","status":"in_progress",…}}',
+  '',
+  'event: response.output_text.delta',
+  'data: {"type":"response.output_text.delta","sequence_number":3,"item_id":"msg_…","output_index":0,"content_index":0,"delta":"Hel","logprobs":[]}',
+  '',
+  'event: response.completed',
+  'data: {"type":"response.completed","sequence_number":7,"response":{"id":"resp_…","status":"completed",…}}',
+  '',
+  'data: [DONE]',
+  '',
+].join('\n');
+
+const responseOperations: OperationSpec[] = [
+  {
+    method: 'post',
+    paths: ['/v1/responses'],
+    operationId: 'createResponse',
+    tag: 'Responses',
+    summary: 'Send a message to an assistant; reply as JSON or as an event stream',
+    description:
+      'Compatible with the official `openai` SDK (`baseURL` = `<origin>/v1`). Everything that can fail before ' +
+      'the first byte (authentication, validation, rate limit, unknown assistant or response) is a plain HTTP ' +
+      'error with the JSON envelope, even with `stream: true`; later failures are `response.error` events. ' +
+      'Without `previous_response_id` a new conversation starts; with it, the thread of that response continues ' +
+      '(same assistant, same `x-user-id`).',
+    access: ASSISTANT_KEY,
+    parameters: [param('XUserId'), param('XUserToken'), param('XUserTokens'), param('XSwitchboardEvents')],
+    requestBody: jsonBody(ref('CreateResponseRequest')),
+    responses: {
+      '200': {
+        description:
+          'Without `stream`: the Response (`completed` or `requires_action`). With `stream: true`: the event stream.',
+        content: {
+          'application/json': { schema: ref('Response') },
+          'text/event-stream': {
+            schema: { type: 'string', description: STREAM_DESCRIPTION },
+            example: STREAM_EXAMPLE,
+            'x-sse-event-schema': ref('ResponseStreamEvent'),
+          },
+        },
+      },
+    },
+    errors: [
+      'invalid_request',
+      'missing_required_field',
+      'invalid_model',
+      'too_many_tools',
+      'invalid_tool_name',
+      'duplicate_tool_name',
+      'tool_not_supported_for_model',
+      'invalid_input_type',
+      'missing_call_id',
+      'assistant_not_found',
+      'response_not_found',
+      'upstream_unavailable',
+      'upstream_timeout',
+      'service_overloaded',
+    ],
+  },
+  {
+    method: 'get',
+    paths: ['/v1/responses/{id}'],
+    operationId: 'getResponse',
+    tag: 'Responses',
+    summary: 'Read a stored response',
+    description:
+      "The Response exactly as `response.completed` carried it. Any response of the key's organization.",
+    access: ASSISTANT_KEY,
+    parameters: [param('ResponseId')],
+    responses: { '200': json(ref('Response'), 'The stored response') },
+    errors: ['response_not_found'],
+  },
+];
+
+const historyOperations: OperationSpec[] = [
+  {
+    method: 'get',
+    paths: ['/v1/chat/history/conversations'],
+    operationId: 'listConversations',
+    tag: 'Chat history',
+    summary: "The user's conversations, most recently updated first",
+    description:
+      'A page of the conversations of `x-user-id` (anonymous conversations are in no history). When more exist, ' +
+      'the `x-next-cursor` header holds the cursor to pass as `after`.',
+    access: USER_KEY,
+    parameters: [
+      param('XUserIdRequired'),
+      param('ConversationLimit'),
+      param('HistoryAfter'),
+      param('AssistantFilter'),
+    ],
+    responses: {
+      '200': json({ type: 'array', items: ref('Conversation') }, 'A page of conversations', {
+        headers: { 'x-next-cursor': header('NextCursor'), Link: header('Link') },
+      }),
+    },
+    errors: ['missing_required_field', 'invalid_request', 'assistant_not_found'],
+  },
+  {
+    method: 'get',
+    paths: ['/v1/chat/history/conversations/{id}/messages'],
+    operationId: 'listConversationMessages',
+    tag: 'Chat history',
+    summary: 'The messages of one conversation, oldest first',
+    description:
+      'User and assistant text only (tool traffic stays on the responses), along the branch of the newest turn. ' +
+      "Another user's or organization's conversation is the same 404 as a missing one.",
+    access: USER_KEY,
+    parameters: [
+      param('XUserIdRequired'),
+      param('ConversationId'),
+      param('MessageLimit'),
+      param('HistoryAfter'),
+    ],
+    responses: {
+      '200': json({ type: 'array', items: ref('Message') }, 'A page of messages', {
+        headers: { 'x-next-cursor': header('NextCursor'), Link: header('Link') },
+      }),
+    },
+    errors: ['missing_required_field', 'invalid_request', 'conversation_not_found'],
+  },
+];
+
+const CLAIM_PATHS = (suffix: string) => [`/v1/user-claims${suffix}`, `/user-claims${suffix}`];
+
+const claimOperations: OperationSpec[] = [
+  {
+    method: 'post',
+    paths: CLAIM_PATHS(''),
+    operationId: 'upsertUserClaim',
+    tag: 'User claims',
+    summary: 'Create or replace one claim',
+    access: USER_KEY,
+    requestBody: jsonBody(ref('ClaimInput')),
+    responses: { '200': json(ref('ClaimRecord'), 'The stored claim') },
+    errors: ['missing_required_field', 'claim_value_too_large'],
+  },
+  {
+    method: 'post',
+    paths: CLAIM_PATHS('/bulk'),
+    operationId: 'upsertUserClaimsBulk',
+    tag: 'User claims',
+    summary: 'Create or replace up to 50 claims, all or nothing',
+    access: USER_KEY,
+    requestBody: jsonBody(ref('BulkClaimsRequest')),
+    responses: {
+      '200': json({ type: 'array', items: ref('ClaimRecord') }, 'The stored claims, in the order sent'),
+    },
+    errors: ['missing_required_field', 'bulk_limit_exceeded', 'claim_value_too_large'],
+  },
+  {
+    method: 'get',
+    paths: CLAIM_PATHS('/{userId}'),
+    operationId: 'listUserClaims',
+    tag: 'User claims',
+    summary: "A user's claims, by claimKey",
+    access: USER_KEY,
+    parameters: [param('UserIdPath')],
+    responses: {
+      '200': json({ type: 'array', items: ref('ClaimRecord') }, 'Every claim of the user (`[]` for none)'),
+    },
+    errors: ['invalid_request'],
+  },
+  {
+    method: 'get',
+    paths: CLAIM_PATHS('/{userId}/{claimKey}'),
+    operationId: 'getUserClaim',
+    tag: 'User claims',
+    summary: 'One claim',
+    access: USER_KEY,
+    parameters: [param('UserIdPath'), param('ClaimKeyPath')],
+    responses: { '200': json(ref('ClaimRecord'), 'The claim') },
+    errors: ['invalid_request', 'claim_not_found'],
+  },
+  {
+    method: 'delete',
+    paths: CLAIM_PATHS('/{userId}/{claimKey}'),
+    operationId: 'deleteUserClaim',
+    tag: 'User claims',
+    summary: 'Erase one claim',
+    access: USER_KEY,
+    parameters: [param('UserIdPath'), param('ClaimKeyPath')],
+    responses: { '204': noContent('Deleted (the row is removed)') },
+    errors: ['invalid_request', 'claim_not_found'],
+  },
+];
+
+const MEMORY_NOTE =
+  'Acts on the user named by `x-user-id`, narrowed to one assistant by `assistant_id` when given.';
+
+const memoryOperations: OperationSpec[] = [
+  {
+    method: 'get',
+    paths: ['/v1/memory'],
+    operationId: 'listMemory',
+    tag: 'Memory',
+    summary: 'What the assistants remember of the user, newest first',
+    description: `${MEMORY_NOTE} Paginated with \`limit\` and \`after\` (= \`nextCursor\`).`,
+    access: USER_KEY,
+    parameters: [
+      param('XUserIdRequired'),
+      param('AssistantFilter'),
+      param('MemoryLimit'),
+      param('MemoryAfter'),
+    ],
+    responses: { '200': json(ref('MemoryList'), 'A page of memory items and the opt-out state') },
+    errors: ['missing_required_field', 'invalid_request', 'assistant_not_found'],
+  },
+  {
+    method: 'delete',
+    paths: ['/v1/memory'],
+    operationId: 'deleteMemory',
+    tag: 'Memory',
+    summary: "Erase the user's memory (all of it, or one assistant's)",
+    description: MEMORY_NOTE,
+    access: USER_KEY,
+    parameters: [param('XUserIdRequired'), param('AssistantFilter')],
+    responses: { '200': json(ref('MemoryDeleted'), 'How many items were erased') },
+    errors: ['missing_required_field', 'invalid_request', 'assistant_not_found'],
+  },
+  {
+    method: 'post',
+    paths: ['/v1/memory/opt-out'],
+    operationId: 'optOutOfMemory',
+    tag: 'Memory',
+    summary: 'Stop loading and saving memory for the user',
+    description: `${MEMORY_NOTE} Does not delete what is stored; posting again changes nothing.`,
+    access: USER_KEY,
+    parameters: [param('XUserIdRequired'), param('AssistantFilter')],
+    responses: { '200': json(ref('MemoryOptOutState'), 'The opt-out now in force') },
+    errors: ['missing_required_field', 'invalid_request', 'assistant_not_found'],
+  },
+  {
+    method: 'delete',
+    paths: ['/v1/memory/opt-out'],
+    operationId: 'optInToMemory',
+    tag: 'Memory',
+    summary: 'Undo an opt-out',
+    description: `${MEMORY_NOTE} Without \`assistant_id\`, removes every opt-out of the user.`,
+    access: USER_KEY,
+    parameters: [param('XUserIdRequired'), param('AssistantFilter')],
+    responses: {
+      '200': json(
+        ref('MemoryOptOutState'),
+        '`optedOut` stays true when an opt-out of every assistant remains',
+      ),
+    },
+    errors: ['missing_required_field', 'invalid_request', 'assistant_not_found'],
+  },
+  {
+    method: 'delete',
+    paths: ['/v1/memory/{itemId}'],
+    operationId: 'deleteMemoryItem',
+    tag: 'Memory',
+    summary: 'Erase one memory item',
+    description: `${MEMORY_NOTE} Another user's or organization's item is the same 404 as a missing one.`,
+    access: USER_KEY,
+    parameters: [param('XUserIdRequired'), param('MemoryItemId'), param('AssistantFilter')],
+    responses: { '204': noContent('Deleted (the row is removed)') },
+    errors: ['missing_required_field', 'invalid_request', 'assistant_not_found', 'memory_item_not_found'],
+  },
+];
+
+const GATEWAY_METADATA_RESPONSE: JsonSchema = json(ref('ProtectedResourceMetadata'), 'RFC 9728 metadata', {
+  headers: {
+    'Access-Control-Allow-Origin': header('AllowAnyOrigin'),
+    'Cache-Control': header('CacheControl'),
+  },
+});
+
+const gatewayOperations: OperationSpec[] = [
+  {
+    method: 'post',
+    paths: ['/mcp-gateway/{name}'],
+    operationId: 'callMcpGateway',
+    tag: 'MCP gateway',
+    summary: 'MCP endpoint (Streamable HTTP, stateless, JSON replies)',
+    description:
+      'JSON-RPC messages of the Model Context Protocol: `initialize`, `ping`, `tools/list`, `tools/call`. ' +
+      "Needs an OAuth access token of the gateway's organization from the identity provider; without one the " +
+      '401 carries `WWW-Authenticate: Bearer resource_metadata="<metadata URL>"`. A request with an `Origin` ' +
+      'header is served only from an allowed origin. Clients send `Accept: application/json, text/event-stream`.',
+    access: { kind: 'mcp-oauth' },
+    parameters: [param('GatewayName')],
+    requestBody: jsonBody(ref('JsonRpcMessage'), 'One JSON-RPC request or notification'),
+    responses: {
+      '200': json(ref('JsonRpcMessage'), 'The JSON-RPC response'),
+      '202': noContent('A notification or response was accepted'),
+      '400': json(
+        ref('JsonRpcMessage'),
+        'Not a valid JSON-RPC message (a JSON-RPC error from the MCP layer)',
+      ),
+      '406': json(ref('JsonRpcMessage'), '`Accept` lacks `application/json` or `text/event-stream`'),
+      '415': json(ref('JsonRpcMessage'), '`Content-Type` is not `application/json`'),
+    },
+    errors: [
+      'origin_not_allowed',
+      'not_found',
+      'missing_token',
+      'invalid_token',
+      'insufficient_scope',
+      'identity_provider_unavailable',
+    ],
+  },
+  {
+    method: 'get',
+    paths: ['/mcp-gateway/{name}'],
+    operationId: 'openMcpGatewayStream',
+    tag: 'MCP gateway',
+    summary: 'Not offered: the gateway is stateless',
+    access: { kind: 'public' },
+    parameters: [param('GatewayName')],
+    responses: {},
+    errors: ['method_not_allowed'],
+  },
+  {
+    method: 'delete',
+    paths: ['/mcp-gateway/{name}'],
+    operationId: 'endMcpGatewaySession',
+    tag: 'MCP gateway',
+    summary: 'Not offered: the gateway has no sessions',
+    access: { kind: 'public' },
+    parameters: [param('GatewayName')],
+    responses: {},
+    errors: ['method_not_allowed'],
+  },
+  {
+    method: 'options',
+    paths: ['/mcp-gateway/{name}'],
+    operationId: 'preflightMcpGateway',
+    tag: 'MCP gateway',
+    summary: 'CORS preflight for browser-based MCP clients of an allowed origin',
+    access: { kind: 'public' },
+    parameters: [param('GatewayName')],
+    responses: {
+      '204': {
+        description: 'The origin is allowed (or no `Origin` was sent)',
+        headers: {
+          'Access-Control-Allow-Origin': header('AllowOrigin'),
+          'Access-Control-Allow-Methods': header('AllowMethods'),
+          'Access-Control-Allow-Headers': header('AllowHeaders'),
+        },
+      },
+    },
+    errors: ['origin_not_allowed'],
+  },
+  {
+    method: 'get',
+    paths: ['/mcp-gateway/{name}/.well-known/oauth-protected-resource'],
+    operationId: 'getMcpGatewayMetadata',
+    tag: 'MCP gateway',
+    summary: 'OAuth Protected Resource Metadata of a gateway',
+    description:
+      'The location the `WWW-Authenticate` challenge names. `resource` is the gateway URL on the admin origin.',
+    access: { kind: 'public' },
+    parameters: [param('GatewayName')],
+    responses: { '200': GATEWAY_METADATA_RESPONSE },
+    errors: ['not_found'],
+  },
+  {
+    method: 'get',
+    paths: ['/.well-known/oauth-protected-resource/mcp-gateway/{name}'],
+    operationId: 'getMcpGatewayMetadataWellKnown',
+    tag: 'MCP gateway',
+    summary: "The same metadata at RFC 9728's path-inserted location",
+    access: { kind: 'public' },
+    parameters: [param('GatewayName')],
+    responses: { '200': GATEWAY_METADATA_RESPONSE },
+    errors: ['not_found'],
+  },
+];
+
+const operationsOperations: OperationSpec[] = [
+  {
+    method: 'get',
+    paths: ['/healthz'],
+    operationId: 'liveness',
+    tag: 'Operations',
+    summary: 'Liveness: the process answers',
+    access: { kind: 'public' },
+    responses: { '200': json(ref('Liveness'), 'Alive') },
+    errors: [],
+  },
+  {
+    method: 'get',
+    paths: ['/readyz'],
+    operationId: 'readiness',
+    tag: 'Operations',
+    summary: 'Readiness: accepting requests, database reachable, schema migrated',
+    access: { kind: 'public' },
+    responses: {
+      '200': json(ref('Readiness'), 'Ready'),
+      '503': json(ref('Readiness'), 'Not ready (shutting down, database down, or migrations pending)'),
+    },
+    errors: [],
+  },
+  {
+    method: 'get',
+    paths: ['/metrics'],
+    operationId: 'metrics',
+    tag: 'Operations',
+    summary: 'Prometheus metrics of this replica',
+    description:
+      'Open, unless `METRICS_TOKEN` is set: then it needs `Authorization: Bearer <METRICS_TOKEN>`.',
+    access: { kind: 'metrics-token' },
+    responses: {
+      '200': {
+        description: 'Prometheus text exposition format',
+        content: { 'text/plain': { schema: { type: 'string' } } },
+      },
+    },
+    errors: [],
+  },
+  {
+    method: 'get',
+    paths: ['/openapi.json'],
+    operationId: 'openApiDocument',
+    tag: 'Operations',
+    summary: 'This OpenAPI document',
+    access: { kind: 'public' },
+    responses: {
+      '200': json({ type: 'object', description: 'OpenAPI 3.1' }, 'The OpenAPI document of this version'),
+    },
+    errors: [],
+  },
+];
+
+export const OPERATIONS: readonly OperationSpec[] = [
+  ...responseOperations,
+  ...historyOperations,
+  ...claimOperations,
+  ...memoryOperations,
+  ...gatewayOperations,
+  ...operationsOperations,
+];
+
+export const TAGS: readonly { name: string; description: string }[] = [
+  { name: 'Responses', description: 'The OpenAI-compatible Responses API (spec 4.1, 6)' },
+  { name: 'Chat history', description: "A user's conversations and their messages (spec 4.2, 4.3)" },
+  {
+    name: 'User claims',
+    description:
+      'Facts your application stores about a user; every route also answers without `/v1` (spec 4.4)',
+  },
+  { name: 'Memory', description: 'What assistants saved about a user: list, erase, opt out (spec 4.5)' },
+  { name: 'MCP gateway', description: 'Server-side tools for MCP clients behind OAuth (spec 4.6, 5.4)' },
+  { name: 'Operations', description: 'Probes, metrics and this document' },
+];

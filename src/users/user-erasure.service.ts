@@ -1,0 +1,45 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { ClaimsRepository } from '../claims/claims.repository.js';
+import { ConversationsRepository } from '../conversations/conversations.repository.js';
+import { MemoryRepository } from '../memory/memory.repository.js';
+
+/** How many rows of each kind an erasure deleted. */
+export interface ErasureReport {
+  conversations: number;
+  responses: number;
+  messages: number;
+  claims: number;
+  memoryItems: number;
+  memoryOptOuts: number;
+}
+
+/**
+ * Erases every trace of one end-user id in one organization: chat history (conversations,
+ * responses, messages), claims, memory items and opt-outs. One transaction, so an erasure is
+ * complete or has not happened; the same user id in another organization is untouched.
+ */
+@Injectable()
+export class UserErasureService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly conversations: ConversationsRepository,
+    private readonly claims: ClaimsRepository,
+    private readonly memory: MemoryRepository,
+  ) {}
+
+  erase(organizationId: string, userId: string): Promise<ErasureReport> {
+    return this.dataSource.transaction(async (manager) => {
+      const history = await this.conversations.eraseUserHistory(manager, organizationId, userId);
+      const claims = await this.claims.eraseUserContext(manager, organizationId, userId);
+      const memory = await this.memory.eraseUserContext(manager, organizationId, userId);
+      return {
+        ...history,
+        claims,
+        memoryItems: memory.memoryItems,
+        memoryOptOuts: memory.optOuts,
+      };
+    });
+  }
+}

@@ -1,0 +1,244 @@
+import { randomUUID } from 'node:crypto';
+import { runAdmin } from '../src/admin/admin.runner.js';
+import { AssistantsService } from '../src/assistants/assistants.service.js';
+import { MemoryService } from '../src/memory/memory.service.js';
+import { call } from './support/http.js';
+import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
+
+const TABLES = ['conversations', 'responses', 'messages', 'user_claims', 'memory_items', 'memory_opt_outs'];
+
+describe('admin users erase', () => {
+  let app: TestApp;
+  let orgA: SeededOrganization;
+  let orgB: SeededOrganization;
+  let secondAssistantId: string;
+
+  /** Runs the CLI in-process against the test app's database, as an administrator would. */
+  async function admin(...argv: string[]) {
+    let stdout = '';
+    let stderr = '';
+    const code = await runAdmin(
+      argv,
+      { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } },
+      app.database.env,
+    );
+    return { code, stdout, stderr };
+  }
+
+  const turn = async (org: SeededOrganization, input: string, userId?: string, previous?: string) => {
+    const reply = await call(app.baseUrl, 'POST', '/v1/responses', {
+      key: org.keys.assistant,
+      headers: userId === undefined ? {} : { 'x-user-id': userId },
+      body: { model: org.assistantId, input, previous_response_id: previous && `resp_${previous}` },
+    });
+    expect(reply.status).toBe(200);
+    return {
+      responseId: (reply.body.id as string).slice('resp_'.length),
+      conversationId: reply.body.conversation.id as string,
+    };
+  };
+
+  /** Every row id of every table the erasure may touch. */
+  async function snapshot(): Promise<Record<string, string[]>> {
+    const result: Record<string, string[]> = {};
+    for (const table of TABLES) {
+      const rows: { id: string }[] = await app.dataSource.query(`SELECT id FROM ${table} ORDER BY id`);
+      result[table] = rows.map((row) => row.id);
+    }
+    return result;
+  }
+
+  /** Gives a user of an organization a bit of everything: history, claims, memory, opt-outs. */
+  async function populate(org: SeededOrganization, userId: string, assistantIds = [org.assistantId]) {
+    const first = await turn(org, `Hello from ${userId}`, userId);
+    const second = await turn(org, 'Second turn', userId, first.responseId);
+    // Two continuations of one response: a branch.
+    const root = await turn(org, 'Another conversation', userId);
+    const branchA = await turn(org, 'Branch A', userId, root.responseId);
+    const branchB = await turn(org, 'Branch B', userId, root.responseId);
+    const claims = await call(app.baseUrl, 'POST', '/v1/user-claims/bulk', {
+      key: org.keys.user,
+      body: {
+        claims: [
+          { userId, claimKey: 'plan', claimValue: 'gold' },
+          { userId, claimKey: 'email', claimValue: `${userId}@example.com` },
+        ],
+      },
+    });
+    expect(claims.status).toBe(200);
+    const memory = app.running.app.get(MemoryService);
+    for (const assistantId of assistantIds) {
+      expect((await memory.saveFromModel(org.id, userId, assistantId, `${userId} likes tea`)).saved).toBe(
+        true,
+      );
+    }
+    await memory.optOut(org.id, userId, org.assistantId);
+    await memory.optOut(org.id, userId, null);
+    return {
+      conversations: [first.conversationId, root.conversationId],
+      responses: [first, second, root, branchA, branchB].map((t) => t.responseId),
+    };
+  }
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    orgA = await app.seedOrganization('erase-a');
+    orgB = await app.seedOrganization('erase-b');
+    secondAssistantId = (
+      await app.running.app
+        .get(AssistantsService)
+        .create(orgA.id, { name: 'second', model: { provider: 'offline' } })
+    ).id;
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('removes every row of the user in that organization, in one transaction, and nothing else', async () => {
+    // Memory with two assistants.
+    const erin = await populate(orgA, 'erin', [orgA.assistantId, secondAssistantId]);
+    await populate(orgA, 'other');
+    await populate(orgB, 'erin');
+    const anonymous = await turn(orgA, 'Nobody’s turn');
+    // By construction every turn lives in its user's conversation; a stray one must still go.
+    const strayResponse = randomUUID();
+    const strayMessage = randomUUID();
+    await app.dataSource.query(
+      `INSERT INTO responses (id, organization_id, assistant_id, conversation_id, previous_response_id, user_id, status,
+                              depth, input, output, output_text, transcript, created_at, completed_at)
+       VALUES ($1, $2, $3, $4, $5, 'erin', 'completed', 2, '[]', '[]', '', '[]', now(), now())`,
+      [strayResponse, orgA.id, orgA.assistantId, anonymous.conversationId, anonymous.responseId],
+    );
+    await app.dataSource.query(
+      `INSERT INTO messages (id, organization_id, conversation_id, response_id, user_id, role, content, position, created_at)
+       VALUES ($1, $2, $3, $4, 'erin', 'user', 'stray', 0, now())`,
+      [strayMessage, orgA.id, anonymous.conversationId, strayResponse],
+    );
+
+    const erinsRows = async () => {
+      const ids = async (sql: string, parameters: unknown[]) =>
+        (await app.dataSource.query<{ id: string }[]>(sql, parameters)).map((row) => row.id);
+      const responses = [...erin.responses, strayResponse];
+      return {
+        conversations: erin.conversations,
+        responses,
+        messages: await ids('SELECT id FROM messages WHERE response_id = ANY($1::uuid[])', [responses]),
+        user_claims: await ids(`SELECT id FROM user_claims WHERE organization_id = $1 AND user_id = 'erin'`, [
+          orgA.id,
+        ]),
+        memory_items: await ids(
+          `SELECT id FROM memory_items WHERE organization_id = $1 AND user_id = 'erin'`,
+          [orgA.id],
+        ),
+        memory_opt_outs: await ids(
+          `SELECT id FROM memory_opt_outs WHERE organization_id = $1 AND user_id = 'erin'`,
+          [orgA.id],
+        ),
+      } as Record<string, string[]>;
+    };
+    const targeted = await erinsRows();
+    expect(targeted.messages).toHaveLength(11);
+    const before = await snapshot();
+
+    const run = await admin('users', 'erase', '--org', 'erase-a', '--user', 'erin', '--json');
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(JSON.parse(run.stdout)).toEqual({
+      organization: { id: orgA.id, slug: 'erase-a' },
+      userId: 'erin',
+      deleted: { conversations: 2, responses: 6, messages: 11, claims: 2, memoryItems: 2, memoryOptOuts: 2 },
+    });
+
+    // Exactly erin's rows of organization A are gone; every other row is still there.
+    const after = await snapshot();
+    for (const table of TABLES) {
+      const gone = new Set(targeted[table]);
+      expect({ table, ids: after[table] }).toEqual({
+        table,
+        ids: before[table].filter((id) => !gone.has(id)),
+      });
+    }
+    for (const table of TABLES) {
+      const [{ count }] = await app.dataSource.query(
+        `SELECT count(*)::int AS count FROM ${table} WHERE organization_id = $1 AND user_id = 'erin'`,
+        [orgA.id],
+      );
+      expect({ table, count }).toEqual({ table, count: 0 });
+    }
+
+    // Through the API: erin of A has nothing left; other users and erin of B are untouched.
+    const asUser = (org: SeededOrganization, userId: string, path: string) =>
+      call(app.baseUrl, 'GET', path, { key: org.keys.user, headers: { 'x-user-id': userId } });
+    expect((await asUser(orgA, 'erin', '/v1/chat/history/conversations')).body).toEqual([]);
+    expect((await asUser(orgA, 'erin', '/v1/memory')).body).toMatchObject({ data: [], optedOut: false });
+    expect((await asUser(orgA, 'erin', '/user-claims/erin')).body).toEqual([]);
+    expect((await asUser(orgA, 'other', '/v1/chat/history/conversations')).body).toHaveLength(2);
+    expect((await asUser(orgB, 'erin', '/v1/chat/history/conversations')).body).toHaveLength(2);
+    expect((await asUser(orgB, 'erin', '/v1/memory')).body).toMatchObject({ optedOut: true });
+    expect((await asUser(orgB, 'erin', '/user-claims/erin')).body).toHaveLength(2);
+
+    // An erased response can no longer be continued; the anonymous conversation still can.
+    const continued = await call(app.baseUrl, 'POST', '/v1/responses', {
+      key: orgA.keys.assistant,
+      headers: { 'x-user-id': 'erin' },
+      body: { model: orgA.assistantId, input: 'again', previous_response_id: `resp_${erin.responses[1]}` },
+    });
+    expect(continued.status).toBe(404);
+    expect(continued.body.error.code).toBe('response_not_found');
+    await turn(orgA, 'Still here', undefined, anonymous.responseId);
+
+    // A second run finds nothing to delete.
+    const again = await admin('users', 'erase', '--org', orgA.id, '--user', 'erin', '--json');
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout).deleted).toEqual({
+      conversations: 0,
+      responses: 0,
+      messages: 0,
+      claims: 0,
+      memoryItems: 0,
+      memoryOptOuts: 0,
+    });
+  });
+
+  it('changes nothing when any part of the erasure fails', async () => {
+    await populate(orgA, 'frida');
+    // Make the last delete of the transaction fail.
+    await app.dataSource.query(`
+      CREATE FUNCTION refuse_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'refused for the test'; END $$`);
+    await app.dataSource.query(
+      'CREATE TRIGGER refuse_delete BEFORE DELETE ON memory_opt_outs FOR EACH ROW EXECUTE FUNCTION refuse_delete()',
+    );
+    try {
+      const before = await snapshot();
+      const run = await admin('users', 'erase', '--org', 'erase-a', '--user', 'frida');
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(/^error: /);
+      expect(await snapshot()).toEqual(before);
+    } finally {
+      await app.dataSource.query('DROP TRIGGER refuse_delete ON memory_opt_outs');
+      await app.dataSource.query('DROP FUNCTION refuse_delete()');
+    }
+    const run = await admin('users', 'erase', '--org', 'erase-a', '--user', 'frida');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(
+      'Erased user "frida" in erase-a: 2 conversations, 5 responses, 10 messages, 2 claims, 1 memory item, 2 memory opt-outs.\n',
+    );
+  });
+
+  it('refuses an unknown organization or a missing or over-long user id', async () => {
+    const unknown = await admin('users', 'erase', '--org', 'nope', '--user', 'erin');
+    expect(unknown).toEqual({ code: 1, stdout: '', stderr: 'error: organization "nope" not found\n' });
+    const missing = await admin('users', 'erase', '--org', 'erase-a');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('missing --user');
+    const tooLong = await admin('users', 'erase', '--org', 'erase-a', '--user', 'x'.repeat(257));
+    expect(tooLong.code).toBe(1);
+    expect(tooLong.stderr).toContain('--user must be 1 to 256 characters');
+    const help = await admin('users', 'erase', '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain(
+      'usage: npm run admin -- users erase --org <slug|id> --user <userId> [--json]',
+    );
+  });
+});
