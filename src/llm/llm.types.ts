@@ -39,7 +39,8 @@ export type ModelEvent =
   | { type: 'usage'; usage: TokenUsage };
 
 export interface LlmProvider {
-  stream(request: ModelRequest): AsyncIterable<ModelEvent>;
+  /** Events in batches: what one network read of the upstream carried, relayed together. */
+  stream(request: ModelRequest): AsyncIterable<ModelEvent[]>;
 }
 
 /** The upstream failed; `code` is the catalogue code a client sees. */

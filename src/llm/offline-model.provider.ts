@@ -14,7 +14,7 @@ import {
  * quickstart assistant and users' own CI. See OfflineModelSettings for the script format.
  */
 export class OfflineModelProvider implements LlmProvider {
-  async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
+  async *stream(request: ModelRequest): AsyncIterable<ModelEvent[]> {
     const settings = request.settings as OfflineModelSettings;
     const latest = latestInput(request.messages);
     const rule = (settings.script ?? []).find((candidate) => matches(candidate, latest));
@@ -22,28 +22,30 @@ export class OfflineModelProvider implements LlmProvider {
 
     if (rule?.call && offered.has(rule.call.tool)) {
       const args = JSON.stringify(rule.call.arguments);
-      yield {
-        type: 'tool_call',
-        index: 0,
-        id: `call_${digest(request.messages, rule.call.tool)}`,
-        name: rule.call.tool,
-        argumentsDelta: '',
-      };
+      yield [
+        {
+          type: 'tool_call',
+          index: 0,
+          id: `call_${digest(request.messages, rule.call.tool)}`,
+          name: rule.call.tool,
+          argumentsDelta: '',
+        },
+      ];
       // Arguments arrive in fragments, as they do from real providers.
       for (const fragment of args.match(/.{1,16}/gs) ?? []) {
         await this.pause(settings, request.signal);
-        yield { type: 'tool_call', index: 0, argumentsDelta: fragment };
+        yield [{ type: 'tool_call', index: 0, argumentsDelta: fragment }];
       }
-      yield usage(request.messages, args);
+      yield [usage(request.messages, args)];
       return;
     }
 
     const reply = replyFor(rule, latest);
     for (const token of reply.match(/\S+\s*|\s+/g) ?? []) {
       await this.pause(settings, request.signal);
-      yield { type: 'text', delta: token };
+      yield [{ type: 'text', delta: token }];
     }
-    yield usage(request.messages, reply);
+    yield [usage(request.messages, reply)];
   }
 
   private async pause(settings: OfflineModelSettings, signal: AbortSignal): Promise<void> {

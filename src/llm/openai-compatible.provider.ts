@@ -5,6 +5,7 @@ import type {
   ChatCompletionCreateParamsStreaming,
 } from 'openai/resources/chat/completions';
 import type { OpenAiCompatibleModelSettings } from '../assistants/model-settings.js';
+import { readChatCompletionChunks } from './chat-completion-chunks.js';
 import {
   TurnAbortedError,
   UpstreamError,
@@ -31,7 +32,7 @@ export class OpenAiCompatibleProvider implements LlmProvider {
 
   constructor(private readonly options: OpenAiCompatibleOptions) {}
 
-  async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
+  async *stream(request: ModelRequest): AsyncIterable<ModelEvent[]> {
     const settings = request.settings as OpenAiCompatibleModelSettings;
     const timeoutMs = (settings.timeoutSeconds ?? 0) * 1000 || this.options.timeoutMs;
     for (let attempt = 0; ; attempt++) {
@@ -56,11 +57,11 @@ export class OpenAiCompatibleProvider implements LlmProvider {
     settings: OpenAiCompatibleModelSettings,
     request: ModelRequest,
     timeoutMs: number,
-  ): AsyncIterable<ModelEvent> {
+  ): AsyncIterable<ModelEvent[]> {
     const controller = new AbortController();
     let timedOut = false;
     // One timer bounds both the wait for the first chunk and every gap after it.
-    let timer = setTimeout(onTimeout, timeoutMs);
+    const timer = setTimeout(onTimeout, timeoutMs);
     function onTimeout() {
       timedOut = true;
       controller.abort();
@@ -68,13 +69,14 @@ export class OpenAiCompatibleProvider implements LlmProvider {
     const onClientAbort = () => controller.abort();
     request.signal.addEventListener('abort', onClientAbort, { once: true });
     try {
-      const stream = await this.client(settings).chat.completions.create(this.params(settings, request), {
-        signal: controller.signal,
-      });
-      for await (const chunk of stream) {
-        clearTimeout(timer);
-        timer = setTimeout(onTimeout, timeoutMs);
-        yield* translate(chunk);
+      // The SDK builds, authenticates and checks the request; the body is read here in batches.
+      const response = await this.client(settings)
+        .chat.completions.create(this.params(settings, request), { signal: controller.signal })
+        .asResponse();
+      if (!response.body) throw new Error('The upstream answered without a body');
+      for await (const chunks of readChatCompletionChunks(response.body)) {
+        timer.refresh();
+        yield chunks.flatMap(translate);
       }
       // The SDK may end an aborted stream quietly; an abort is never a complete answer.
       if (controller.signal.aborted) throw new Error('aborted');
@@ -120,24 +122,26 @@ export class OpenAiCompatibleProvider implements LlmProvider {
   }
 }
 
-function* translate(chunk: ChatCompletionChunk): Iterable<ModelEvent> {
+function translate(chunk: ChatCompletionChunk): ModelEvent[] {
+  const events: ModelEvent[] = [];
   const delta = chunk.choices?.[0]?.delta;
-  if (delta?.content) yield { type: 'text', delta: delta.content };
+  if (delta?.content) events.push({ type: 'text', delta: delta.content });
   for (const call of delta?.tool_calls ?? []) {
-    yield {
+    events.push({
       type: 'tool_call',
       index: call.index,
       id: call.id ?? undefined,
       name: call.function?.name ?? undefined,
       argumentsDelta: call.function?.arguments ?? undefined,
-    };
+    });
   }
   if (chunk.usage) {
-    yield {
+    events.push({
       type: 'usage',
       usage: { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens },
-    };
+    });
   }
+  return events;
 }
 
 /** Wraps an error that may be retried before the first token. */

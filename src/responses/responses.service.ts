@@ -61,10 +61,9 @@ interface PreparedTurn {
   userContext: TurnUserContext | null;
 }
 
-export interface StreamTarget {
+export interface StreamTarget extends EventSink {
   open(): void;
-  event(type: string, payload: object): Promise<void>;
-  done(): Promise<void>;
+  done(): void;
   close(): void;
 }
 
@@ -170,18 +169,17 @@ export class ResponsesService {
     this.metrics.streamOpened();
     // A stream ends when its client leaves, or when this replica's shutdown grace period ends.
     const signal = AbortSignal.any([clientGone, this.lifecycle.drainDeadline]);
-    const sink: EventSink = (type, payload) => target.event(type, payload);
-    const recorder = new ResponseRecorder(sink, statusEvents);
+    const recorder = new ResponseRecorder(target, statusEvents);
     const plan = this.plan(turn, signal);
     const progress = new TurnProgress(plan);
     try {
-      await recorder.emit('response.created', {
+      recorder.emit('response.created', {
         response: this.toObject(turn, recorder, 'in_progress', null, null),
       });
       await this.runner.run(plan, recorder, progress);
       const response = await this.persist(turn, recorder, progress, null);
-      await recorder.emit('response.completed', { response });
-      await target.done();
+      recorder.emit('response.completed', { response });
+      target.done();
     } catch (error) {
       const failure =
         this.lifecycle.drainDeadline.aborted && !clientGone.aborted ? shutdownError() : this.failureOf(error);
@@ -189,7 +187,7 @@ export class ResponsesService {
       await this.persist(turn, recorder, progress, failure).catch((persistError: unknown) => {
         this.logger.error({ ...describeUnexpected(persistError), msg: 'could not store a failed response' });
       });
-      if (!clientGone.aborted) await recorder.emit('response.error', { error: failure.toBody().error });
+      if (!clientGone.aborted) recorder.emit('response.error', { error: failure.toBody().error });
       target.close();
     } finally {
       this.metrics.streamClosed();

@@ -85,7 +85,7 @@ export class TurnRunner {
 
       const serverCalls = calls.filter((call) => call.kind === 'server');
       if (serverCalls.length > 0) {
-        await recorder.status('tool_calling', 'Calling tools', {
+        recorder.status('tool_calling', 'Calling tools', {
           tools: serverCalls.map((call) => call.name),
         });
         const results = await this.runServerTools(serverCalls, serverTools, plan.toolContext, recorder);
@@ -95,7 +95,7 @@ export class TurnRunner {
           const signIn = result.ok ? undefined : result.oauthRequired;
           if (signIn && !announcedSignIns.has(`${signIn.pluginId}:${signIn.providerId}`)) {
             announcedSignIns.add(`${signIn.pluginId}:${signIn.providerId}`);
-            await recorder.addItem({
+            recorder.addItem({
               type: 'oauth_required',
               id: itemId('oar'),
               plugin_id: signIn.pluginId,
@@ -121,7 +121,7 @@ export class TurnRunner {
         else {
           switched = true;
           handovers += 1;
-          await recorder.addItem({
+          recorder.addItem({
             type: 'handover',
             id: itemId('hov'),
             from_specialist: agent.name ?? GENERIC_AGENT,
@@ -167,7 +167,7 @@ export class TurnRunner {
     let firstToken = true;
     let deltas = 0;
     try {
-      for await (const event of this.providers.for(agent.model).stream({
+      for await (const batch of this.providers.for(agent.model).stream({
         settings: agent.model,
         messages,
         tools,
@@ -177,32 +177,39 @@ export class TurnRunner {
           firstToken = false;
           this.metrics.timeToFirstToken(provider, (performance.now() - startedAt) / 1000);
         }
-        if (event.type === 'text') {
-          deltas += 1;
-          text += event.delta;
-          await recorder.text(event.delta);
-        } else if (event.type === 'tool_call') {
-          let call = calls.get(event.index);
-          if (!call) {
-            const name = event.name ?? '';
-            const kind = clientNames.has(name)
-              ? 'client'
-              : name.startsWith(HANDOVER_PREFIX)
-                ? 'handover'
-                : 'server';
-            call = { id: event.id || `call_${randomUUID()}`, name, arguments: '', kind };
-            calls.set(event.index, call);
-            if (kind === 'client') call.handle = await recorder.beginFunctionCall(call.id, name);
+        // One upstream read, one socket write; wait only when the client is not keeping up.
+        recorder.batch(() => {
+          for (const event of batch) {
+            if (event.type === 'text') {
+              deltas += 1;
+              text += event.delta;
+              recorder.text(event.delta);
+            } else if (event.type === 'tool_call') {
+              let call = calls.get(event.index);
+              if (!call) {
+                const name = event.name ?? '';
+                const kind = clientNames.has(name)
+                  ? 'client'
+                  : name.startsWith(HANDOVER_PREFIX)
+                    ? 'handover'
+                    : 'server';
+                call = { id: event.id || `call_${randomUUID()}`, name, arguments: '', kind };
+                calls.set(event.index, call);
+                if (kind === 'client') call.handle = recorder.beginFunctionCall(call.id, name);
+              }
+              if (event.argumentsDelta) {
+                call.arguments += event.argumentsDelta;
+                if (call.handle !== undefined)
+                  recorder.functionCallArguments(call.handle, event.argumentsDelta);
+              }
+            } else {
+              progress.usage.inputTokens += event.usage.inputTokens;
+              progress.usage.outputTokens += event.usage.outputTokens;
+            }
           }
-          if (event.argumentsDelta) {
-            call.arguments += event.argumentsDelta;
-            if (call.handle !== undefined)
-              await recorder.functionCallArguments(call.handle, event.argumentsDelta);
-          }
-        } else {
-          progress.usage.inputTokens += event.usage.inputTokens;
-          progress.usage.outputTokens += event.usage.outputTokens;
-        }
+        });
+        const drained = recorder.drain();
+        if (drained) await drained;
       }
       this.metrics.upstreamCall(provider, (performance.now() - startedAt) / 1000, 'ok');
     } catch (error) {
@@ -213,8 +220,8 @@ export class TurnRunner {
       this.metrics.tokensRelayed(deltas);
     }
     if (plan.toolContext.signal.aborted) throw new TurnAbortedError();
-    await recorder.endMessage();
-    await recorder.finishFunctionCalls();
+    recorder.endMessage();
+    recorder.finishFunctionCalls();
 
     const collected = [...calls.values()];
     const toolCalls: ChatToolCall[] = collected.map((call) => ({
@@ -249,17 +256,15 @@ export class TurnRunner {
     context: ToolExecutionContext,
     recorder: ResponseRecorder,
   ): Promise<ToolResult[]> {
-    const started = await Promise.all(
-      calls.map(async (call) => {
-        const tool = tools.find((candidate) => candidate.definition.name === call.name);
-        const args = parseArguments(call.arguments);
-        const complete =
-          tool?.kind === 'web_search' && args
-            ? await recorder.beginWebSearch(call.id, typeof args.query === 'string' ? args.query : '')
-            : undefined;
-        return { tool, args, complete };
-      }),
-    );
+    const started = calls.map((call) => {
+      const tool = tools.find((candidate) => candidate.definition.name === call.name);
+      const args = parseArguments(call.arguments);
+      const complete =
+        tool?.kind === 'web_search' && args
+          ? recorder.beginWebSearch(call.id, typeof args.query === 'string' ? args.query : '')
+          : undefined;
+      return { tool, args, complete };
+    });
     const results = await Promise.all(
       started.map(({ tool, args }, index): Promise<ToolResult> => {
         if (!tool) return Promise.resolve({ ok: false, error: `Unknown tool "${calls[index].name}"` });
@@ -269,7 +274,7 @@ export class TurnRunner {
     );
     for (const [index, { complete }] of started.entries()) {
       const result = results[index];
-      if (complete) await complete(result.ok ? (result.webSearch?.resultsCount ?? 0) : 0);
+      if (complete) complete(result.ok ? (result.webSearch?.resultsCount ?? 0) : 0);
     }
     return results;
   }

@@ -35,8 +35,14 @@ export type OutputItem =
 
 type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
 
-/** Receives each event; a promise makes the recorder wait (stream backpressure). */
-export type EventSink = (type: string, payload: Record<string, unknown>) => Promise<void> | void;
+/** Where a streamed response's events go; writing is synchronous, see SseWriter. */
+export interface EventSink {
+  event(type: string, payload: Record<string, unknown>): void;
+  cork(): void;
+  uncork(): void;
+  /** Undefined when more can be written now; otherwise resolves when it can. */
+  drain(): Promise<void> | undefined;
+}
 
 export function itemId(prefix: 'msg' | 'fc' | 'hov' | 'oar' | 'ws'): string {
   return `${prefix}_${randomUUID().replaceAll('-', '')}`;
@@ -68,12 +74,27 @@ export class ResponseRecorder {
     return this.openCalls.length > 0;
   }
 
-  async emit(type: string, payload: Record<string, unknown>): Promise<void> {
-    if (!this.sink) return;
-    await this.sink(type, { type, sequence_number: this.sequence++, ...payload });
+  emit(type: string, payload: Record<string, unknown>): void {
+    this.sink?.event(type, { type, sequence_number: this.sequence++, ...payload });
   }
 
-  async text(delta: string): Promise<void> {
+  /** Groups the events emitted by `work` into one socket write. */
+  batch(work: () => void): void {
+    if (!this.sink) return work();
+    this.sink.cork();
+    try {
+      work();
+    } finally {
+      this.sink.uncork();
+    }
+  }
+
+  /** Undefined when the client keeps up; otherwise resolves when it has read enough. */
+  drain(): Promise<void> | undefined {
+    return this.sink?.drain();
+  }
+
+  text(delta: string): void {
     if (delta.length === 0) return;
     let open = this.openMessage;
     if (!open) {
@@ -86,13 +107,13 @@ export class ResponseRecorder {
       };
       open = { index: this.output.push(item) - 1, item };
       this.openMessage = open;
-      await this.emit('response.output_item.added', {
+      this.emit('response.output_item.added', {
         output_index: open.index,
         item: { ...item, content: [] },
       });
       const part: OutputTextPart = { type: 'output_text', text: '', annotations: [] };
       item.content.push(part);
-      await this.emit('response.content_part.added', {
+      this.emit('response.content_part.added', {
         item_id: item.id,
         output_index: open.index,
         content_index: 0,
@@ -100,7 +121,7 @@ export class ResponseRecorder {
       });
     }
     open.item.content[0].text += delta;
-    await this.emit('response.output_text.delta', {
+    this.emit('response.output_text.delta', {
       item_id: open.item.id,
       output_index: open.index,
       content_index: 0,
@@ -110,25 +131,25 @@ export class ResponseRecorder {
   }
 
   /** Closes the message being written, if any (before a tool call, or at the end). */
-  async endMessage(): Promise<void> {
+  endMessage(): void {
     const open = this.openMessage;
     if (!open) return;
     this.openMessage = undefined;
     open.item.status = 'completed';
     const text = open.item.content[0].text;
-    await this.emit('response.output_text.done', {
+    this.emit('response.output_text.done', {
       item_id: open.item.id,
       output_index: open.index,
       content_index: 0,
       text,
       logprobs: [],
     });
-    await this.emit('response.output_item.done', { output_index: open.index, item: open.item });
+    this.emit('response.output_item.done', { output_index: open.index, item: open.item });
   }
 
   /** Opens a client-side function call item; returns its handle for argument fragments. */
-  async beginFunctionCall(callId: string, name: string): Promise<number> {
-    await this.endMessage();
+  beginFunctionCall(callId: string, name: string): number {
+    this.endMessage();
     const item: Extract<OutputItem, { type: 'function_call' }> = {
       type: 'function_call',
       id: itemId('fc'),
@@ -139,46 +160,46 @@ export class ResponseRecorder {
     };
     const index = this.output.push(item) - 1;
     this.openCalls.push({ index, item });
-    await this.emit('response.output_item.added', { output_index: index, item: { ...item } });
+    this.emit('response.output_item.added', { output_index: index, item: { ...item } });
     return index;
   }
 
-  async functionCallArguments(handle: number, delta: string): Promise<void> {
+  functionCallArguments(handle: number, delta: string): void {
     const open = this.openCalls.find((call) => call.index === handle);
     if (!open || delta.length === 0) return;
     open.item.arguments += delta;
-    await this.emit('response.function_call_arguments.delta', {
+    this.emit('response.function_call_arguments.delta', {
       item_id: open.item.id,
       output_index: open.index,
       delta,
     });
   }
 
-  async finishFunctionCalls(): Promise<void> {
+  finishFunctionCalls(): void {
     for (const open of this.openCalls.splice(0)) {
       open.item.status = 'completed';
-      await this.emit('response.function_call_arguments.done', {
+      this.emit('response.function_call_arguments.done', {
         item_id: open.item.id,
         output_index: open.index,
         name: open.item.name,
         call_id: open.item.call_id,
         arguments: open.item.arguments,
       });
-      await this.emit('response.output_item.done', { output_index: open.index, item: open.item });
+      this.emit('response.output_item.done', { output_index: open.index, item: open.item });
     }
   }
 
   /** An item that is complete when it appears: handover, oauth_required. */
-  async addItem(item: OutputItem): Promise<void> {
-    await this.endMessage();
+  addItem(item: OutputItem): void {
+    this.endMessage();
     const index = this.output.push(item) - 1;
-    await this.emit('response.output_item.added', { output_index: index, item });
-    await this.emit('response.output_item.done', { output_index: index, item });
+    this.emit('response.output_item.added', { output_index: index, item });
+    this.emit('response.output_item.done', { output_index: index, item });
   }
 
   /** A web search, announced while it runs; returns a function that completes it. */
-  async beginWebSearch(callId: string, query: string): Promise<(resultsCount: number) => Promise<void>> {
-    await this.endMessage();
+  beginWebSearch(callId: string, query: string): (resultsCount: number) => void {
+    this.endMessage();
     const item: Extract<OutputItem, { type: 'web_search_call' }> = {
       type: 'web_search_call',
       id: itemId('ws'),
@@ -187,19 +208,19 @@ export class ResponseRecorder {
     };
     const index = this.output.push(item) - 1;
     const ids = { item_id: item.id, output_index: index, call_id: callId };
-    await this.emit('response.output_item.added', { output_index: index, item: { ...item } });
-    await this.emit('response.web_search_call.in_progress', ids);
-    await this.emit('response.web_search_call.searching', { ...ids, query });
-    return async (resultsCount: number) => {
+    this.emit('response.output_item.added', { output_index: index, item: { ...item } });
+    this.emit('response.web_search_call.in_progress', ids);
+    this.emit('response.web_search_call.searching', { ...ids, query });
+    return (resultsCount: number) => {
       item.status = 'completed';
-      await this.emit('response.web_search_call.completed', { ...ids, results_count: resultsCount });
-      await this.emit('response.output_item.done', { output_index: index, item });
+      this.emit('response.web_search_call.completed', { ...ids, results_count: resultsCount });
+      this.emit('response.output_item.done', { output_index: index, item });
     };
   }
 
   /** `response.status`, unless the client is an official SDK that rejects unknown events. */
-  async status(code: string, message: string, metadata: Record<string, unknown>): Promise<void> {
-    if (this.statusEvents) await this.emit('response.status', { code, message, metadata });
+  status(code: string, message: string, metadata: Record<string, unknown>): void {
+    if (this.statusEvents) this.emit('response.status', { code, message, metadata });
   }
 
   /** Marks whatever is still open as cut short (client gone, upstream failed). */

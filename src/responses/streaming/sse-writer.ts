@@ -1,13 +1,17 @@
 import type { Response } from 'express';
+import type { EventSink } from './response-recorder.js';
 
 /**
- * Writes one Server-Sent Events stream on the raw response: each event in a single write,
- * `: heartbeat` after a quiet period, backpressure honoured (a slow reader pauses the turn
- * instead of growing a buffer), never compressed.
+ * Writes one Server-Sent Events stream on the raw response: each event as one piece of text,
+ * the events of one upstream chunk in one socket write (cork/uncork), `: heartbeat` after a
+ * quiet period, never compressed. Writing is synchronous; the turn waits on `drain()` between
+ * batches only when the socket buffer is full, so a slow reader pauses the turn instead of
+ * growing a buffer, and a fast one costs no promise per token.
  */
-export class SseWriter {
+export class SseWriter implements EventSink {
   private heartbeat: NodeJS.Timeout | undefined;
   private closed = false;
+  private full = false;
 
   constructor(
     private readonly res: Response,
@@ -29,13 +33,35 @@ export class SseWriter {
     return this.closed || this.res.destroyed;
   }
 
-  /** Resolves once the event is handed to the socket, waiting for `drain` when it is full. */
-  async event(type: string, payload: object): Promise<void> {
-    await this.write(`event: ${type}\ndata: ${JSON.stringify(payload)}\n\n`);
+  event(type: string, payload: object): void {
+    this.write(`event: ${type}\ndata: ${JSON.stringify(payload)}\n\n`);
   }
 
-  async done(): Promise<void> {
-    await this.write('data: [DONE]\n\n');
+  cork(): void {
+    if (!this.isClosed) this.res.cork();
+  }
+
+  uncork(): void {
+    if (!this.isClosed) this.res.uncork();
+  }
+
+  /** Undefined when the socket can take more; otherwise resolves on `drain` (or close). */
+  drain(): Promise<void> | undefined {
+    if (!this.full || this.isClosed) return undefined;
+    return new Promise<void>((resolve) => {
+      const settle = () => {
+        this.res.off('drain', settle);
+        this.res.off('close', settle);
+        this.full = false;
+        resolve();
+      };
+      this.res.on('drain', settle);
+      this.res.on('close', settle);
+    });
+  }
+
+  done(): void {
+    this.write('data: [DONE]\n\n');
     this.close();
   }
 
@@ -46,20 +72,10 @@ export class SseWriter {
     if (!this.res.writableEnded) this.res.end();
   }
 
-  private async write(chunk: string): Promise<void> {
+  private write(chunk: string): void {
     if (this.isClosed) return;
     this.armHeartbeat();
-    if (!this.res.write(chunk)) {
-      await new Promise<void>((resolve) => {
-        const settle = () => {
-          this.res.off('drain', settle);
-          this.res.off('close', settle);
-          resolve();
-        };
-        this.res.on('drain', settle);
-        this.res.on('close', settle);
-      });
-    }
+    if (!this.res.write(chunk)) this.full = true;
   }
 
   /** Restarts the quiet-period timer; `refresh()` reuses one timer for the whole stream. */
