@@ -9,7 +9,7 @@ import type { FromLoadGenerator, PhaseResult, PhaseSpec, Target, Workload } from
 import type { BenchOptions } from './options.js';
 import { PgCounter } from './pg-counter.js';
 import { cpuMs, freePort, rssKiB, startNode, waitForHttp, waitForMessage, type Child } from './processes.js';
-import { summarizeProfile } from './profile-summary.js';
+import { summarizeAllocations, summarizeProfile, type ProfileSummary } from './profile-summary.js';
 import type {
   Arm,
   ArmResult,
@@ -91,12 +91,15 @@ export class Bench {
   >();
   private readonly agent = new http.Agent({ keepAlive: true, timeout: 4000 });
   private serviceUnavailable: string | undefined;
-  /** Thread tips per arm and length: response ids (relay, service) or the history (upstream). */
+  /** Tips of the threads built through the relay and the service: `${arm}:${length}` → response id. */
   private readonly threadTips = new Map<string, string>();
   readonly notes: string[] = [];
-  upstreamBaselineMs: number | null = null;
   private scenarioProfiles = 0;
   private memorySnapshots = 0;
+  private generation = 0;
+  private servicePort = 0;
+  private relayPort = 0;
+  private relayRoutes = '{}';
 
   constructor(
     private readonly options: BenchOptions,
@@ -176,25 +179,8 @@ export class Bench {
     this.upstreamUrl = `http://127.0.0.1:${upstreamReady.port}`;
     this.log(`fake upstream on ${this.upstreamUrl}`);
 
-    const servicePort = await freePort();
-    // --profile-scenarios: the measured service itself is profiled (which slows it down).
-    const profiled = this.options.profileScenarios;
-    this.service = startNode(
-      'service',
-      [
-        ...(profiled ? ['--expose-gc', '--import', join(DIST, 'bench/cpu-profiler.js')] : []),
-        join(DIST, 'src/main.js'),
-      ],
-      {
-        ...this.serviceEnv(servicePort),
-        ...(profiled ? { BENCH_CPU_PROFILE: join(this.resultsDir, 'scenario') } : {}),
-      },
-      false,
-      this.logFile('service'),
-    );
-    this.serviceUrl = `http://127.0.0.1:${servicePort}`;
-    await waitForHttp(`${this.serviceUrl}/readyz`, this.service);
-    this.log(`service on ${this.serviceUrl} (${this.database.kind} database)`);
+    this.servicePort = await freePort();
+    await this.startService();
 
     const profiles = this.profiles();
     const seedRequest: SeedRequest = {
@@ -241,16 +227,8 @@ export class Bench {
         { model: profileModel(profiles[name]), instructions: INSTRUCTIONS },
       ]),
     );
-    this.relay = startNode(
-      'relay',
-      [join(DIST, 'bench/relay.js')],
-      { BENCH_UPSTREAM_URL: `${this.upstreamUrl}/v1`, BENCH_RELAY_ASSISTANTS: JSON.stringify(routes) },
-      true,
-      this.logFile('relay'),
-    );
-    const relayReady = await waitForMessage<{ type: string; port: number }>(this.relay, 'ready');
-    this.relayUrl = `http://127.0.0.1:${relayReady.port}`;
-    this.log(`bare relay on ${this.relayUrl}`);
+    this.relayRoutes = JSON.stringify(routes);
+    await this.startRelay();
 
     this.loadgen = startNode(
       'load generator',
@@ -271,6 +249,67 @@ export class Bench {
       this.notes.push(`The service was not measured: ${this.serviceUnavailable}.`);
       this.log(`service arm unavailable: ${this.serviceUnavailable}`);
     }
+  }
+
+  /** `node dist/src/main.js` on the bench database; profiled with --profile-scenarios. */
+  private async startService(): Promise<void> {
+    const profiled = this.options.profileScenarios;
+    this.generation++;
+    this.scenarioProfiles = 0;
+    this.memorySnapshots = 0;
+    this.service = startNode(
+      'service',
+      [
+        ...this.options.serviceNodeArgs,
+        ...(profiled ? ['--expose-gc', '--import', join(DIST, 'bench/cpu-profiler.js')] : []),
+        join(DIST, 'src/main.js'),
+      ],
+      {
+        ...this.serviceEnv(this.servicePort),
+        ...(profiled ? { BENCH_CPU_PROFILE: this.scenarioPrefix() } : {}),
+      },
+      false,
+      this.logFile('service'),
+    );
+    this.serviceUrl = `http://127.0.0.1:${this.servicePort}`;
+    await waitForHttp(`${this.serviceUrl}/readyz`, this.service);
+    this.log(`service on ${this.serviceUrl} (${this.database.kind} database)`);
+  }
+
+  private async startRelay(): Promise<void> {
+    this.relay = startNode(
+      'relay',
+      [join(DIST, 'bench/relay.js')],
+      {
+        BENCH_UPSTREAM_URL: `${this.upstreamUrl}/v1`,
+        BENCH_RELAY_ASSISTANTS: this.relayRoutes,
+        BENCH_PORT: String(this.relayPort),
+      },
+      true,
+      this.logFile('relay'),
+    );
+    const relayReady = await waitForMessage<{ type: string; port: number }>(this.relay, 'ready');
+    this.relayPort = relayReady.port;
+    this.relayUrl = `http://127.0.0.1:${relayReady.port}`;
+    this.log(`bare relay on ${this.relayUrl}`);
+  }
+
+  /**
+   * Fresh service and relay processes on the same ports and database, warmed with a few turns,
+   * so memory figures start from a process without the slack earlier scenarios left in its heap.
+   */
+  private async restartServers(): Promise<void> {
+    await Promise.all([this.service?.stop(), this.relay?.stop()]);
+    await Promise.all([this.startService(), this.startRelay()]);
+    for (const arm of ['relay', 'service'] as const) {
+      for (let turn = 0; turn < 20; turn++) {
+        await this.once(arm, this.turnWorkload(arm, 'one-word', { input: 'Warm up.', stream: true }));
+      }
+    }
+  }
+
+  private scenarioPrefix(): string {
+    return join(this.resultsDir, `service-${this.generation}-scenario`);
   }
 
   async stop(): Promise<void> {
@@ -534,7 +573,8 @@ export class Bench {
           durationMs,
           workload: definition.workload(arm),
         });
-        if (profiling) profiles.push(...(await this.stopScenarioProfile(definition.title)));
+        if (profiling)
+          profiles.push(...(await this.stopScenarioProfile(definition.title, result.turnsInWindow)));
         let entry = accumulated.get(arm);
         if (!entry) {
           entry = {
@@ -592,14 +632,11 @@ export class Bench {
     return scenario;
   }
 
-  /** Stops the measured service's profiler and reads what it wrote. */
-  private async stopScenarioProfile(label: string): Promise<ProfileResult[]> {
+  /** Stops the measured service's profilers and reads what they wrote. */
+  private async stopScenarioProfile(label: string, turns: number): Promise<ProfileResult[]> {
     this.service!.process.kill('SIGUSR2');
-    const file = join(this.resultsDir, `scenario.${++this.scenarioProfiles}.cpuprofile`);
-    const deadline = Date.now() + 20_000;
-    while (!existsSync(file) && Date.now() < deadline) await sleep(200);
-    if (!existsSync(file)) return [];
-    return [{ label, summary: summarizeProfile(JSON.parse(readFileSync(file, 'utf8'))) }];
+    const summary = await readProfiles(`${this.scenarioPrefix()}.${++this.scenarioProfiles}`, turns);
+    return summary ? [{ label, summary }] : [];
   }
 
   private seconds(base: number): number {
@@ -631,17 +668,17 @@ export class Bench {
       this.checkReply(arm, this.turnWorkload(arm, assistant, { input: 'Hello', stream }), tokens);
 
     if (want('one-word')) {
-      const result = await this.comparison({
-        key: 'one-word',
-        title: 'One-word reply, not streamed',
-        setup: `1 client back to back; JSON body; fake model answers one token after ${o.ttftMs} ms`,
-        arms: all,
-        phase: this.closedPhase(1, 4, 1.5, 0),
-        workload: (arm) => this.turnWorkload(arm, 'one-word', { input: 'Say one word.', stream: false }),
-        check: textCheck('one-word', false, 1),
-      });
-      this.upstreamBaselineMs = result.arms.upstream?.total?.p50 ?? null;
-      results.push(result);
+      results.push(
+        await this.comparison({
+          key: 'one-word',
+          title: 'One-word reply, not streamed',
+          setup: `1 client back to back; JSON body; fake model answers one token after ${o.ttftMs} ms`,
+          arms: all,
+          phase: this.closedPhase(1, 4, 1.5, 0),
+          workload: (arm) => this.turnWorkload(arm, 'one-word', { input: 'Say one word.', stream: false }),
+          check: textCheck('one-word', false, 1),
+        }),
+      );
     }
     if (want('stream-1')) {
       results.push(
@@ -918,6 +955,7 @@ export class Bench {
     if (o.only.length > 0 && !o.only.includes('slow-streams')) return [];
     const results: MemoryResult[] = [];
     for (const streams of o.slowStreams) {
+      await this.restartServers();
       const result: MemoryResult = { streams, intervalMs: o.slowIntervalMs };
       const profile = this.profiles()[`slow-${streams}`];
       const arms: Arm[] = this.serviceAvailable ? ['relay', 'service'] : ['relay'];
@@ -952,7 +990,8 @@ export class Bench {
           },
         );
         const plateauKiB = plateau ? await plateau : null;
-        if (profiling) [result.profile] = await this.stopScenarioProfile(`${streams} slow streams`);
+        if (profiling)
+          [result.profile] = await this.stopScenarioProfile(`${streams} slow streams`, phase.samples);
         const opened = usageOpen ? await usageOpen : null;
         const open = phase.openAtPlateau ?? 0;
         const entry: MemoryArm = {
@@ -980,7 +1019,7 @@ export class Bench {
   /** The profiled service's process.memoryUsage() after a full GC (see cpu-profiler.ts). */
   private async memoryUsage(): Promise<MemoryUsage | null> {
     this.service!.process.kill('SIGWINCH');
-    const file = join(this.resultsDir, `scenario.${++this.memorySnapshots}.memory.json`);
+    const file = `${this.scenarioPrefix()}.${++this.memorySnapshots}.memory.json`;
     const deadline = Date.now() + 60_000;
     while (!existsSync(file) && Date.now() < deadline) await sleep(100);
     return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as MemoryUsage) : null;
@@ -1066,7 +1105,12 @@ export class Bench {
     delete (env as Record<string, string | undefined>).EMBEDDED_DATA_DIR;
     const probe = startNode(
       'probe service',
-      ['--import', join(DIST, 'bench/cpu-profiler.js'), join(DIST, 'src/main.js')],
+      [
+        ...this.options.serviceNodeArgs,
+        '--import',
+        join(DIST, 'bench/cpu-profiler.js'),
+        join(DIST, 'src/main.js'),
+      ],
       env,
       false,
       this.logFile('probe-service'),
@@ -1172,18 +1216,15 @@ export class Bench {
         for (const [index, segment] of segments.entries()) {
           probe.process.kill('SIGUSR2');
           await sleep(200);
-          await this.runPhase({
+          const { result } = await this.runPhase({
             ...this.closedPhase(segment.concurrency, segment.seconds, 0, 0),
             durationMs: this.seconds(segment.seconds),
             rampMs: 1000,
             workload: onProbe(segment.workload),
           });
           probe.process.kill('SIGUSR2');
-          const file = `${profilePath}.${index + 1}.cpuprofile`;
-          const deadline = Date.now() + 20_000;
-          while (!existsSync(file) && Date.now() < deadline) await sleep(200);
-          if (!existsSync(file)) continue;
-          const summary = summarizeProfile(JSON.parse(readFileSync(file, 'utf8')));
+          const summary = await readProfiles(`${profilePath}.${index + 1}`, result.turnsInWindow);
+          if (!summary) continue;
           profiles.push({ label: segment.label, summary });
           this.log(
             `CPU profile, ${segment.label}: ${summary.byArea
@@ -1199,6 +1240,19 @@ export class Bench {
     }
     return { statements, profiles };
   }
+}
+
+/** Waits for a CPU profile (written last) and reads it with its allocation profile, if any. */
+async function readProfiles(prefix: string, turns: number): Promise<ProfileSummary | null> {
+  const cpu = `${prefix}.cpuprofile`;
+  const deadline = Date.now() + 20_000;
+  while (!existsSync(cpu) && Date.now() < deadline) await sleep(200);
+  if (!existsSync(cpu)) return null;
+  const summary = summarizeProfile(JSON.parse(readFileSync(cpu, 'utf8')));
+  const heap = `${prefix}.heapprofile`;
+  if (existsSync(heap))
+    summary.allocations = summarizeAllocations(JSON.parse(readFileSync(heap, 'utf8')), turns);
+  return summary;
 }
 
 function armResult(arm: Arm, entry: Accumulated): ArmResult {

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
@@ -30,7 +30,7 @@ export async function createBenchDatabase(
     return {
       kind: 'embedded',
       env: { EMBEDDED_DATA_DIR: dataDir },
-      version: `PGlite ${packageVersion('@electric-sql/pglite')} (embedded, inside the service process)`,
+      version: `PGlite ${packageVersion('@electric-sql/pglite')} (embedded in the service process)`,
       async address() {
         // The service owns the data directory and publishes its loopback port in a lock file.
         const lock = JSON.parse(await readFile(join(dir, 'data.lock.json'), 'utf8')) as { url: string };
@@ -144,4 +144,61 @@ export function clockTicks(): number {
   } catch {
     return 100;
   }
+}
+
+/** CPU time (ms) of the whole machine, of this process and its reaped children, and of PostgreSQL. */
+export interface CpuAccount {
+  machineBusyMs: number;
+  machineTotalMs: number;
+  benchMs: number;
+  postgresMs: number;
+}
+
+/**
+ * Reads the CPU accounts used to tell how much other work shared the machine: machine busy time
+ * minus the bench's own processes (this one and its children, which are reaped before the end)
+ * minus PostgreSQL's server processes (busy because of the bench when DATABASE_URL is local).
+ */
+export function cpuAccount(): CpuAccount {
+  const tick = 1000 / clockTicks();
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const [user, nice, system] = cpu;
+  // Interrupt time (loopback networking runs there) and steal belong to no process: left out.
+  const busy = user + nice + system;
+  const own = processTimes('self');
+  let postgres = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (/^\d+$/.test(entry)) postgres += processTimes(entry, 'postgres');
+  }
+  return {
+    machineBusyMs: busy * tick,
+    machineTotalMs: cpu.slice(0, 8).reduce((sum, value) => sum + (value || 0), 0) * tick,
+    benchMs: own * tick,
+    postgresMs: postgres * tick,
+  };
+}
+
+/** utime + stime (+ reaped children's for this process), in clock ticks; 0 if unreadable or not `name`. */
+function processTimes(pid: string, name?: string): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    if (name !== undefined && stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== name) return 0;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const times = Number(fields[11]) + Number(fields[12]);
+    return name === undefined ? times + Number(fields[13]) + Number(fields[14]) : times;
+  } catch {
+    return 0;
+  }
+}
+
+/** Share of the machine's CPU time between two accounts used by processes outside the bench. */
+export function otherShare(before: CpuAccount, after: CpuAccount): number {
+  const total = after.machineTotalMs - before.machineTotalMs;
+  if (total <= 0) return 0;
+  const other =
+    after.machineBusyMs -
+    before.machineBusyMs -
+    (after.benchMs - before.benchMs) -
+    (after.postgresMs - before.postgresMs);
+  return Math.max(0, other / total);
 }

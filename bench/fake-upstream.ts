@@ -34,7 +34,6 @@ interface Prepared {
 
 const DONE = Buffer.from('data: [DONE]\n\n');
 const prepared = new Map<string, Prepared>();
-const stats = { requests: 0, openStreams: 0, tokensWritten: 0 };
 /** What the latest request carried, so the bench can check a scenario sends what it claims. */
 let lastRequest = { messages: 0, systemChars: 0, bytes: 0 };
 let callCounter = 0;
@@ -104,42 +103,29 @@ function usageChunk(model: string, promptBytes: number, completionTokens: number
 /** Writes `head` after the time to first token, then each of `parts` per interval, then `tail`. */
 function paced(res: http.ServerResponse, entry: Prepared, head: Buffer, parts: Buffer[], tail: Buffer): void {
   const { ttftMs, intervalMs } = entry.profile;
-  stats.openStreams++;
   let interval: NodeJS.Timeout | undefined;
-  let finished = false;
-  const finish = () => {
-    if (finished) return;
-    finished = true;
-    stats.openStreams--;
-    clearInterval(interval);
-  };
   res.on('close', () => {
     clearTimeout(first);
-    finish();
+    clearInterval(interval);
   });
   const first = setTimeout(() => {
     if (res.destroyed) return;
-    stats.tokensWritten++;
+    res.write(head);
     if (parts.length === 0 || intervalMs === 0) {
-      stats.tokensWritten += parts.length;
-      res.write(head);
       res.end(
         parts.length === 0
           ? tail
           : Buffer.concat([parts === entry.rest ? entry.burst : Buffer.concat(parts), tail]),
       );
-      finish();
       return;
     }
-    res.write(head);
     let next = 0;
     interval = setInterval(() => {
-      if (res.destroyed) return finish();
-      stats.tokensWritten++;
+      if (res.destroyed) return clearInterval(interval);
       res.write(parts[next++]);
       if (next === parts.length) {
+        clearInterval(interval);
         res.end(tail);
-        finish();
       }
     }, intervalMs);
   }, ttftMs);
@@ -159,7 +145,6 @@ function answer(req: http.IncomingMessage, res: http.ServerResponse, raw: Buffer
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"unknown model"}}');
     return;
   }
-  stats.requests++;
   const entry = prepare(model, profile);
   const messages = Array.isArray(body.messages) ? body.messages : [];
   lastRequest = {
@@ -198,7 +183,6 @@ function answer(req: http.IncomingMessage, res: http.ServerResponse, raw: Buffer
       usage: usage(raw.length, callsTool ? 8 : profile.tokens),
     });
     const timer = setTimeout(() => {
-      stats.tokensWritten += callsTool ? 0 : profile.tokens;
       res.writeHead(200, { 'content-type': 'application/json' }).end(json);
     }, delay);
     res.on('close', () => clearTimeout(timer));
@@ -250,9 +234,8 @@ function fullText(tokens: number): string {
 
 export function createFakeUpstream(): http.Server {
   const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
-    if (req.method === 'GET' && (req.url === '/stats' || req.url === '/last')) {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(req.url === '/stats' ? stats : lastRequest));
+    if (req.method === 'GET' && req.url === '/last') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(lastRequest));
       return;
     }
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {

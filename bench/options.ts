@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 
 /**
  * Knobs of one bench run: flags (`npm run bench -- --quick --ttft 50`) or the matching BENCH_*
- * environment variables. The defaults finish in about 11 minutes on 2 cores; `--quick` is a
+ * environment variables. The defaults finish in about 10 minutes on 2 cores; `--quick` is a
  * 2-minute smoke run with fewer samples (its figures are indicative only).
  */
 export interface BenchOptions {
@@ -40,6 +40,10 @@ export interface BenchOptions {
   statements: boolean;
   writeDocs: boolean;
   keepDatabase: boolean;
+  /** Extra Node.js options for the service processes (e.g. --trace-gc, --max-semi-space-size=64). */
+  serviceNodeArgs: string[];
+  /** Re-render the docs from this results.json instead of measuring. */
+  render: string | null;
 }
 
 const FLAGS = {
@@ -63,6 +67,8 @@ const FLAGS = {
   'no-statements': { type: 'boolean' },
   'no-docs': { type: 'boolean' },
   'keep-db': { type: 'boolean' },
+  render: { type: 'string' },
+  'service-node-args': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -88,6 +94,8 @@ export const USAGE = `usage: npm run bench -- [options]   (each option also read
   --no-statements          skip counting database statements per turn
   --no-docs                write bench/results only, not docs/benchmarks.md
   --keep-db                keep the bench database afterwards
+  --service-node-args=<a> extra Node.js options for the service, space-separated (e.g. =--trace-gc)
+  --render <results.json>  only rewrite the docs from an earlier run (e.g. bench/results/latest.json)
 Environment: DATABASE_URL = a PostgreSQL server (a fresh database is created on it and dropped
 afterwards); unset = the embedded database in a temporary directory.`;
 
@@ -151,5 +159,7 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
     statements: !flag('no-statements'),
     writeDocs: !flag('no-docs'),
     keepDatabase: flag('keep-db'),
+    serviceNodeArgs: (read('service-node-args') ?? '').split(/\s+/).filter(Boolean),
+    render: read('render') ?? null,
   };
 }

@@ -32,6 +32,8 @@ export interface ProfileLine {
 export interface ProfileSummary {
   /** Sampled busy CPU time, ms. */
   busyMs: number;
+  /** Allocations over the same load, when the allocation profile was written. */
+  allocations?: AllocationSummary;
   byArea: ProfileLine[];
   topSelf: ProfileLine[];
   topServiceInclusive: ProfileLine[];
@@ -123,5 +125,54 @@ export function summarizeProfile(profile: CpuProfile, top = 15): ProfileSummary 
     byArea: lines(area),
     topSelf: lines(self),
     topServiceInclusive: lines(inclusive),
+  };
+}
+
+interface AllocationNode {
+  callFrame: CallFrame;
+  selfSize: number;
+  children: AllocationNode[];
+}
+
+export interface AllocationSummary {
+  /** Bytes allocated while sampling (objects freed since included). */
+  totalBytes: number;
+  /** Allocated bytes per turn of the load profiled; null when the turns are unknown. */
+  bytesPerTurn: number | null;
+  byArea: ProfileLine[];
+  topSelf: ProfileLine[];
+}
+
+/** Where the service allocates (V8's sampling heap profiler): garbage is what costs GC time. */
+export function summarizeAllocations(
+  profile: { head: AllocationNode },
+  turns: number,
+  top = 15,
+): AllocationSummary {
+  const area = new Map<string, number>();
+  const self = new Map<string, number>();
+  let total = 0;
+  const stack: AllocationNode[] = [profile.head];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (node.selfSize > 0) {
+      total += node.selfSize;
+      const areaName = areaOf(node.callFrame);
+      area.set(areaName, (area.get(areaName) ?? 0) + node.selfSize);
+      const name = frameName(node.callFrame);
+      self.set(name, (self.get(name) ?? 0) + node.selfSize);
+    }
+    stack.push(...node.children);
+  }
+  const lines = (map: Map<string, number>): ProfileLine[] =>
+    [...map.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([name, bytes]) => ({ name, percent: total > 0 ? (bytes / total) * 100 : 0 }));
+  return {
+    totalBytes: total,
+    bytesPerTurn: turns > 0 ? total / turns : null,
+    byArea: lines(area),
+    topSelf: lines(self),
   };
 }

@@ -128,10 +128,11 @@ export interface BenchResults {
   options: BenchOptions;
   machine: MachineInfo;
   serviceAvailable: boolean;
-  /** 1-minute load average at the start and the end: other work on the machine shows here. */
-  loadAverage: { start: number; end: number };
-  /** The fake model's own latency for a one-word reply (direct arm p50), the plot's zero. */
-  upstreamBaselineMs: number | null;
+  /**
+   * Share of the machine's CPU used by processes outside the bench (and outside PostgreSQL), in
+   * the second before the run and during it: other work on the machine shows up as noise.
+   */
+  otherLoad: { before: number; during: number };
   scenarios: ScenarioResult[];
   sweep: SweepStep[];
   memory: MemoryResult[];

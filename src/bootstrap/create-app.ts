@@ -40,6 +40,9 @@ export async function createApp(
       if (logger !== false) logger.warn({ msg: `embedded database held by ${waitingFor}; waiting for it` });
     },
   });
+  if (database.thread && logger !== false) {
+    logger.log({ msg: 'embedded database started', thread: database.thread });
+  }
   let app: NestExpressApplication | undefined;
   try {
     app = await NestFactory.create<NestExpressApplication>(AppModule.register(config, database), {

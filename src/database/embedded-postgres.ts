@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { startPglite, type DatabaseThread, type RunningPglite } from './pglite-host.js';
 
 /**
  * Who opens an embedded data directory: the long-running service, or a short-lived command
@@ -46,7 +45,8 @@ const heldTokens = new Set<string>();
 /**
  * The embedded database: PGlite (PostgreSQL compiled to WebAssembly) persisting to a data
  * directory, served over the PostgreSQL wire protocol on loopback so that the service uses the
- * same `pg` driver, migrations and queries as against a real server.
+ * same `pg` driver, migrations and queries as against a real server. PGlite runs in a worker
+ * thread of its own (see pglite-host.ts), so executing a statement does not block the service.
  *
  * The process that opens the directory owns it and records its pid, role and port in a lock
  * file beside it; other processes never open the files a second time (PGlite does not support
@@ -54,11 +54,17 @@ const heldTokens = new Set<string>();
  */
 export class EmbeddedPostgres {
   private constructor(
-    private readonly db: PGlite,
-    private readonly server: PGLiteSocketServer,
+    private readonly pglite: RunningPglite,
     private readonly lock: DataDirectoryLock,
-    readonly url: string,
   ) {}
+
+  get url(): string {
+    return this.pglite.url;
+  }
+
+  get thread(): DatabaseThread {
+    return this.pglite.thread;
+  }
 
   /** Opens a data directory no other process holds; fails if one does. */
   static async start(dataDir: string, role: EmbeddedRole = 'cli'): Promise<EmbeddedPostgres> {
@@ -72,27 +78,31 @@ export class EmbeddedPostgres {
     await mkdir(dataDir, { recursive: true });
     const lock = await DataDirectoryLock.claim(lockFileOf(dataDir), role);
     if (!lock) return undefined;
-    let db: PGlite | undefined;
+    let pglite: RunningPglite;
     try {
-      db = await PGlite.create(dataDir);
-      // The socket server's multiplexer keeps a transaction's statements on its connection.
-      const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 32 });
-      await server.start();
-      const port = Number(server.getServerConn().split(':').pop());
-      const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-      await lock.publish(url);
-      return new EmbeddedPostgres(db, server, lock, url);
+      pglite = await startPglite(dataDir);
     } catch (error) {
-      await db?.close().catch(() => undefined);
+      await lock.release();
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(`could not open the embedded database in ${dataDir}: ${reason}`, { cause: error });
+    }
+    try {
+      await lock.publish(pglite.url);
+      return new EmbeddedPostgres(pglite, lock);
+    } catch (error) {
+      await pglite.stop().catch(() => undefined);
       await lock.release();
       throw error;
     }
   }
 
+  /** Closes the database (flushing the data directory), then gives the directory up. */
   async stop(): Promise<void> {
-    await this.server.stop();
-    await this.db.close();
-    await this.lock.release();
+    try {
+      await this.pglite.stop();
+    } finally {
+      await this.lock.release();
+    }
   }
 }
 
@@ -235,6 +245,8 @@ function describeOwner(owner: EmbeddedOwner | UnreadableLock): string {
 export interface DatabaseHandle {
   url: string;
   embedded: boolean;
+  /** Only when this process started the embedded database: the thread that executes its statements. */
+  thread?: DatabaseThread;
   close(): Promise<void>;
 }
 
@@ -267,7 +279,9 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     const owner = await currentOwner(lockFile);
     if (!owner) {
       const embedded = await EmbeddedPostgres.tryStart(dataDir, options.role);
-      if (embedded) return { url: embedded.url, embedded: true, close: () => embedded.stop() };
+      if (embedded) {
+        return { url: embedded.url, embedded: true, thread: embedded.thread, close: () => embedded.stop() };
+      }
       continue; // another process claimed it first: look at who
     }
     if (!('unreadable' in owner) && owner.role === 'service' && owner.url) {

@@ -1,0 +1,34 @@
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+
+/** PGlite serving a data directory over the PostgreSQL wire protocol on a loopback port. */
+export interface PgliteServer {
+  url: string;
+  /** Stops the socket server, then closes PGlite, which flushes the data directory. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Opens a data directory with PGlite and serves it on 127.0.0.1 (a free port). The one place
+ * that does this: the database worker runs it on its own thread, the in-thread fallback on the
+ * caller's (see pglite-host.ts).
+ */
+export async function startPgliteServer(dataDir: string): Promise<PgliteServer> {
+  const db = await PGlite.create(dataDir);
+  try {
+    // The socket server's multiplexer keeps a transaction's statements on its connection.
+    const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 32 });
+    await server.start();
+    const port = Number(server.getServerConn().split(':').pop());
+    return {
+      url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+      stop: async () => {
+        await server.stop();
+        await db.close();
+      },
+    };
+  } catch (error) {
+    await db.close().catch(() => undefined);
+    throw error;
+  }
+}

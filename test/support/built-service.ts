@@ -1,0 +1,128 @@
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+
+/**
+ * The service as users run it: compiled with tsc and started as `node dist/src/main.js` in a
+ * process of its own. The build goes to a directory of this run (under the ignored .switchboard/)
+ * so it cannot race another build of dist/. Type errors elsewhere in the tree do not stop tsc
+ * from emitting; `npm run typecheck` reports them.
+ */
+export interface ServiceBuild {
+  dir: string;
+  remove(): Promise<void>;
+}
+
+export async function buildService(): Promise<ServiceBuild> {
+  const dir = resolve('.switchboard', `test-build-${randomBytes(4).toString('hex')}`);
+  await promisify(execFile)(
+    process.execPath,
+    [
+      'node_modules/typescript/bin/tsc',
+      '-p',
+      'tsconfig.build.json',
+      '--outDir',
+      dir,
+      '--tsBuildInfoFile',
+      join(dir, '.tsbuildinfo'),
+    ],
+    { maxBuffer: 16 * 1024 * 1024 },
+  ).catch(() => undefined);
+  if (!existsSync(join(dir, 'src', 'main.js'))) throw new Error('the build produced no src/main.js');
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+export type LogLine = Record<string, unknown>;
+
+export interface ServiceProcess {
+  baseUrl: string;
+  child: ChildProcess;
+  exit: Promise<number | null>;
+  /** Stdout, one entry a line: the JSON log lines, and `{msg: text}` for plain lines. */
+  logs: LogLine[];
+  stderr(): string;
+  /** Resolves with the first line (already written or still to come) whose msg is `msg` or that matches. */
+  logged(msg: string | ((line: LogLine) => boolean)): Promise<LogLine>;
+}
+
+/** Spawns the built service; it may still be starting (or failing to) when this returns. */
+export async function spawnService(
+  build: ServiceBuild,
+  env: Record<string, string>,
+): Promise<ServiceProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(build.dir, 'src', 'main.js')], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      QUICKSTART: 'false',
+      LOG_LEVEL: 'log',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: LogLine[] = [];
+  const waiters: { matches: (line: LogLine) => boolean; done: (line: LogLine) => void }[] = [];
+  let buffered = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    buffered += chunk;
+    const lines = buffered.split('\n');
+    buffered = lines.pop() ?? '';
+    for (const text of lines) {
+      let line: LogLine;
+      try {
+        line = JSON.parse(text) as LogLine;
+      } catch {
+        line = { msg: text };
+      }
+      logs.push(line);
+      for (const waiter of waiters.filter((candidate) => candidate.matches(line))) waiter.done(line);
+    }
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exit = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    child,
+    exit,
+    logs,
+    stderr: () => stderr,
+    logged: (msg) =>
+      new Promise((done) => {
+        const matches = typeof msg === 'string' ? (line: LogLine) => line.msg === msg : msg;
+        const seen = logs.find(matches);
+        if (seen) done(seen);
+        else waiters.push({ matches, done });
+      }),
+  };
+}
+
+/** Spawns the built service and resolves once it listens; fails if it exits first. */
+export async function startService(
+  build: ServiceBuild,
+  env: Record<string, string>,
+): Promise<ServiceProcess> {
+  const service = await spawnService(build, env);
+  const started = await Promise.race([
+    service.logged((line) => String(line.msg).startsWith('Switchboard listening')).then(() => true),
+    service.exit.then(() => false),
+  ]);
+  if (!started) {
+    throw new Error(`the service did not start: ${JSON.stringify(service.logs)} ${service.stderr()}`);
+  }
+  return service;
+}
