@@ -796,14 +796,9 @@ export class Bench {
           setup: `x-user-id of a user with 20 claims (POST /v1/user-claims/bulk) and ${this.seeded?.memoryItems ?? 0} memory items; streamed 20-token reply; 1 client`,
           arms: all,
           phase: this.closedPhase(1, 4, 1.5, 0),
-          workload: (arm) =>
-            this.turnWorkload(arm, 'user-context', {
-              input: 'What do you know about me?',
-              stream: true,
-              headers: { 'x-user-id': USER_CONTEXT_USER },
-            }),
+          workload: (arm) => this.userContextWorkload(arm),
           check: async (arm) => {
-            const problem = await textCheck('user-context', true, 20)(arm);
+            const problem = await this.checkReply(arm, this.userContextWorkload(arm), 20);
             if (problem || arm !== 'service') return problem;
             const last = await this.upstreamLast();
             notes.push(
@@ -818,6 +813,14 @@ export class Bench {
       );
     }
     return results;
+  }
+
+  private userContextWorkload(arm: Arm): Workload {
+    return this.turnWorkload(arm, 'user-context', {
+      input: 'What do you know about me?',
+      stream: true,
+      headers: { 'x-user-id': USER_CONTEXT_USER },
+    });
   }
 
   private threadWorkload(arm: Arm, length: number): Workload {
@@ -1154,11 +1157,7 @@ export class Bench {
           : []),
         {
           kind: 'turn with 20 claims and 50 memory items',
-          workload: this.turnWorkload('service', 'user-context', {
-            input: 'What do you know about me?',
-            stream: true,
-            headers: { 'x-user-id': USER_CONTEXT_USER },
-          }),
+          workload: this.userContextWorkload('service'),
           turns: 1,
         },
       ];

@@ -1,4 +1,6 @@
 import { request } from 'node:http';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
 import { ApiKeysService } from '../src/api-keys/api-keys.service.js';
 import { AssistantsService } from '../src/assistants/assistants.service.js';
 import { createApp } from '../src/bootstrap/create-app.js';
@@ -140,5 +142,19 @@ describe('graceful shutdown of the built service on SIGTERM', () => {
     });
 
     expect(await service.exit).toBe(0);
+    // The cut stream was stored as failed before the replica closed its database.
+    const responseId = parseSse(stream.raw()).events[0].json.response.id.slice('resp_'.length);
+    const reopened = await createApp(
+      loadConfig({ PORT: '0', HOST: '127.0.0.1', QUICKSTART: 'false', ...database.env }),
+      { logger: false },
+    );
+    try {
+      const [row] = await reopened.app
+        .get<DataSource>(getDataSourceToken())
+        .query('SELECT status, error FROM responses WHERE id = $1', [responseId]);
+      expect(row).toMatchObject({ status: 'failed', error: { code: 'service_overloaded' } });
+    } finally {
+      await reopened.close();
+    }
   });
 });

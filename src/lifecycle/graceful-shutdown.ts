@@ -6,7 +6,7 @@ import { describeUnexpected } from '../common/errors/all-exceptions.filter.js';
 import type { AppConfig } from '../config/app-config.js';
 import { LifecycleState } from './lifecycle.state.js';
 
-/** After the grace period, how long cut streams get to write `response.error` and close. */
+/** After the grace period, how long cut streams get to write `response.error` and close, and their rows to be stored. */
 const FINAL_WRITE_MS = 2000;
 /** Beyond delay + grace + this, the process exits anyway (before an orchestrator's SIGKILL). */
 const WATCHDOG_SLACK_MS = 10_000;
@@ -19,7 +19,8 @@ const WATCHDOG_SLACK_MS = 10_000;
  * 3. requests in flight, streams included, get SHUTDOWN_GRACE_SECONDS to finish;
  * 4. then `LifecycleState.drainDeadline` aborts: open streams end with `response.error`, and
  *    whatever is left after a short final window is disconnected;
- * 5. Nest closes (Redis, the database pool, the embedded database).
+ * 5. the rows of cut streams are written (bounded by the same final window);
+ * 6. Nest closes (Redis, the database pool, the embedded database).
  */
 export async function shutDownGracefully(running: RunningApp, config: AppConfig['lifecycle']): Promise<void> {
   const logger = new Logger('Shutdown');
@@ -54,6 +55,7 @@ export async function shutDownGracefully(running: RunningApp, config: AppConfig[
     server.closeAllConnections();
     await closed;
   }
+  await Promise.race([lifecycle.whenWritesSettled(), sleep(FINAL_WRITE_MS, undefined, { ref: false })]);
   await running.close();
   logger.log({ msg: 'shut down cleanly' });
 }

@@ -32,4 +32,21 @@ describe('LifecycleState', () => {
     await waiting;
     expect(state.activeRequests).toBe(0);
   });
+
+  it('resolves whenWritesSettled once the writes handed to finishBeforeExit have settled', async () => {
+    const state = new LifecycleState();
+    await state.whenWritesSettled();
+    let finishWrite!: () => void;
+    const write = state.finishBeforeExit(new Promise<void>((resolve) => (finishWrite = resolve)));
+    const failing = state.finishBeforeExit(Promise.reject(new Error('database gone')));
+    failing.catch(() => undefined);
+    let settled = false;
+    const waiting = state.whenWritesSettled().then(() => (settled = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    finishWrite();
+    await write;
+    await waiting;
+    expect(settled).toBe(true);
+  });
 });

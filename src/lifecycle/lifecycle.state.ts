@@ -18,6 +18,7 @@ export class LifecycleState {
   private readonly grace = new AbortController();
   private active = 0;
   private idleWaiters: (() => void)[] = [];
+  private readonly pendingWrites = new Set<Promise<unknown>>();
 
   get phase(): LifecyclePhase {
     return this.current;
@@ -71,6 +72,22 @@ export class LifecycleState {
       this.idleWaiters = [];
       for (const resolve of waiters) resolve();
     }
+  }
+
+  /**
+   * Keeps the database open during shutdown until `write` settles, even after the request that
+   * started it has ended (a stream cut by the grace period tells its client before it is stored).
+   */
+  finishBeforeExit<T>(write: Promise<T>): Promise<T> {
+    this.pendingWrites.add(write);
+    const forget = () => this.pendingWrites.delete(write);
+    write.then(forget, forget);
+    return write;
+  }
+
+  /** Resolves once every write handed to `finishBeforeExit` has settled. */
+  async whenWritesSettled(): Promise<void> {
+    await Promise.allSettled([...this.pendingWrites]);
   }
 
   /** Resolves as soon as no request is in flight. */

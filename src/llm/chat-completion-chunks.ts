@@ -17,11 +17,15 @@ export async function* readChatCompletionChunks(
       if (done) break;
       buffer += decoder.decode(value, { stream: true });
       const chunks: ChatCompletionChunk[] = [];
-      let end: number;
-      while ((end = eventEnd(buffer)) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(buffer[end] === '\r' ? end + 4 : end + 2);
-        const data = dataOf(block);
+      // Walk the read with an offset and keep only the unfinished tail: one copy per read.
+      let from = 0;
+      // Most upstreams end lines with LF alone; only look for CRLF blank lines when a CR came.
+      const crlf = buffer.includes('\r');
+      for (;;) {
+        const end = crlf ? eventEndCrlf(buffer, from) : buffer.indexOf('\n\n', from);
+        if (end < 0) break;
+        const data = dataOf(buffer, from, end);
+        from = buffer.charCodeAt(end) === CR ? end + 4 : end + 2;
         if (data === undefined) continue;
         if (data === '[DONE]') {
           if (chunks.length > 0) yield chunks;
@@ -31,6 +35,7 @@ export async function* readChatCompletionChunks(
         if (parsed.error) throw new Error('The upstream reported an error in the stream');
         chunks.push(parsed);
       }
+      if (from > 0) buffer = buffer.slice(from);
       if (chunks.length > 0) yield chunks;
     }
   } finally {
@@ -38,21 +43,32 @@ export async function* readChatCompletionChunks(
   }
 }
 
-/** Where the first complete event of the buffer ends (a blank line), or -1. */
-function eventEnd(buffer: string): number {
-  const lf = buffer.indexOf('\n\n');
-  const crlf = buffer.indexOf('\r\n\r\n');
+const CR = 13;
+const LF = 10;
+
+/** Where the first complete event at or after `from` ends (its blank line, LF or CRLF), or -1. */
+function eventEndCrlf(buffer: string, from: number): number {
+  const lf = buffer.indexOf('\n\n', from);
+  const crlf = buffer.indexOf('\r\n\r\n', from);
   if (crlf >= 0 && (lf < 0 || crlf < lf)) return crlf;
   return lf;
 }
 
-/** The `data:` payload of one event (several data lines join with newlines), or undefined. */
-function dataOf(block: string): string | undefined {
+/** The `data:` payload of the event in `buffer[start, end)` (data lines join with newlines), or undefined. */
+function dataOf(buffer: string, start: number, end: number): string | undefined {
   let data: string | undefined;
-  for (const line of block.split(/\r?\n/)) {
-    if (!line.startsWith('data:')) continue;
-    const value = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
-    data = data === undefined ? value : `${data}\n${value}`;
+  let lineStart = start;
+  while (lineStart < end) {
+    let lineEnd = buffer.indexOf('\n', lineStart);
+    if (lineEnd < 0 || lineEnd > end) lineEnd = end;
+    const contentEnd = lineEnd > lineStart && buffer.charCodeAt(lineEnd - 1) === CR ? lineEnd - 1 : lineEnd;
+    if (buffer.startsWith('data:', lineStart)) {
+      const valueStart = buffer.charCodeAt(lineStart + 5) === 32 ? lineStart + 6 : lineStart + 5;
+      const value = buffer.slice(valueStart, contentEnd);
+      data = data === undefined ? value : `${data}\n${value}`;
+    }
+    lineStart = buffer.charCodeAt(lineEnd) === LF ? lineEnd + 1 : lineEnd;
+    if (lineEnd === end) break;
   }
   return data;
 }

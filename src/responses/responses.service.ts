@@ -181,12 +181,22 @@ export class ResponsesService {
       recorder.emit('response.completed', { response });
       target.done();
     } catch (error) {
-      const failure =
-        this.lifecycle.drainDeadline.aborted && !clientGone.aborted ? shutdownError() : this.failureOf(error);
+      const cutByShutdown = this.lifecycle.drainDeadline.aborted && !clientGone.aborted;
+      const failure = cutByShutdown ? shutdownError() : this.failureOf(error);
       recorder.interrupt();
-      await this.persist(turn, recorder, progress, failure).catch((persistError: unknown) => {
+      const stored = this.persist(turn, recorder, progress, failure).catch((persistError: unknown) => {
         this.logger.error({ ...describeUnexpected(persistError), msg: 'could not store a failed response' });
       });
+      if (cutByShutdown) {
+        // The replica is leaving and its last seconds are short: the client hears it first, and
+        // the shutdown sequence keeps the database open until the row is written.
+        recorder.emit('response.error', { error: failure.toBody().error });
+        target.close();
+        await this.lifecycle.finishBeforeExit(stored);
+        return;
+      }
+      // Otherwise the failed response is stored before the client hears of it, like a completed one.
+      await stored;
       if (!clientGone.aborted) recorder.emit('response.error', { error: failure.toBody().error });
       target.close();
     } finally {

@@ -1,0 +1,60 @@
+import { readChatCompletionChunks } from './chat-completion-chunks.js';
+
+function streamOf(...reads: string[]): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  return new ReadableStream({
+    start(controller) {
+      for (const read of reads) controller.enqueue(encoder.encode(read));
+      controller.close();
+    },
+  });
+}
+
+async function collect(body: ReadableStream<Uint8Array>): Promise<unknown[][]> {
+  const batches: unknown[][] = [];
+  for await (const batch of readChatCompletionChunks(body)) batches.push(batch);
+  return batches;
+}
+
+const chunk = (content: string) => ({ id: 'c1', choices: [{ index: 0, delta: { content } }] });
+const event = (content: string, eol = '\n') => `data: ${JSON.stringify(chunk(content))}${eol}${eol}`;
+
+describe('readChatCompletionChunks', () => {
+  it('yields the chunks each read completed, in one batch per read', async () => {
+    const batches = await collect(streamOf(event('a') + event('b'), event('c'), 'data: [DONE]\n\n'));
+    expect(batches).toEqual([[chunk('a'), chunk('b')], [chunk('c')]]);
+  });
+
+  it('reassembles events split at every possible byte', async () => {
+    const whole = event('Hello') + ': keep-alive\n\n' + event('wörld') + 'data: [DONE]\n\n';
+    const bytes = new TextEncoder().encode(whole);
+    for (let cut = 1; cut < bytes.length; cut++) {
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(bytes.slice(0, cut));
+          controller.enqueue(bytes.slice(cut));
+          controller.close();
+        },
+      });
+      expect((await collect(body)).flat()).toEqual([chunk('Hello'), chunk('wörld')]);
+    }
+  });
+
+  it('accepts CRLF line ends, event names, comments and data split over several lines', async () => {
+    const multiLine = `event: message\r\ndata: {"id":"c1",\r\ndata: "choices":[]}\r\n\r\n`;
+    const batches = await collect(
+      streamOf(': hello\r\n\r\n' + event('x', '\r\n') + multiLine, 'data:[DONE]\r\n\r\n'),
+    );
+    expect(batches).toEqual([[chunk('x'), { id: 'c1', choices: [] }]]);
+  });
+
+  it('stops at [DONE] and ignores anything after it', async () => {
+    const batches = await collect(streamOf(event('a') + 'data: [DONE]\n\n' + event('ignored')));
+    expect(batches).toEqual([[chunk('a')]]);
+  });
+
+  it('throws when the upstream reports an error inside the stream', async () => {
+    const failing = streamOf(event('a'), 'data: {"error":{"message":"overloaded"}}\n\n');
+    await expect(collect(failing)).rejects.toThrow('The upstream reported an error in the stream');
+  });
+});
