@@ -149,6 +149,8 @@ export function clockTicks(): number {
 /** CPU time (ms) of the whole machine, of this process and its reaped children, and of PostgreSQL. */
 export interface CpuAccount {
   machineBusyMs: number;
+  /** Time the hypervisor gave this machine's vCPUs to other guests (`steal`). */
+  machineStealMs: number;
   machineTotalMs: number;
   benchMs: number;
   postgresMs: number;
@@ -172,6 +174,7 @@ export function cpuAccount(): CpuAccount {
   }
   return {
     machineBusyMs: busy * tick,
+    machineStealMs: (cpu[7] ?? 0) * tick,
     machineTotalMs: cpu.slice(0, 8).reduce((sum, value) => sum + (value || 0), 0) * tick,
     benchMs: own * tick,
     postgresMs: postgres * tick,
@@ -189,6 +192,15 @@ function processTimes(pid: string, name?: string): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * Share of the machine's CPU time between two accounts that the hypervisor gave to other guests.
+ * On a shared virtual machine this is the noise no process list shows.
+ */
+export function stolenShare(before: CpuAccount, after: CpuAccount): number {
+  const total = after.machineTotalMs - before.machineTotalMs;
+  return total <= 0 ? 0 : Math.max(0, (after.machineStealMs - before.machineStealMs) / total);
 }
 
 /** Share of the machine's CPU time between two accounts used by processes outside the bench. */

@@ -201,6 +201,11 @@ export function renderMarkdown(results: BenchResults): string {
     `- Command: \`${results.command}\``,
     `- Machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, ${m.kernel}, open files ${m.openFileLimit}`,
     `- Other work on the machine: ${pct(results.otherLoad.during)} of its CPU during the run, ${pct(results.otherLoad.before)} just before${Math.max(results.otherLoad.during, results.otherLoad.before) > 0.1 ? ' (**expect noise, mostly in p99**)' : ''}`,
+    ...(results.otherLoad.stolenDuring === undefined
+      ? []
+      : [
+          `- CPU taken by the hypervisor for other guests (steal): ${pct(results.otherLoad.stolenDuring)} during the run, ${pct(results.otherLoad.stolenBefore ?? 0)} just before${Math.max(results.otherLoad.stolenDuring, results.otherLoad.stolenBefore ?? 0) > 0.05 ? ' (**the vCPUs were slowed down: every figure, the baselines included, is inflated and noisy**)' : ''}`,
+        ]),
     `- Node.js ${m.node}; ${Object.entries(m.packages)
       .map(([name, version]) => `${name} ${version}`)
       .join(', ')}`,

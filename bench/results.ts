@@ -132,7 +132,7 @@ export interface BenchResults {
    * Share of the machine's CPU used by processes outside the bench (and outside PostgreSQL), in
    * the second before the run and during it: other work on the machine shows up as noise.
    */
-  otherLoad: { before: number; during: number };
+  otherLoad: { before: number; during: number; stolenBefore?: number; stolenDuring?: number };
   scenarios: ScenarioResult[];
   sweep: SweepStep[];
   memory: MemoryResult[];

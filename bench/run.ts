@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import * as prettier from 'prettier';
 import { Bench } from './bench.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cpuAccount, createBenchDatabase, machineInfo, otherShare } from './environment.js';
+import { cpuAccount, createBenchDatabase, machineInfo, otherShare, stolenShare } from './environment.js';
 import { parseOptions, USAGE } from './options.js';
 import { procReadable } from './processes.js';
 import { evaluateTargets, mergeIntoDocument, renderMarkdown, renderPlot } from './report.js';
@@ -74,7 +74,12 @@ async function main(): Promise<number> {
       options,
       machine: machineInfo(database.version),
       serviceAvailable: bench.serviceAvailable,
-      otherLoad: { before: otherShare(quiet, atStart), during: 0 },
+      otherLoad: {
+        before: otherShare(quiet, atStart),
+        during: 0,
+        stolenBefore: stolenShare(quiet, atStart),
+        stolenDuring: 0,
+      },
       scenarios,
       sweep,
       memory,
@@ -92,7 +97,11 @@ async function main(): Promise<number> {
     await database.drop().catch(() => undefined);
   }
   // After stop(): every child has been reaped, so its CPU time is in this process's account.
-  if (results) results.otherLoad.during = otherShare(atStart, cpuAccount());
+  if (results) {
+    const atEnd = cpuAccount();
+    results.otherLoad.during = otherShare(atStart, atEnd);
+    results.otherLoad.stolenDuring = stolenShare(atStart, atEnd);
+  }
   if (!results) {
     process.stderr.write(`bench failed: ${failure instanceof Error ? failure.message : String(failure)}\n`);
     return 1;
