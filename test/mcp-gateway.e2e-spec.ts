@@ -14,7 +14,11 @@ import {
   type RecordingApi,
 } from './support/mcp-gateway-fixtures.js';
 import { startTestApp, type TestApp } from './support/test-app.js';
-import { startTestIdentityProvider, type TestIdentityProvider } from './support/test-identity-provider.js';
+import {
+  gatewayOidcEnv,
+  startTestIdentityProvider,
+  type TestIdentityProvider,
+} from './support/test-identity-provider.js';
 
 /**
  * The MCP gateway as an IDE meets it: a real OpenID provider, the admin origin proxying the
@@ -36,14 +40,9 @@ describe('MCP gateway: discovery, sign-in and tools', () => {
     proxy = await startAdminOriginProxy();
     api = await startOrdersApi();
     app = await startTestApp({
-      OIDC_ISSUER: idp.issuer,
-      OIDC_CLIENT_ID: idp.audience,
-      OIDC_EXTRA_AUDIENCES: idp.clientId,
-      OIDC_VALIDATE_AUDIENCE: 'true',
-      OIDC_GROUPS_CLAIM: 'groups',
+      ...gatewayOidcEnv(idp),
       PUBLIC_ADMIN_ORIGIN: proxy.origin,
       MCP_ALLOWED_ORIGINS: 'http://localhost:6274',
-      MCP_SCOPES_SUPPORTED: idp.scope,
       SSRF_ALLOWLIST: new URL(api.url).host,
       // Far beyond the test timeout: only the client's disconnect can end the slow call below.
       TOOL_TIMEOUT_SECONDS: '600',

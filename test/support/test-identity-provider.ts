@@ -296,6 +296,18 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
+/** The backend settings of spec 5.4 item 7 for this provider, audience checked as in production. */
+export function gatewayOidcEnv(idp: TestIdentityProvider): Record<string, string> {
+  return {
+    OIDC_ISSUER: idp.issuer,
+    OIDC_CLIENT_ID: idp.audience,
+    OIDC_EXTRA_AUDIENCES: idp.clientId,
+    OIDC_VALIDATE_AUDIENCE: 'true',
+    OIDC_GROUPS_CLAIM: 'groups',
+    MCP_SCOPES_SUPPORTED: idp.scope,
+  };
+}
+
 export function closeServer(server: Server): Promise<void> {
   server.closeAllConnections();
   return new Promise((resolve) => server.close(() => resolve()));
