@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import type { ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
 import { Principal, RequireScopes } from '../auth/auth.decorators.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { parseAssistantFilter, requireUserId } from '../memory/dto/memory-query.dto.js';
+import { parseAssistantFilter, requireUserId } from '../common/http/request-params.js';
 import { ChatHistoryService, type HistoryConversation } from './chat-history.service.js';
 import type { StoredMessage } from './conversations.repository.js';
 import { parseConversationListQuery, parseMessageListQuery } from './dto/chat-history-query.dto.js';

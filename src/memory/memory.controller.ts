@@ -1,7 +1,8 @@
 import { Controller, Delete, Get, Headers, HttpCode, Param, Post, Query } from '@nestjs/common';
 import type { ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
 import { Principal, RequireScopes } from '../auth/auth.decorators.js';
-import { parseAssistantFilter, parseListQuery, requireUserId } from './dto/memory-query.dto.js';
+import { parseAssistantFilter, requireUserId } from '../common/http/request-params.js';
+import { parseListQuery } from './dto/memory-query.dto.js';
 import type { StoredMemoryItem } from './memory.repository.js';
 import { MemoryService } from './memory.service.js';
 

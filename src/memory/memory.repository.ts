@@ -4,6 +4,7 @@ import { DataSource, EntityManager, Repository } from 'typeorm';
 import type { MemoryCursor } from './dto/memory-query.dto.js';
 import { MemoryItemEntity } from './entities/memory-item.entity.js';
 import { MemoryOptOutEntity } from './entities/memory-opt-out.entity.js';
+import { OPTED_OUT_SQL } from './memory-opt-out.sql.js';
 
 export interface StoredMemoryItem {
   id: string;
@@ -67,11 +68,7 @@ export class MemoryRepository {
   async saveUnlessOptedOut(item: MemoryItemEntity): Promise<{ optedOut: boolean; id: string | null }> {
     const [row] = await this.dataSource.query<{ opted_out: boolean; id: string | null }[]>(
       `WITH opted_out AS (
-         SELECT EXISTS (
-           SELECT 1 FROM memory_opt_outs
-            WHERE organization_id = $1::uuid AND user_id = $2
-              AND (assistant_id IS NULL OR assistant_id = $3::uuid)
-         ) AS value
+         SELECT ${OPTED_OUT_SQL} AS value
        ), existing AS (
          SELECT id FROM memory_items
           WHERE organization_id = $1::uuid AND user_id = $2 AND assistant_id = $3::uuid AND content = $4
@@ -113,13 +110,11 @@ export class MemoryRepository {
    * Without: opted out of every assistant.
    */
   async isOptedOut(organizationId: string, userId: string, assistantId: string | null): Promise<boolean> {
-    const [row] = await this.dataSource.query<{ value: boolean }[]>(
-      `SELECT EXISTS (
-         SELECT 1 FROM memory_opt_outs
-          WHERE organization_id = $1 AND user_id = $2 AND (assistant_id IS NULL OR assistant_id = $3::uuid)
-       ) AS value`,
-      [organizationId, userId, assistantId],
-    );
+    const [row] = await this.dataSource.query<{ value: boolean }[]>(`SELECT ${OPTED_OUT_SQL} AS value`, [
+      organizationId,
+      userId,
+      assistantId,
+    ]);
     return row.value;
   }
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { OPTED_OUT_SQL } from './memory-opt-out.sql.js';
 
 export interface UserContextRow {
   claims: { claimKey: string; claimValue: unknown }[];
@@ -34,11 +35,7 @@ export class UserContextRepository {
   ): Promise<UserContextRow> {
     const [row] = await this.dataSource.query<LoadRow[]>(
       `WITH opted_out AS (
-         SELECT EXISTS (
-           SELECT 1 FROM memory_opt_outs
-            WHERE organization_id = $1::uuid AND user_id = $2
-              AND (assistant_id IS NULL OR assistant_id = $3::uuid)
-         ) AS value
+         SELECT ${OPTED_OUT_SQL} AS value
        ), newest AS (
          SELECT id, content, created_at,
                 sum(char_length(content)) OVER (ORDER BY created_at DESC, id DESC ROWS UNBOUNDED PRECEDING)

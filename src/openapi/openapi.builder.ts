@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ERROR_CATALOGUE, type ErrorCode } from '../common/errors/error-catalogue.js';
 import { CONVERSATION_PAGE, MESSAGE_PAGE } from '../conversations/dto/chat-history-query.dto.js';
-import { DEFAULT_MEMORY_PAGE, MAX_MEMORY_PAGE } from '../memory/dto/memory-query.dto.js';
+import { MEMORY_PAGE } from '../memory/dto/memory-query.dto.js';
 import { ERROR_MEANINGS } from './error-meanings.js';
 import { OPERATIONS, TAGS, type Access, type HttpMethod, type OperationSpec } from './operations.js';
 import { SCHEMAS, ref, type JsonSchema } from './schemas.js';
@@ -183,11 +183,11 @@ const PARAMETERS: Record<string, JsonSchema> = {
   AssistantFilter: queryParam('assistant_id', 'Only this assistant: `asst_<uuid>` or the bare UUID', {
     type: 'string',
   }),
-  MemoryLimit: queryParam('limit', `Items per page (default ${DEFAULT_MEMORY_PAGE})`, {
+  MemoryLimit: queryParam('limit', `Items per page (default ${MEMORY_PAGE.default})`, {
     type: 'integer',
     minimum: 1,
-    maximum: MAX_MEMORY_PAGE,
-    default: DEFAULT_MEMORY_PAGE,
+    maximum: MEMORY_PAGE.max,
+    default: MEMORY_PAGE.default,
   }),
   MemoryAfter: queryParam('after', 'The `nextCursor` of the previous page (opaque)', { type: 'string' }),
   ConversationLimit: queryParam('limit', `Conversations per page (default ${CONVERSATION_PAGE.default})`, {

@@ -1,7 +1,8 @@
 import { ERROR_CATALOGUE } from '../common/errors/error-catalogue.js';
 import { MAX_TOOLS } from '../responses/dto/create-response.dto.js';
-import { MAX_BULK_CLAIMS, MAX_CLAIM_VALUE_BYTES, MAX_USER_ID_LENGTH } from '../claims/dto/claim-input.dto.js';
-import { DEFAULT_MEMORY_PAGE, MAX_MEMORY_PAGE } from '../memory/dto/memory-query.dto.js';
+import { MAX_BULK_CLAIMS, MAX_CLAIM_VALUE_BYTES } from '../claims/dto/claim-input.dto.js';
+import { MAX_USER_ID_LENGTH } from '../common/http/request-params.js';
+import { MEMORY_PAGE } from '../memory/dto/memory-query.dto.js';
 
 /**
  * The JSON Schemas of the OpenAPI document (components.schemas), written by hand like the request
@@ -476,8 +477,8 @@ const memorySchemas: Record<string, JsonSchema> = {
     data: {
       type: 'array',
       items: ref('MemoryItem'),
-      maxItems: MAX_MEMORY_PAGE,
-      description: `Newest first, \`limit\` per page (default ${DEFAULT_MEMORY_PAGE})`,
+      maxItems: MEMORY_PAGE.max,
+      description: `Newest first, \`limit\` per page (default ${MEMORY_PAGE.default})`,
     },
     hasMore: { type: 'boolean' },
     nextCursor: nullable({ type: 'string', description: 'Pass as `after` for the next page' }),

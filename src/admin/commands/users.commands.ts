@@ -1,9 +1,7 @@
+import { MAX_USER_ID_LENGTH } from '../../common/http/request-params.js';
 import { UserErasureService, type ErasureReport } from '../../users/user-erasure.service.js';
 import { AdminUsageError, stringOption, type AdminCommand } from '../admin-command.js';
 import { ORGANIZATION_OPTION, requireOrganization } from './organizations.commands.js';
-
-/** The longest `x-user-id` the API accepts; anything longer cannot have data. */
-const MAX_USER_ID_LENGTH = 256;
 
 const LABELS: Record<keyof ErasureReport, [string, string]> = {
   conversations: ['conversation', 'conversations'],

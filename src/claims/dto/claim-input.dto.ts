@@ -1,4 +1,5 @@
 import { ApiError } from '../../common/errors/error-catalogue.js';
+import { MAX_USER_ID_LENGTH } from '../../common/http/request-params.js';
 
 /**
  * Claim bodies and path parameters, parsed by hand: a claim value is any JSON (null included),
@@ -13,7 +14,6 @@ export interface ClaimInput {
 /** Spec 8: measured on the serialized JSON, in UTF-8 bytes. */
 export const MAX_CLAIM_VALUE_BYTES = 64 * 1024;
 export const MAX_BULK_CLAIMS = 50;
-export const MAX_USER_ID_LENGTH = 256;
 /** PostgreSQL refuses to parse jsonb nested much deeper (stack depth); real data never is. */
 export const MAX_CLAIM_VALUE_DEPTH = 256;
 const CLAIM_KEY = /^[A-Za-z0-9._:-]{1,128}$/;

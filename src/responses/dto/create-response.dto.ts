@@ -1,4 +1,5 @@
 import { ApiError } from '../../common/errors/error-catalogue.js';
+import { MAX_USER_ID_LENGTH, parsePrefixedUuid } from '../../common/http/request-params.js';
 
 /**
  * POST /v1/responses, parsed by hand rather than by class-validator because the contract fixes
@@ -34,7 +35,6 @@ export interface UserHeaders {
 
 export const MAX_TOOLS = 128;
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MESSAGE_ROLES = new Set(['user', 'assistant', 'system', 'developer']);
 const TEXT_PART_TYPES = new Set(['input_text', 'output_text', 'text']);
 
@@ -44,14 +44,12 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /** `asst_<uuid>` or a bare UUID → the bare UUID, or null when it is neither. */
 export function parseAssistantId(model: string): string | null {
-  const bare = model.startsWith('asst_') ? model.slice(5) : model;
-  return UUID.test(bare) ? bare.toLowerCase() : null;
+  return parsePrefixedUuid(model, 'asst_', true);
 }
 
 /** `resp_<uuid>` → the bare UUID, or null. */
 export function parseResponseId(id: string): string | null {
-  const bare = id.startsWith('resp_') ? id.slice(5) : '';
-  return UUID.test(bare) ? bare.toLowerCase() : null;
+  return parsePrefixedUuid(id, 'resp_', false);
 }
 
 export function parseUserHeaders(headers: Record<string, string | string[] | undefined>): UserHeaders {
@@ -62,8 +60,8 @@ export function parseUserHeaders(headers: Record<string, string | string[] | und
     return value;
   };
   const userId = single('x-user-id');
-  if (userId !== null && (userId.length === 0 || userId.length > 256)) {
-    throw new ApiError('invalid_request', 'Header x-user-id must be 1 to 256 characters');
+  if (userId !== null && (userId.length === 0 || userId.length > MAX_USER_ID_LENGTH)) {
+    throw new ApiError('invalid_request', `Header x-user-id must be 1 to ${MAX_USER_ID_LENGTH} characters`);
   }
   const rawTokens = single('x-user-tokens');
   let userTokens: Record<string, string> = {};

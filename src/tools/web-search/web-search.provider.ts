@@ -1,5 +1,6 @@
+import { readCapped, type GuardedFetch } from '../ssrf/guarded-fetch.js';
 import type { WebSearchConfig } from '../tool-config.js';
-import type { GuardedFetch } from '../ssrf/guarded-fetch.js';
+import { ToolFailure } from '../tool-runtime.js';
 import { BraveSearchProvider } from './brave.provider.js';
 import { SearxngProvider } from './searxng.provider.js';
 
@@ -25,6 +26,52 @@ export function createWebSearchProvider(
   return config.provider === 'searxng'
     ? new SearxngProvider(config, fetch)
     : new BraveSearchProvider(config, fetch, secrets);
+}
+
+/** How one engine's JSON answer differs from another's, and how its failures read. */
+export interface SearchAnswerShape {
+  /** `The search provider` or `The search engine`: the subject of every failure sentence. */
+  source: string;
+  /** A clearer sentence for a status this engine is known to answer, else undefined. */
+  explainStatus(status: number): string | undefined;
+  /** The result list inside the parsed body (anything: it is checked). */
+  results(body: unknown): unknown;
+  /** The field of a result that holds its snippet. */
+  snippetField: string;
+}
+
+/**
+ * Turns an engine's HTTP answer into at most `maxResults` results with a URL, or throws a
+ * ToolFailure naming what went wrong (status, not JSON, no result list).
+ */
+export async function readSearchAnswer(
+  response: Response,
+  shape: SearchAnswerShape,
+  maxResults: number,
+): Promise<WebSearchResult[]> {
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new ToolFailure(
+      shape.explainStatus(response.status) ?? `${shape.source} answered HTTP ${response.status}`,
+    );
+  }
+  const { text } = await readCapped(response, SEARCH_RESPONSE_MAX_BYTES);
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new ToolFailure(`${shape.source} did not answer with JSON`);
+  }
+  const results = shape.results(body);
+  if (!Array.isArray(results)) throw new ToolFailure(`${shape.source} answered without a result list`);
+  return results
+    .map((item: Record<string, unknown>) => ({
+      title: plainText(item?.title),
+      url: typeof item?.url === 'string' ? item.url : '',
+      snippet: plainText(item?.[shape.snippetField]),
+    }))
+    .filter((result) => result.url.length > 0)
+    .slice(0, maxResults);
 }
 
 /** `base` with a trailing slash, so relative paths resolve beneath it rather than beside it. */
