@@ -5,7 +5,14 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BenchDatabase } from './environment.js';
 import { exchange, type ExchangeResult } from './http-client.js';
-import type { FromLoadGenerator, PhaseResult, PhaseSpec, Target, Workload } from './load-protocol.js';
+import {
+  followUpBody,
+  type FromLoadGenerator,
+  type PhaseResult,
+  type PhaseSpec,
+  type Target,
+  type Workload,
+} from './load-protocol.js';
 import type { BenchOptions } from './options.js';
 import { PgCounter } from './pg-counter.js';
 import { cpuMs, freePort, rssKiB, startNode, waitForHttp, waitForMessage, type Child } from './processes.js';
@@ -490,34 +497,8 @@ export class Bench {
       });
     const first = await call(workload.body);
     if (workload.kind === 'single' || !first.ok) return first;
-    const body = workload.body as Record<string, any>;
-    if (arm === 'upstream') {
-      if (!first.toolCall) return { ...first, ok: false, error: 'no tool call' };
-      const call2 = first.toolCall;
-      return call({
-        ...body,
-        messages: [
-          ...body.messages,
-          {
-            role: 'assistant',
-            content: null,
-            tool_calls: [
-              { id: call2.id, type: 'function', function: { name: call2.name, arguments: call2.arguments } },
-            ],
-          },
-          { role: 'tool', tool_call_id: call2.id, content: workload.toolOutput },
-        ],
-      });
-    }
-    const pending = first.response?.output?.find((item) => item.type === 'function_call');
-    if (first.response?.status !== 'requires_action' || !pending?.call_id) {
-      return { ...first, ok: false, error: `expected requires_action, got ${first.response?.status}` };
-    }
-    return call({
-      ...body,
-      previous_response_id: first.response.id,
-      input: [{ type: 'function_call_output', call_id: pending.call_id, output: workload.toolOutput }],
-    });
+    const next = followUpBody(workload, first);
+    return typeof next === 'string' ? { ...first, ok: false, error: next } : call(next);
   }
 
   /** Checks a reply is complete and says what the fake model said, with the events a client expects. */

@@ -2,13 +2,13 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { exchange, RELEASED, type ExchangeResult } from './http-client.js';
-import type {
-  FromLoadGenerator,
-  PhaseResult,
-  PhaseSpec,
-  Target,
-  ToLoadGenerator,
-  Workload,
+import {
+  followUpBody,
+  type FromLoadGenerator,
+  type PhaseResult,
+  type PhaseSpec,
+  type Target,
+  type ToLoadGenerator,
 } from './load-protocol.js';
 
 /**
@@ -286,43 +286,6 @@ class Phase {
 
 function checkTokens(result: ExchangeResult, expected: number): string | undefined {
   return result.tokens === expected ? undefined : `incomplete reply (${result.tokens}/${expected} tokens)`;
-}
-
-/** The second request of a function-call round trip, built from what the first returned. */
-function followUpBody(
-  workload: Extract<Workload, { kind: 'function-call' }>,
-  first: ExchangeResult,
-): unknown {
-  const body = workload.body as Record<string, any>;
-  if (workload.target.protocol === 'responses') {
-    const call = first.response?.output?.find((item) => item.type === 'function_call');
-    if (first.response?.status !== 'requires_action' || !call?.call_id)
-      return 'no function call in the first reply';
-    return {
-      ...body,
-      input: [{ type: 'function_call_output', call_id: call.call_id, output: workload.toolOutput }],
-      previous_response_id: first.response.id,
-    };
-  }
-  if (!first.toolCall) return 'no function call in the first reply';
-  return {
-    ...body,
-    messages: [
-      ...body.messages,
-      {
-        role: 'assistant',
-        content: null,
-        tool_calls: [
-          {
-            id: first.toolCall.id,
-            type: 'function',
-            function: { name: first.toolCall.name, arguments: first.toolCall.arguments },
-          },
-        ],
-      },
-      { role: 'tool', tool_call_id: first.toolCall.id, content: workload.toolOutput },
-    ],
-  };
 }
 
 const phases = new Map<number, Phase>();

@@ -1,4 +1,4 @@
-import type { Protocol } from './http-client.js';
+import type { ExchangeResult, Protocol } from './http-client.js';
 
 /** Messages between the bench (parent) and the load generator (child process). */
 
@@ -81,3 +81,43 @@ export type FromLoadGenerator =
   | { type: 'window'; id: number; edge: 'start' | 'end' }
   | { type: 'plateau'; id: number; open: number }
   | { type: 'result'; id: number; result: PhaseResult };
+
+/**
+ * The second request of a function-call round trip, built from what the first returned, or a
+ * sentence saying why there is none.
+ */
+export function followUpBody(
+  workload: Extract<Workload, { kind: 'function-call' }>,
+  first: ExchangeResult,
+): unknown {
+  const body = workload.body as Record<string, any>;
+  if (workload.target.protocol === 'responses') {
+    const call = first.response?.output?.find((item) => item.type === 'function_call');
+    if (first.response?.status !== 'requires_action' || !call?.call_id)
+      return 'no function call in the first reply';
+    return {
+      ...body,
+      input: [{ type: 'function_call_output', call_id: call.call_id, output: workload.toolOutput }],
+      previous_response_id: first.response.id,
+    };
+  }
+  if (!first.toolCall) return 'no function call in the first reply';
+  return {
+    ...body,
+    messages: [
+      ...body.messages,
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: first.toolCall.id,
+            type: 'function',
+            function: { name: first.toolCall.name, arguments: first.toolCall.arguments },
+          },
+        ],
+      },
+      { role: 'tool', tool_call_id: first.toolCall.id, content: workload.toolOutput },
+    ],
+  };
+}
