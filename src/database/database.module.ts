@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { dataSourceOptions } from './data-source-options.js';
+import { DatabaseOutageProbe } from './database-outage.probe.js';
 import type { DatabaseHandle } from './embedded-postgres.js';
 
 @Module({})
@@ -10,6 +11,7 @@ export class DatabaseModule {
     return {
       module: DatabaseModule,
       imports: [TypeOrmModule.forRoot(dataSourceOptions(database.url, poolMax, database.embedded))],
+      providers: [DatabaseOutageProbe],
     };
   }
 }

@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
 import { AssistantsService } from '../assistants/assistants.service.js';
 import type { AssistantEntity } from '../assistants/entities/assistant.entity.js';
-import { describeUnexpected } from '../common/errors/all-exceptions.filter.js';
+import { logUnexpected, unexpectedFailure } from '../common/errors/all-exceptions.filter.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { currentRequestContext } from '../common/logging/request-context.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -185,7 +185,7 @@ export class ResponsesService {
       const failure = cutByShutdown ? shutdownError() : this.failureOf(error);
       recorder.interrupt();
       const stored = this.persist(turn, recorder, progress, failure).catch((persistError: unknown) => {
-        this.logger.error({ ...describeUnexpected(persistError), msg: 'could not store a failed response' });
+        logUnexpected(this.logger, persistError, 'could not store a failed response');
       });
       if (cutByShutdown) {
         // The replica is leaving and its last seconds are short: the client hears it first, and
@@ -257,8 +257,7 @@ export class ResponsesService {
     if (error instanceof ApiError) return error;
     if (error instanceof UpstreamError) return new ApiError(error.code, error.message);
     if (error instanceof TurnAbortedError) return new ApiError('server_error', 'The request was cancelled');
-    this.logger.error(describeUnexpected(error));
-    return new ApiError('server_error', 'The turn failed');
+    return unexpectedFailure(this.logger, error, 'The turn failed');
   }
 
   private async persist(
