@@ -2,6 +2,7 @@ import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { databaseOutage } from '../common/errors/database-outage.js';
+import { requestContext } from '../common/logging/request-context.js';
 
 /** How often an unavailable database is asked whether it is back. */
 const PROBE_INTERVAL_MS = 1000;
@@ -30,7 +31,8 @@ export class DatabaseOutageProbe implements OnModuleInit, OnModuleDestroy {
 
   private schedule(): void {
     if (this.timer || !this.unsubscribe) return;
-    this.timer = setTimeout(() => void this.probe(), PROBE_INTERVAL_MS);
+    // Outside the request that noticed the outage: the recovery line is not that request's.
+    this.timer = requestContext.exit(() => setTimeout(() => void this.probe(), PROBE_INTERVAL_MS));
     this.timer.unref();
   }
 

@@ -34,10 +34,9 @@ const UNAVAILABLE_MESSAGES = [
  * unreachable or cannot serve, as opposed to a problem with the request or the statement.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const driverError = (error as { driverError?: unknown }).driverError;
-  const cause = driverError instanceof Error ? driverError : error;
-  const code = (cause as { code?: unknown }).code;
+  const cause = driverCause(error);
+  if (!cause) return false;
+  const code = cause.code;
   if (typeof code === 'string') {
     if (UNAVAILABLE_SOCKET_CODES.has(code)) return true;
     if (/^[0-9A-Z]{5}$/.test(code)) return UNAVAILABLE_SQLSTATE.test(code);
@@ -97,12 +96,29 @@ export class DatabaseOutage {
   }
 }
 
+interface ErrorLike {
+  name: string;
+  message: string;
+  code?: unknown;
+}
+
+/**
+ * The driver's error inside TypeORM's QueryFailedError, or the error itself. Duck-typed: socket
+ * errors are made by Node's core, whose `Error` is not the one of a VM context (jest).
+ */
+function driverCause(error: unknown): ErrorLike | undefined {
+  const isErrorLike = (value: unknown): value is ErrorLike =>
+    typeof value === 'object' && value !== null && typeof (value as ErrorLike).message === 'string';
+  if (!isErrorLike(error)) return undefined;
+  const driverError = (error as { driverError?: unknown }).driverError;
+  return isErrorLike(driverError) ? driverError : error;
+}
+
 /** Class and driver code only: never SQL text, parameters or the server's message. */
 function describeDriverFailure(error: unknown): Record<string, unknown> {
-  if (!(error instanceof Error)) return {};
-  const driverError = (error as { driverError?: unknown }).driverError;
-  const cause = driverError instanceof Error ? driverError : error;
-  const code = (cause as { code?: unknown }).code;
+  const cause = driverCause(error);
+  if (!cause) return {};
+  const code = cause.code;
   // A server's message may quote data; a socket or pool message is the driver's own text.
   if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return { error: cause.name, driverCode: code };
   return { error: cause.name, driverCode: code, detail: cause.message.slice(0, 200) };

@@ -1,3 +1,4 @@
+/* global console, process, URL */
 // Fails when package-lock.json cannot install on every platform: each optional dependency a
 // locked package declares (per-platform binaries such as @swc/core-darwin-arm64) must be locked
 // too, or `npm ci` refuses the lockfile ("Missing: … from lock file"). No network needed.
@@ -14,7 +15,8 @@ for (const [path, entry] of Object.entries(packages)) {
       const base = segments.slice(0, segments.length - depth).join('/node_modules/');
       return `${base}/node_modules/${name}`.replace(/^\//, '') in packages;
     });
-    if (!found && !(`node_modules/${name}` in packages)) missing.push(`${name} (wanted by ${path || 'the root'})`);
+    if (!found && !(`node_modules/${name}` in packages))
+      missing.push(`${name} (wanted by ${path || 'the root'})`);
   }
 }
 if (missing.length > 0) {
@@ -26,4 +28,6 @@ if (missing.length > 0) {
   );
   process.exit(1);
 }
-console.log(`package-lock.json: every optional platform package is locked (${Object.keys(packages).length} entries)`);
+console.log(
+  `package-lock.json: every optional platform package is locked (${Object.keys(packages).length} entries)`,
+);
