@@ -27,6 +27,10 @@ describe('isDatabaseUnavailable', () => {
     ['unique violation', queryFailed(withCode('duplicate key value', '23505'))],
     ['a plain bug', new TypeError('x is undefined')],
     ['not an error', 'ECONNREFUSED'],
+    [
+      "the client's aborted upload",
+      Object.assign(withCode('request aborted', 'ECONNABORTED'), { status: 400, type: 'request.aborted' }),
+    ],
   ])('is false for %s', (_name, error) => {
     expect(isDatabaseUnavailable(error)).toBe(false);
   });

@@ -35,7 +35,8 @@ const UNAVAILABLE_MESSAGES = [
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   const cause = driverCause(error);
-  if (!cause) return false;
+  // An HTTP error (body-parser's `request.aborted` has code ECONNABORTED) is the client's socket.
+  if (!cause || isHttpError(error)) return false;
   const code = cause.code;
   if (typeof code === 'string') {
     if (UNAVAILABLE_SOCKET_CODES.has(code)) return true;
@@ -112,6 +113,11 @@ function driverCause(error: unknown): ErrorLike | undefined {
   if (!isErrorLike(error)) return undefined;
   const driverError = (error as { driverError?: unknown }).driverError;
   return isErrorLike(driverError) ? driverError : error;
+}
+
+function isHttpError(error: unknown): boolean {
+  const { status, statusCode } = error as { status?: unknown; statusCode?: unknown };
+  return typeof status === 'number' || typeof statusCode === 'number';
 }
 
 /** Class and driver code only: never SQL text, parameters or the server's message. */
