@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { dataSourceOptions } from './data-source-options.js';
+import { DatabaseOutageProbe } from './database-outage.probe.js';
 import type { DatabaseHandle } from './embedded-postgres.js';
 import { TransactionalConnection } from './transactional-connection.js';
 
@@ -15,6 +16,7 @@ export class DatabaseModule {
       providers: [TransactionalConnection],
       exports: [TransactionalConnection],
       imports: [TypeOrmModule.forRoot(dataSourceOptions(database.url, poolMax, database.embedded))],
+      providers: [DatabaseOutageProbe],
     };
   }
 }
