@@ -13,10 +13,9 @@ export class DatabaseModule {
       module: DatabaseModule,
       // Every feature's repositories use the connection (and its transactions).
       global: true,
-      providers: [TransactionalConnection],
+      providers: [TransactionalConnection, DatabaseOutageProbe],
       exports: [TransactionalConnection],
       imports: [TypeOrmModule.forRoot(dataSourceOptions(database.url, poolMax, database.embedded))],
-      providers: [DatabaseOutageProbe],
     };
   }
 }
