@@ -3,7 +3,7 @@
  * specialist): instructions, model settings and server-side tools.
  */
 import { parse as parseYaml } from 'yaml';
-import type { ModelSettings } from '../../assistants/model-settings.js';
+import type { ModelSettings } from '../../llm/model-settings.js';
 import {
   AdminUsageError,
   oneOf,

@@ -18,7 +18,7 @@ import {
 import { ORGANIZATION_OPTION, requireOrganization } from '../../admin/commands/organizations.commands.js';
 import { AssistantsService } from '../../assistants/assistants.service.js';
 import type { AssistantEntity } from '../../assistants/entities/assistant.entity.js';
-import type { ModelSettings } from '../../assistants/model-settings.js';
+import type { ModelSettings } from '../../llm/model-settings.js';
 import { isUuid } from '../../organizations/organizations.service.js';
 import type { SpecialistEntity } from '../entities/specialist.entity.js';
 import { SpecialistsService } from '../specialists.service.js';
