@@ -9,26 +9,15 @@ import { loadConfig, type AppConfig } from '../config/app-config.js';
 import { openDatabase } from '../database/embedded-postgres.js';
 import { runMigrationsLocked } from '../database/migration-runner.js';
 import { AdminUsageError, type AdminCommand, type OptionValues } from './admin-command.js';
-import { AdminModule } from './admin.module.js';
-import { applyCommand } from './commands/apply.command.js';
-import { assistantCommands } from './commands/assistants.commands.js';
-import { keyCommands } from './commands/keys.commands.js';
-import { organizationCommands } from './commands/organizations.commands.js';
-import { userCommands } from './commands/users.commands.js';
-import { toolCommands } from '../tools/admin/tools.commands.js';
-import { gatewayCommands } from '../mcp-gateway/gateways.commands.js';
-import { specialistCommands } from '../specialists/admin/specialists.commands.js';
+import { AdminToolModule, type AdminTool } from './admin-tool.module.js';
+import { applyCommand } from './apply/apply.command.js';
 
-export const ADMIN_COMMANDS: readonly AdminCommand[] = [
-  ...organizationCommands,
-  ...keyCommands,
-  ...assistantCommands,
-  ...specialistCommands,
-  ...toolCommands,
-  ...gatewayCommands,
-  ...userCommands,
-  applyCommand,
-];
+/** Runs one command; see createAdminRunner. */
+export type AdminRunner = (
+  argv: readonly string[],
+  io: AdminIo,
+  env?: Readonly<Record<string, string | undefined>>,
+) => Promise<number>;
 
 export interface AdminOutput {
   write(chunk: string): unknown;
@@ -47,28 +36,36 @@ interface Invocation {
 }
 
 /**
- * Runs one admin command and returns its exit code: 0 on success, 1 on any error (reported on
- * stderr, as JSON with `--json`, never with a stack). `env` replaces the process environment, so
- * tests point the tool at their own database.
+ * The admin tool made of `tool.features` (their commands, then `apply`). The runner it returns runs one
+ * command and returns its exit code: 0 on success, 1 on any error (reported on stderr, as JSON
+ * with `--json`, never with a stack). `env` replaces the process environment, so tests point the
+ * tool at their own database.
  */
-export async function runAdmin(
+export function createAdminRunner(tool: AdminTool): AdminRunner {
+  const commands = [...tool.features.flatMap((feature) => feature.commands), applyCommand];
+  return (argv, io, env = process.env) => runAdmin(commands, tool, argv, io, env);
+}
+
+async function runAdmin(
+  commands: readonly AdminCommand[],
+  tool: AdminTool,
   argv: readonly string[],
   io: AdminIo,
-  env: Readonly<Record<string, string | undefined>> = process.env,
+  env: Readonly<Record<string, string | undefined>>,
 ): Promise<number> {
   const json = argv.includes('--json');
   if (argv.length === 0 || ['help', '--help', '-h'].includes(argv[0])) {
-    io.stdout.write(usage());
+    io.stdout.write(usage(commands));
     return 0;
   }
   let session: AdminSession | undefined;
   try {
-    const invocation = parseInvocation(argv);
+    const invocation = parseInvocation(commands, argv);
     if (invocation.help) {
       io.stdout.write(commandHelp(invocation.command));
       return 0;
     }
-    session = await openSession(loadConfig(env), (waitingFor) => {
+    session = await openSession(tool, loadConfig(env), (waitingFor) => {
       if (!json) io.stderr.write(`The embedded database is held by ${waitingFor}; waiting for it…\n`);
     });
     if (session.migrations.length > 0 && !json) {
@@ -94,12 +91,10 @@ export async function runAdmin(
   }
 }
 
-function parseInvocation(argv: readonly string[]): Invocation {
-  const command = ADMIN_COMMANDS.find((candidate) =>
-    candidate.words.every((word, index) => argv[index] === word),
-  );
+function parseInvocation(commands: readonly AdminCommand[], argv: readonly string[]): Invocation {
+  const command = commands.find((candidate) => candidate.words.every((word, index) => argv[index] === word));
   if (!command) {
-    const known = [...new Set(ADMIN_COMMANDS.map((c) => c.words[0]))].join(', ');
+    const known = [...new Set(commands.map((c) => c.words[0]))].join(', ');
     throw new AdminUsageError(
       `unknown command "${argv.slice(0, 2).join(' ')}" (commands: ${known}; try help)`,
     );
@@ -165,14 +160,14 @@ function commandHelp(command: AdminCommand): string {
   return lines.join('\n');
 }
 
-function usage(): string {
+function usage(commands: readonly AdminCommand[]): string {
   const lines = [
     'usage: npm run admin -- <command> [options] [--json]',
     '       npm run admin -- <command> --help   (the options of one command)',
     '',
     'commands:',
   ];
-  for (const command of ADMIN_COMMANDS) {
+  for (const command of commands) {
     lines.push(`  ${command.words.join(' ').padEnd(24)} ${command.summary}`);
   }
   lines.push(
@@ -207,12 +202,16 @@ async function assertReachable(url: string): Promise<void> {
   }
 }
 
-async function openSession(config: AppConfig, onWait: (waitingFor: string) => void): Promise<AdminSession> {
+async function openSession(
+  tool: AdminTool,
+  config: AppConfig,
+  onWait: (waitingFor: string) => void,
+): Promise<AdminSession> {
   const database = await openDatabase({ ...config.database, role: 'cli', onWait });
   let app: INestApplicationContext | undefined;
   try {
     await assertReachable(database.url);
-    app = await NestFactory.createApplicationContext(AdminModule.register(config, database), {
+    app = await NestFactory.createApplicationContext(AdminToolModule.register(config, database, tool), {
       logger: false,
       abortOnError: false,
     });

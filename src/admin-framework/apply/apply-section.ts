@@ -1,13 +1,13 @@
 import { DiscoveryService } from '@nestjs/core';
 import type { EntityManager } from 'typeorm';
-import type { ApplyDocument } from './apply-document.js';
+import { ApplyError, type ApplyDocument, type DocumentEntry } from './apply-document.js';
 import type { ApplyReport } from './apply-report.js';
 
 /**
  * One part of the declarative configuration that `apply -f` understands. A feature module adds
  * its own part (specialists, tools, gateways …) by providing a class decorated with
- * `@ApplySectionProvider()` in its module and importing that module into AdminModule; nothing
- * else lists sections.
+ * `@ApplySectionProvider()` in its module (usually by extending ApplySectionBase) and listing that
+ * module among the admin tool's features (src/admin/admin.runner.ts); nothing else lists sections.
  */
 export interface ApplySection {
   /** Identifies the section in messages, e.g. `assistants`. */
@@ -33,3 +33,32 @@ export interface ApplySection {
 
 /** Marks a provider as an ApplySection so that ApplyService discovers it. */
 export const ApplySectionProvider = DiscoveryService.createDecorator<void>();
+
+/** A class of error a feature's service throws for bad input (its message reads as a sentence). */
+export type InputErrorClass = abstract new (...args: never[]) => Error;
+
+/**
+ * What every section shares: a service's input error while writing one entry of the file becomes
+ * an ApplyError that starts with the entry's path, and aborts the whole apply.
+ */
+export abstract class ApplySectionBase implements ApplySection {
+  abstract readonly name: string;
+  abstract readonly order: number;
+  abstract readonly keys: readonly string[];
+  /** The errors of the services this section calls that mean "this entry is wrong". */
+  protected abstract readonly inputErrors: readonly InputErrorClass[];
+
+  abstract apply(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void>;
+
+  /** Runs `work` for `entry`, naming the entry in any input error. */
+  protected async inEntry<T>(entry: DocumentEntry, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (this.inputErrors.some((inputError) => error instanceof inputError)) {
+        throw new ApplyError(`${entry.path}: ${(error as Error).message}`);
+      }
+      throw error;
+    }
+  }
+}

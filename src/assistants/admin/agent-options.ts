@@ -13,7 +13,7 @@ import {
   type AdminOption,
   type CommandContext,
   type OptionValues,
-} from '../admin-command.js';
+} from '../../admin-framework/admin-command.js';
 
 /** Flag → ModelSettings field, for the flags that set one field each. */
 const MODEL_FLAGS = {

@@ -1,19 +1,21 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { AssistantInputError, AssistantsService } from '../../../assistants/assistants.service.js';
-import { OrganizationsService } from '../../../organizations/organizations.service.js';
 import {
-  ApplyError,
   assertUnique,
   entriesAt,
   optionalString,
   optionalStringList,
   requiredString,
-  rootEntry,
-  type ApplyDocument,
-} from '../apply-document.js';
-import type { ApplyReport } from '../apply-report.js';
-import { ApplySectionProvider, type ApplySection } from '../apply-section.js';
+  type DocumentEntry,
+} from '../../admin-framework/apply/apply-document.js';
+import type { ApplyReport } from '../../admin-framework/apply/apply-report.js';
+import { ApplySectionProvider } from '../../admin-framework/apply/apply-section.js';
+import {
+  OrganizationApplySection,
+  type OrganizationInFile,
+} from '../../organizations/admin/organization-apply-section.js';
+import { OrganizationsService } from '../../organizations/organizations.service.js';
+import { AssistantInputError, AssistantsService } from '../assistants.service.js';
 
 /**
  * `organizations[].assistants: [{name, instructions, model, tools}]`, matched by name within the
@@ -22,7 +24,7 @@ import { ApplySectionProvider, type ApplySection } from '../apply-section.js';
  */
 @Injectable()
 @ApplySectionProvider()
-export class AssistantsApplySection implements ApplySection {
+export class AssistantsApplySection extends OrganizationApplySection {
   readonly name = 'assistants';
   readonly order = 200;
   readonly keys = [
@@ -32,40 +34,41 @@ export class AssistantsApplySection implements ApplySection {
     'organizations[].assistants[].model',
     'organizations[].assistants[].tools',
   ];
+  protected readonly inputErrors = [AssistantInputError];
 
   constructor(
-    private readonly organizations: OrganizationsService,
+    organizations: OrganizationsService,
     private readonly assistants: AssistantsService,
-  ) {}
+  ) {
+    super(organizations);
+  }
 
-  async apply(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
-    for (const organizationEntry of entriesAt(rootEntry(document), 'organizations')) {
-      const entries = entriesAt(organizationEntry, 'assistants');
-      if (entries.length === 0) continue;
-      const slug = requiredString(organizationEntry, 'slug');
-      // The organizations section (a lower order) created it in this transaction.
-      const organization = await this.organizations.findBySlug(slug, manager);
-      if (!organization) throw new ApplyError(`${organizationEntry.path}: organization "${slug}" not found`);
-      assertUnique(entries, 'name', (entry) => requiredString(entry, 'name').trim());
-      for (const entry of entries) {
-        const name = requiredString(entry, 'name');
-        try {
-          const { assistant, action } = await this.assistants.upsertByName(
-            organization.id,
-            {
-              name,
-              instructions: optionalString(entry, 'instructions'),
-              model: entry.value.model,
-              tools: optionalStringList(entry, 'tools'),
-            },
-            manager,
-          );
-          report.record({ kind: 'assistant', key: `${slug}/${assistant.name}`, id: assistant.id, action });
-        } catch (error) {
-          if (error instanceof AssistantInputError) throw new ApplyError(`${entry.path}: ${error.message}`);
-          throw error;
-        }
-      }
+  protected declares(organizationEntry: DocumentEntry): boolean {
+    return entriesAt(organizationEntry, 'assistants').length > 0;
+  }
+
+  protected async applyTo(
+    { entry: organizationEntry, slug, organization }: OrganizationInFile,
+    manager: EntityManager,
+    report: ApplyReport,
+  ): Promise<void> {
+    const entries = entriesAt(organizationEntry, 'assistants');
+    assertUnique(entries, 'name', (entry) => requiredString(entry, 'name').trim());
+    for (const entry of entries) {
+      const name = requiredString(entry, 'name');
+      const { assistant, action } = await this.inEntry(entry, () =>
+        this.assistants.upsertByName(
+          organization.id,
+          {
+            name,
+            instructions: optionalString(entry, 'instructions'),
+            model: entry.value.model,
+            tools: optionalStringList(entry, 'tools'),
+          },
+          manager,
+        ),
+      );
+      report.record({ kind: 'assistant', key: `${slug}/${assistant.name}`, id: assistant.id, action });
     }
   }
 }

@@ -1,11 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import {
-  OrganizationInputError,
-  OrganizationsService,
-} from '../../../organizations/organizations.service.js';
-import {
-  ApplyError,
   assertUnique,
   entriesAt,
   optionalNullableInteger,
@@ -13,14 +8,15 @@ import {
   requiredString,
   rootEntry,
   type ApplyDocument,
-} from '../apply-document.js';
-import type { ApplyReport } from '../apply-report.js';
-import { ApplySectionProvider, type ApplySection } from '../apply-section.js';
+} from '../../admin-framework/apply/apply-document.js';
+import type { ApplyReport } from '../../admin-framework/apply/apply-report.js';
+import { ApplySectionBase, ApplySectionProvider } from '../../admin-framework/apply/apply-section.js';
+import { OrganizationInputError, OrganizationsService } from '../organizations.service.js';
 
 /** `organizations: [{slug, name, rateLimitPerMinute}]`, matched by slug. */
 @Injectable()
 @ApplySectionProvider()
-export class OrganizationsApplySection implements ApplySection {
+export class OrganizationsApplySection extends ApplySectionBase {
   readonly name = 'organizations';
   readonly order = 100;
   readonly keys = [
@@ -29,28 +25,28 @@ export class OrganizationsApplySection implements ApplySection {
     'organizations[].name',
     'organizations[].rateLimitPerMinute',
   ];
+  protected readonly inputErrors = [OrganizationInputError];
 
-  constructor(private readonly organizations: OrganizationsService) {}
+  constructor(private readonly organizations: OrganizationsService) {
+    super();
+  }
 
   async apply(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
     const entries = entriesAt(rootEntry(document), 'organizations');
     assertUnique(entries, 'slug', (entry) => requiredString(entry, 'slug'));
     for (const entry of entries) {
       const slug = requiredString(entry, 'slug');
-      try {
-        const { organization, action } = await this.organizations.upsertBySlug(
+      const { organization, action } = await this.inEntry(entry, () =>
+        this.organizations.upsertBySlug(
           {
             slug,
             name: optionalString(entry, 'name'),
             rateLimitPerMinute: optionalNullableInteger(entry, 'rateLimitPerMinute'),
           },
           manager,
-        );
-        report.record({ kind: 'organization', key: slug, id: organization.id, action });
-      } catch (error) {
-        if (error instanceof OrganizationInputError) throw new ApplyError(`${entry.path}: ${error.message}`);
-        throw error;
-      }
+        ),
+      );
+      report.record({ kind: 'organization', key: slug, id: organization.id, action });
     }
   }
 }
