@@ -1,4 +1,3 @@
-import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import {
   ApplyError,
@@ -10,7 +9,7 @@ import {
   type DocumentEntry,
 } from '../admin-framework/apply/apply-document.js';
 import type { ApplyReport } from '../admin-framework/apply/apply-report.js';
-import { ApplySectionProvider } from '../admin-framework/apply/apply-section.js';
+import { ApplySectionProvider, claimKeys } from '../admin-framework/apply/apply-section.js';
 import {
   OrganizationApplySection,
   type OrganizationInFile,
@@ -22,17 +21,12 @@ import { GatewayInputError, McpGatewaysService } from './mcp-gateways.service.js
  * `organizations[].gateways: [{name, tools: [toolName, …] | ['*']}]`, matched by name (global:
  * the URL carries only the name). `tools` replaces the exposed list; omitted, it is empty.
  */
-@Injectable()
 @ApplySectionProvider()
 export class GatewaysApplySection extends OrganizationApplySection {
   readonly name = 'gateways';
   /** After the organizations (100) and the tools a gateway names. */
   readonly order = 400;
-  readonly keys = [
-    'organizations[].gateways',
-    'organizations[].gateways[].name',
-    'organizations[].gateways[].tools',
-  ];
+  readonly keys = claimKeys('organizations[].gateways', ['name', 'tools']);
   protected readonly inputErrors = [GatewayInputError];
 
   constructor(
@@ -56,11 +50,8 @@ export class GatewaysApplySection extends OrganizationApplySection {
     return entriesAt(organizationEntry, 'gateways').length > 0;
   }
 
-  protected async applyTo(
-    { entry: organizationEntry, slug, organization }: OrganizationInFile,
-    manager: EntityManager,
-    report: ApplyReport,
-  ): Promise<void> {
+  protected async applyTo(target: OrganizationInFile): Promise<void> {
+    const { entry: organizationEntry, slug, organization, manager, report } = target;
     for (const entry of entriesAt(organizationEntry, 'gateways')) {
       const { gateway, action } = await this.inEntry(entry, () =>
         this.gateways.upsertByName(

@@ -1,3 +1,4 @@
+import { applyDecorators, Injectable } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import type { EntityManager } from 'typeorm';
 import { ApplyError, type ApplyDocument, type DocumentEntry } from './apply-document.js';
@@ -31,8 +32,21 @@ export interface ApplySection {
   apply(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void>;
 }
 
-/** Marks a provider as an ApplySection so that ApplyService discovers it. */
-export const ApplySectionProvider = DiscoveryService.createDecorator<void>();
+/** The metadata ApplyService looks for. */
+export const ApplySectionMarker = DiscoveryService.createDecorator<void>();
+
+/** Makes a class an injectable ApplySection that ApplyService discovers. */
+export function ApplySectionProvider(): ClassDecorator {
+  return applyDecorators(Injectable(), ApplySectionMarker());
+}
+
+/**
+ * The keys of a list at `path` and of its items' `fields`: `claimKeys('organizations',
+ * ['slug'])` is `organizations` and `organizations[].slug`.
+ */
+export function claimKeys(path: string, fields: readonly string[]): string[] {
+  return [path, ...fields.map((field) => `${path}[].${field}`)];
+}
 
 /** A class of error a feature's service throws for bad input (its message reads as a sentence). */
 export type InputErrorClass = abstract new (...args: never[]) => Error;

@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApplyError, unclaimedKeys, type ApplyDocument } from './apply-document.js';
 import { ApplyReport } from './apply-report.js';
-import { ApplySectionProvider, type ApplySection } from './apply-section.js';
+import { ApplySectionMarker, type ApplySection } from './apply-section.js';
 import { ApplyRepository } from './apply.repository.js';
 
 /** Thrown inside the transaction to roll a dry run back; never escapes `apply`. */
@@ -25,7 +25,7 @@ export class ApplyService {
 
   sections(): ApplySection[] {
     const instances = this.discovery
-      .getProviders({ metadataKey: ApplySectionProvider.KEY })
+      .getProviders({ metadataKey: ApplySectionMarker.KEY })
       .map((wrapper) => wrapper.instance as ApplySection | undefined)
       .filter((instance): instance is ApplySection => instance !== undefined);
     const sections = [...new Set(instances)].sort((a, b) => a.order - b.order);

@@ -1,5 +1,3 @@
-import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import {
   assertUnique,
   entriesAt,
@@ -8,8 +6,7 @@ import {
   requiredString,
   type DocumentEntry,
 } from '../../admin-framework/apply/apply-document.js';
-import type { ApplyReport } from '../../admin-framework/apply/apply-report.js';
-import { ApplySectionProvider } from '../../admin-framework/apply/apply-section.js';
+import { ApplySectionProvider, claimKeys } from '../../admin-framework/apply/apply-section.js';
 import {
   OrganizationApplySection,
   type OrganizationInFile,
@@ -22,18 +19,11 @@ import { AssistantInputError, AssistantsService } from '../assistants.service.js
  * organization. Omitted fields keep their current value (a new assistant gets the offline model
  * and no tools); `tools` replaces the whole list of the generic path's server-side tools.
  */
-@Injectable()
 @ApplySectionProvider()
 export class AssistantsApplySection extends OrganizationApplySection {
   readonly name = 'assistants';
   readonly order = 200;
-  readonly keys = [
-    'organizations[].assistants',
-    'organizations[].assistants[].name',
-    'organizations[].assistants[].instructions',
-    'organizations[].assistants[].model',
-    'organizations[].assistants[].tools',
-  ];
+  readonly keys = claimKeys('organizations[].assistants', ['name', 'instructions', 'model', 'tools']);
   protected readonly inputErrors = [AssistantInputError];
 
   constructor(
@@ -47,11 +37,8 @@ export class AssistantsApplySection extends OrganizationApplySection {
     return entriesAt(organizationEntry, 'assistants').length > 0;
   }
 
-  protected async applyTo(
-    { entry: organizationEntry, slug, organization }: OrganizationInFile,
-    manager: EntityManager,
-    report: ApplyReport,
-  ): Promise<void> {
+  protected async applyTo(target: OrganizationInFile): Promise<void> {
+    const { entry: organizationEntry, slug, organization, manager, report } = target;
     const entries = entriesAt(organizationEntry, 'assistants');
     assertUnique(entries, 'name', (entry) => requiredString(entry, 'name').trim());
     for (const entry of entries) {

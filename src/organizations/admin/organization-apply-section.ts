@@ -12,12 +12,15 @@ import { ApplySectionBase } from '../../admin-framework/apply/apply-section.js';
 import type { OrganizationEntity } from '../entities/organization.entity.js';
 import type { OrganizationsService } from '../organizations.service.js';
 
-/** One `organizations[]` entry of the file, with the organization it names. */
+/** One `organizations[]` entry of the file, the organization it names, and where to write. */
 export interface OrganizationInFile {
   /** The `organizations[i]` entry. */
   entry: DocumentEntry;
   slug: string;
   organization: OrganizationEntity;
+  /** The one transaction of the apply. */
+  manager: EntityManager;
+  report: ApplyReport;
 }
 
 /**
@@ -34,12 +37,8 @@ export abstract class OrganizationApplySection extends ApplySectionBase {
   /** Whether this `organizations[]` entry declares anything this section writes. */
   protected abstract declares(organizationEntry: DocumentEntry): boolean;
 
-  /** Writes what `target.entry` declares for this section, recording each item in `report`. */
-  protected abstract applyTo(
-    target: OrganizationInFile,
-    manager: EntityManager,
-    report: ApplyReport,
-  ): Promise<void>;
+  /** Writes what `target.entry` declares for this section, recording each item in `target.report`. */
+  protected abstract applyTo(target: OrganizationInFile): Promise<void>;
 
   async apply(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
     for (const entry of entriesAt(rootEntry(document), 'organizations')) {
@@ -47,7 +46,7 @@ export abstract class OrganizationApplySection extends ApplySectionBase {
       const slug = requiredString(entry, 'slug');
       const organization = await this.organizations.findBySlug(slug, manager);
       if (!organization) throw new ApplyError(`${entry.path}: organization "${slug}" not found`);
-      await this.applyTo({ entry, slug, organization }, manager, report);
+      await this.applyTo({ entry, slug, organization, manager, report });
     }
   }
 }

@@ -1,4 +1,3 @@
-import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import {
   assertUnique,
@@ -10,21 +9,19 @@ import {
   type ApplyDocument,
 } from '../../admin-framework/apply/apply-document.js';
 import type { ApplyReport } from '../../admin-framework/apply/apply-report.js';
-import { ApplySectionBase, ApplySectionProvider } from '../../admin-framework/apply/apply-section.js';
+import {
+  ApplySectionBase,
+  ApplySectionProvider,
+  claimKeys,
+} from '../../admin-framework/apply/apply-section.js';
 import { OrganizationInputError, OrganizationsService } from '../organizations.service.js';
 
 /** `organizations: [{slug, name, rateLimitPerMinute}]`, matched by slug. */
-@Injectable()
 @ApplySectionProvider()
 export class OrganizationsApplySection extends ApplySectionBase {
   readonly name = 'organizations';
   readonly order = 100;
-  readonly keys = [
-    'organizations',
-    'organizations[].slug',
-    'organizations[].name',
-    'organizations[].rateLimitPerMinute',
-  ];
+  readonly keys = claimKeys('organizations', ['slug', 'name', 'rateLimitPerMinute']);
   protected readonly inputErrors = [OrganizationInputError];
 
   constructor(private readonly organizations: OrganizationsService) {

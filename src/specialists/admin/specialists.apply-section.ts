@@ -1,5 +1,3 @@
-import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import {
   ApplyError,
   assertUnique,
@@ -9,8 +7,7 @@ import {
   requiredString,
   type DocumentEntry,
 } from '../../admin-framework/apply/apply-document.js';
-import type { ApplyReport } from '../../admin-framework/apply/apply-report.js';
-import { ApplySectionProvider } from '../../admin-framework/apply/apply-section.js';
+import { ApplySectionProvider, claimKeys } from '../../admin-framework/apply/apply-section.js';
 import { AssistantInputError, AssistantsService } from '../../assistants/assistants.service.js';
 import {
   OrganizationApplySection,
@@ -24,20 +21,18 @@ import { SpecialistInputError, SpecialistsService } from '../specialists.service
  * by name within the assistant. Omitted fields keep their current value; a new specialist needs a
  * role, and uses the assistant's model unless it declares one (`model: null` goes back to it).
  */
-@Injectable()
 @ApplySectionProvider()
 export class SpecialistsApplySection extends OrganizationApplySection {
   readonly name = 'specialists';
   /** After the assistants (200) they belong to. */
   readonly order = 300;
-  readonly keys = [
-    'organizations[].assistants[].specialists',
-    'organizations[].assistants[].specialists[].name',
-    'organizations[].assistants[].specialists[].role',
-    'organizations[].assistants[].specialists[].instructions',
-    'organizations[].assistants[].specialists[].model',
-    'organizations[].assistants[].specialists[].tools',
-  ];
+  readonly keys = claimKeys('organizations[].assistants[].specialists', [
+    'name',
+    'role',
+    'instructions',
+    'model',
+    'tools',
+  ]);
   protected readonly inputErrors = [SpecialistInputError, AssistantInputError];
 
   constructor(
@@ -52,11 +47,8 @@ export class SpecialistsApplySection extends OrganizationApplySection {
     return assistantsWithSpecialists(organizationEntry).length > 0;
   }
 
-  protected async applyTo(
-    { entry: organizationEntry, slug, organization }: OrganizationInFile,
-    manager: EntityManager,
-    report: ApplyReport,
-  ): Promise<void> {
+  protected async applyTo(target: OrganizationInFile): Promise<void> {
+    const { entry: organizationEntry, slug, organization, manager, report } = target;
     for (const assistantEntry of assistantsWithSpecialists(organizationEntry)) {
       const entries = entriesAt(assistantEntry, 'specialists');
       const assistantName = requiredString(assistantEntry, 'name');

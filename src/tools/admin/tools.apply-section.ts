@@ -1,5 +1,3 @@
-import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import {
   ApplyError,
   assertUnique,
@@ -8,8 +6,7 @@ import {
   requiredString,
   type DocumentEntry,
 } from '../../admin-framework/apply/apply-document.js';
-import type { ApplyReport } from '../../admin-framework/apply/apply-report.js';
-import { ApplySectionProvider } from '../../admin-framework/apply/apply-section.js';
+import { ApplySectionProvider, claimKeys } from '../../admin-framework/apply/apply-section.js';
 import {
   OrganizationApplySection,
   type OrganizationInFile,
@@ -22,21 +19,13 @@ import { ToolInputError, ToolsService } from '../tools.service.js';
  * description, plugin, config}]`, matched by name within the organization. Plugins are written
  * first, so tools can name them. Runs before assistants, which name tools.
  */
-@Injectable()
 @ApplySectionProvider()
 export class ToolsApplySection extends OrganizationApplySection {
   readonly name = 'tools';
   readonly order = 150;
   readonly keys = [
-    'organizations[].plugins',
-    'organizations[].plugins[].name',
-    'organizations[].plugins[].oauth',
-    'organizations[].tools',
-    'organizations[].tools[].name',
-    'organizations[].tools[].kind',
-    'organizations[].tools[].description',
-    'organizations[].tools[].plugin',
-    'organizations[].tools[].config',
+    ...claimKeys('organizations[].plugins', ['name', 'oauth']),
+    ...claimKeys('organizations[].tools', ['name', 'kind', 'description', 'plugin', 'config']),
   ];
   protected readonly inputErrors = [ToolInputError];
 
@@ -53,11 +42,8 @@ export class ToolsApplySection extends OrganizationApplySection {
     );
   }
 
-  protected async applyTo(
-    { entry: organizationEntry, slug, organization }: OrganizationInFile,
-    manager: EntityManager,
-    report: ApplyReport,
-  ): Promise<void> {
+  protected async applyTo(target: OrganizationInFile): Promise<void> {
+    const { entry: organizationEntry, slug, organization, manager, report } = target;
     const plugins = entriesAt(organizationEntry, 'plugins');
     const tools = entriesAt(organizationEntry, 'tools');
     assertUnique(plugins, 'name', (entry) => requiredString(entry, 'name').trim());

@@ -1,4 +1,4 @@
-import { readCapped, type GuardedFetch } from '../ssrf/guarded-fetch.js';
+import { readCapped } from '../ssrf/guarded-fetch.js';
 import { ToolFailure } from '../tool-runtime.js';
 
 export interface WebSearchResult {
