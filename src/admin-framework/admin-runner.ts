@@ -36,10 +36,10 @@ interface Invocation {
 }
 
 /**
- * The admin tool made of `tool.features` (their commands, then `apply`). The runner it returns runs one
- * command and returns its exit code: 0 on success, 1 on any error (reported on stderr, as JSON
- * with `--json`, never with a stack). `env` replaces the process environment, so tests point the
- * tool at their own database.
+ * The admin tool made of `tool.features` (their commands, then `apply`). The runner it returns
+ * runs one command and returns its exit code: 0 on success, 1 on any error (reported on stderr,
+ * as JSON with `--json`, never with a stack). `env` replaces the process environment, so tests
+ * point the tool at their own database.
  */
 export function createAdminRunner(tool: AdminTool): AdminRunner {
   const commands = [...tool.features.flatMap((feature) => feature.commands), applyCommand];
