@@ -3,7 +3,7 @@
  * specialist): instructions, model settings and server-side tools.
  */
 import { parse as parseYaml } from 'yaml';
-import type { ModelSettings } from '../../assistants/model-settings.js';
+import type { ModelSettings } from '../../llm/model-settings.js';
 import {
   AdminUsageError,
   oneOf,
@@ -13,7 +13,7 @@ import {
   type AdminOption,
   type CommandContext,
   type OptionValues,
-} from '../admin-command.js';
+} from '../../admin-framework/admin-command.js';
 
 /** Flag → ModelSettings field, for the flags that set one field each. */
 const MODEL_FLAGS = {

@@ -1,8 +1,13 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import type { OrganizationEntity } from '../../organizations/entities/organization.entity.js';
-import { OrganizationsService } from '../../organizations/organizations.service.js';
-import { AdminUsageError, parseWholeNumber, stringOption, type AdminCommand } from '../admin-command.js';
-import { organizationView, rateLimitText, table } from '../admin-views.js';
+import {
+  AdminUsageError,
+  parseWholeNumber,
+  stringOption,
+  type AdminCommand,
+} from '../../admin-framework/admin-command.js';
+import { table } from '../../admin-framework/admin-views.js';
+import type { OrganizationEntity } from '../entities/organization.entity.js';
+import { OrganizationsService } from '../organizations.service.js';
 
 /** The organization an administrator names by slug or id, or a clear error. */
 export async function requireOrganization(
@@ -79,3 +84,18 @@ export const organizationCommands: AdminCommand[] = [
     },
   },
 ];
+
+/** The `--json` shape, field by field so that a new column is never printed by accident. */
+function organizationView(organization: OrganizationEntity) {
+  return {
+    id: organization.id,
+    slug: organization.slug,
+    name: organization.name,
+    rateLimitPerMinute: organization.rateLimitPerMinute,
+    createdAt: organization.createdAt.toISOString(),
+  };
+}
+
+function rateLimitText(perMinute: number | null): string {
+  return perMinute === null ? 'default' : `${perMinute}/min`;
+}

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { INestApplicationContext } from '@nestjs/common';
-import { isUuid } from '../organizations/organizations.service.js';
+import { UUID } from '../common/http/request-params.js';
 
 /** A mistake in how the command was typed or in a value given to it; printed without a stack. */
 export class AdminUsageError extends Error {}
@@ -63,7 +63,7 @@ export function parseBoolean(value: string, what: string): boolean {
 /** Accepts an id bare or with the prefix the API shows (`asst_<uuid>`). */
 export function parseId(value: string, what: string, prefix?: string): string {
   const id = prefix && value.startsWith(prefix) ? value.slice(prefix.length) : value;
-  if (!isUuid(id)) throw new AdminUsageError(`${what} must be a UUID (got "${value}")`);
+  if (!UUID.test(id)) throw new AdminUsageError(`${what} must be a UUID (got "${value}")`);
   return id.toLowerCase();
 }
 

@@ -1,7 +1,10 @@
 import { MAX_USER_ID_LENGTH } from '../../common/http/request-params.js';
-import { UserErasureService, type ErasureReport } from '../../users/user-erasure.service.js';
-import { AdminUsageError, stringOption, type AdminCommand } from '../admin-command.js';
-import { ORGANIZATION_OPTION, requireOrganization } from './organizations.commands.js';
+import { UserErasureService, type ErasureReport } from '../user-erasure.service.js';
+import { AdminUsageError, stringOption, type AdminCommand } from '../../admin-framework/admin-command.js';
+import {
+  ORGANIZATION_OPTION,
+  requireOrganization,
+} from '../../organizations/admin/organizations.commands.js';
 
 const LABELS: Record<keyof ErasureReport, [string, string]> = {
   conversations: ['conversation', 'conversations'],

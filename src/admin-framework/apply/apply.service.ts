@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { TransactionalConnection } from '../../database/transactional-connection.js';
 import { ApplyError, unclaimedKeys, type ApplyDocument } from './apply-document.js';
 import { ApplyReport } from './apply-report.js';
-import { ApplySectionProvider, type ApplySection } from './apply-section.js';
+import { ApplySectionMarker, type ApplySection } from './apply-section.js';
 import { ApplyRepository } from './apply.repository.js';
 
 /** Thrown inside the transaction to roll a dry run back; never escapes `apply`. */
@@ -20,12 +19,12 @@ export class ApplyService {
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly repository: ApplyRepository,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly connection: TransactionalConnection,
   ) {}
 
   sections(): ApplySection[] {
     const instances = this.discovery
-      .getProviders({ metadataKey: ApplySectionProvider.KEY })
+      .getProviders({ metadataKey: ApplySectionMarker.KEY })
       .map((wrapper) => wrapper.instance as ApplySection | undefined)
       .filter((instance): instance is ApplySection => instance !== undefined);
     const sections = [...new Set(instances)].sort((a, b) => a.order - b.order);
@@ -49,7 +48,7 @@ export class ApplyService {
     }
     const report = new ApplyReport();
     try {
-      await this.dataSource.transaction(async (manager) => {
+      await this.connection.withTransaction(async (manager) => {
         await this.repository.lockForTransaction(manager);
         for (const section of sections) await section.apply(document, manager, report);
         if (options.dryRun) throw new DryRunRollback();

@@ -1,13 +1,17 @@
-import { AssistantsService, type AssistantChanges } from '../../assistants/assistants.service.js';
-import type { AssistantEntity } from '../../assistants/entities/assistant.entity.js';
 import {
   AdminUsageError,
   parseId,
   stringOption,
   type AdminCommand,
   type CommandContext,
-} from '../admin-command.js';
-import { assistantView, table } from '../admin-views.js';
+} from '../../admin-framework/admin-command.js';
+import { table } from '../../admin-framework/admin-views.js';
+import {
+  ORGANIZATION_OPTION,
+  requireOrganization,
+} from '../../organizations/admin/organizations.commands.js';
+import { AssistantsService, type AssistantChanges } from '../assistants.service.js';
+import type { AssistantEntity } from '../entities/assistant.entity.js';
 import {
   instructionsFrom,
   MODEL_OPTIONS,
@@ -17,7 +21,6 @@ import {
   toolsFrom,
   toolsText,
 } from './agent-options.js';
-import { ORGANIZATION_OPTION, requireOrganization } from './organizations.commands.js';
 
 async function requireAssistant(context: CommandContext): Promise<AssistantEntity> {
   const organization = await requireOrganization(context.app, stringOption(context.options, 'org') ?? '');
@@ -129,3 +132,17 @@ export const assistantCommands: AdminCommand[] = [
     },
   },
 ];
+
+/** The `--json` shape, field by field so that a new column is never printed by accident. */
+function assistantView(assistant: AssistantEntity) {
+  return {
+    id: assistant.id,
+    organizationId: assistant.organizationId,
+    name: assistant.name,
+    instructions: assistant.instructions,
+    model: assistant.model,
+    tools: assistant.toolNames,
+    createdAt: assistant.createdAt.toISOString(),
+    updatedAt: assistant.updatedAt.toISOString(),
+  };
+}

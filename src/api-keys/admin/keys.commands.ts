@@ -1,14 +1,17 @@
-import { ApiKeysService } from '../../api-keys/api-keys.service.js';
-import type { ApiKeyEntity } from '../../api-keys/entities/api-key.entity.js';
 import {
   AdminUsageError,
   parseId,
   stringOption,
   type AdminCommand,
   type OptionValues,
-} from '../admin-command.js';
-import { apiKeyView, table } from '../admin-views.js';
-import { ORGANIZATION_OPTION, requireOrganization } from './organizations.commands.js';
+} from '../../admin-framework/admin-command.js';
+import { table } from '../../admin-framework/admin-views.js';
+import {
+  ORGANIZATION_OPTION,
+  requireOrganization,
+} from '../../organizations/admin/organizations.commands.js';
+import { ApiKeysService } from '../api-keys.service.js';
+import type { ApiKeyEntity } from '../entities/api-key.entity.js';
 
 const NAME_OPTION = {
   name: { type: 'string', placeholder: '<name>', required: true, description: 'what the key is for' },
@@ -130,3 +133,18 @@ export const keyCommands: AdminCommand[] = [
     },
   },
 ];
+
+/** The `--json` shape, field by field: never the secret nor its hash. */
+function apiKeyView(key: ApiKeyEntity) {
+  return {
+    id: key.id,
+    organizationId: key.organizationId,
+    name: key.name,
+    hint: key.hint,
+    scopes: key.scopes,
+    legacy: key.legacy,
+    createdAt: key.createdAt.toISOString(),
+    lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
+    revokedAt: key.revokedAt?.toISOString() ?? null,
+  };
+}

@@ -1,5 +1,5 @@
-import { ApplyService } from '../apply/apply.service.js';
-import { parseApplyDocument } from '../apply/apply-document.js';
+import { ApplyService } from './apply.service.js';
+import { parseApplyDocument } from './apply-document.js';
 import { readTextFile, stringOption, type AdminCommand } from '../admin-command.js';
 
 export const applyCommand: AdminCommand = {
