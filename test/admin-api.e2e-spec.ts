@@ -507,4 +507,29 @@ describe('admin HTTP API', () => {
       expect(await auditCount()).toBe(before + 5);
     });
   });
+
+  describe('every endpoint', () => {
+    it('answers an admin key for its organization and a platform administrator for any', async () => {
+      const callers: [string, string, string][] = [
+        ['acme admin key', acme.keys.admin, 'acme'],
+        ['platform administrator', platformToken, 'globex'],
+      ];
+      for (const [who, credential, slug] of callers) {
+        const issued = await admin('POST', `/organizations/${slug}/keys`, credential, {
+          name: 'to revoke',
+          scopes: ['user'],
+        });
+        for (const [method, path, body] of endpoints(slug)) {
+          const real = path.replace('00000000-0000-4000-8000-000000000000', issued.body.id);
+          const res = await admin(method, real, credential, body);
+          expect([who, method, real, res.status]).toEqual([
+            who,
+            method,
+            real,
+            method === 'POST' && real.endsWith('/keys') ? 201 : 200,
+          ]);
+        }
+      }
+    });
+  });
 });
