@@ -23,7 +23,7 @@ export class InputAttachments {
     private readonly http: GuardedFetch,
   ) {}
 
-  async forModel(input: InputItem[], model: ModelSettings, signal: AbortSignal): Promise<InputItem[]> {
+  async forModel(input: InputItem[], model: ModelSettings, signal?: AbortSignal): Promise<InputItem[]> {
     if (!input.some((item) => item.type === 'message' && item.parts)) return input;
     return Promise.all(
       input.map(async (item, index) => {
@@ -42,7 +42,7 @@ export class InputAttachments {
     part: InputPart,
     path: string,
     model: ModelSettings,
-    signal: AbortSignal,
+    signal: AbortSignal | undefined,
   ): Promise<InputPart> {
     if (part.type === 'input_text') return part;
     if (part.type === 'input_image') {
@@ -101,9 +101,10 @@ export class InputAttachments {
     param: string,
     limit: number,
     limitName: string,
-    signal: AbortSignal,
+    signal: AbortSignal | undefined,
   ): Promise<{ type: string; bytes: Buffer }> {
-    const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.config.inputs.urlTimeoutMs)]);
+    const timeout = AbortSignal.timeout(this.config.inputs.urlTimeoutMs);
+    const deadline = signal ? AbortSignal.any([signal, timeout]) : timeout;
     let response: Response;
     try {
       response = await this.http.request(url, { signal: deadline, headers: { accept: '*/*' } });

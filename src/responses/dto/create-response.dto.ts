@@ -359,7 +359,7 @@ function filePart(part: Record<string, unknown>, path: string): InputPart {
   ) {
     throw new ApiError('invalid_request', `${path}.filename must be a string of at most 255 characters`);
   }
-  const name = (filename) || null;
+  const name = filename || null;
   const hasData = data !== undefined && data !== null;
   const hasUrl = url !== undefined && url !== null;
   if (hasData === hasUrl) {
