@@ -1,11 +1,11 @@
-import { DynamicModule, Module, ValidationPipe } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { ApiKeysModule } from './api-keys/api-keys.module.js';
 import { AssistantsModule } from './assistants/assistants.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { ClaimsModule } from './claims/claims.module.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
-import { ApiError } from './common/errors/error-catalogue.js';
+import { ApiValidationPipe } from './common/validation/validation.pipe.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { ConversationsModule } from './conversations/conversations.module.js';
@@ -21,21 +21,6 @@ import { OpenApiModule } from './openapi/openapi.module.js';
 import { OrganizationsModule } from './organizations/organizations.module.js';
 import { QuickstartModule } from './quickstart/quickstart.module.js';
 import { ResponsesModule } from './responses/responses.module.js';
-
-/** The one validation pipe: DTO failures become 400 invalid_request in the envelope. */
-const validationPipe = new ValidationPipe({
-  whitelist: true,
-  transform: true,
-  exceptionFactory: (errors) =>
-    new ApiError(
-      'invalid_request',
-      errors
-        .flatMap((error) =>
-          Object.values(error.constraints ?? { [error.property]: `${error.property} is invalid` }),
-        )
-        .join('; '),
-    ),
-});
 
 @Module({})
 export class AppModule {
@@ -63,7 +48,7 @@ export class AppModule {
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
-        { provide: APP_PIPE, useValue: validationPipe },
+        { provide: APP_PIPE, useClass: ApiValidationPipe },
       ],
     };
   }
