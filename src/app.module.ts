@@ -5,7 +5,6 @@ import {
   Module,
   NestModule,
   RequestMethod,
-  ValidationPipe,
 } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import type { NextFunction, Request, Response } from 'express';
@@ -14,8 +13,8 @@ import { AssistantsModule } from './assistants/assistants.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { ClaimsModule } from './claims/claims.module.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
-import { ApiError } from './common/errors/error-catalogue.js';
 import { requestIdMiddleware } from './common/http/request-id.middleware.js';
+import { ApiValidationPipe } from './common/validation/validation.pipe.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { ConversationsModule } from './conversations/conversations.module.js';
@@ -35,21 +34,6 @@ import { OpenApiModule } from './openapi/openapi.module.js';
 import { OrganizationsModule } from './organizations/organizations.module.js';
 import { QuickstartModule } from './quickstart/quickstart.module.js';
 import { ResponsesModule } from './responses/responses.module.js';
-
-/** The one validation pipe: DTO failures become 400 invalid_request in the envelope. */
-const validationPipe = new ValidationPipe({
-  whitelist: true,
-  transform: true,
-  exceptionFactory: (errors) =>
-    new ApiError(
-      'invalid_request',
-      errors
-        .flatMap((error) =>
-          Object.values(error.constraints ?? { [error.property]: `${error.property} is invalid` }),
-        )
-        .join('; '),
-    ),
-});
 
 /** Express middleware that parses request bodies; createApp builds it from the configuration. */
 export type BodyParser = (req: Request, res: Response, next: NextFunction) => void;
@@ -84,7 +68,7 @@ export class AppModule implements NestModule {
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
-        { provide: APP_PIPE, useValue: validationPipe },
+        { provide: APP_PIPE, useClass: ApiValidationPipe },
         { provide: BODY_PARSER, useValue: bodyParser },
       ],
     };

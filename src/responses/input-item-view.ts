@@ -1,4 +1,4 @@
-import { invalidCursor } from '../common/http/request-params.js';
+import { ApiError } from '../common/errors/error-catalogue.js';
 import type { InputItem, InputPart } from './dto/create-response.dto.js';
 import type { ListInputItemsQuery } from './dto/list-input-items.dto.js';
 
@@ -64,7 +64,7 @@ export function inputItemPage(
   let start = 0;
   if (query.after !== null) {
     const position = items.findIndex((item) => item.id === query.after);
-    if (position < 0) throw invalidCursor();
+    if (position < 0) throw new ApiError('invalid_request', 'after is not a cursor this endpoint returned');
     start = position + 1;
   }
   const data = items.slice(start, start + query.limit);

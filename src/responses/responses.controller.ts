@@ -4,7 +4,7 @@ import type { ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
 import { Principal, RequireScopes } from '../auth/auth.decorators.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { parseCreateResponse, parseUserHeaders } from './dto/create-response.dto.js';
-import { parseListInputItems } from './dto/list-input-items.dto.js';
+import { ListInputItemsQueryDto } from './dto/list-input-items.dto.js';
 import type { InputItemList } from './input-item-view.js';
 import type { ResponseObject } from './response-view.js';
 import { ResponsesService, type ResponseDeleted } from './responses.service.js';
@@ -51,10 +51,11 @@ export class ResponsesController {
     @Principal() principal: ApiKeyPrincipal,
     @Param('id') id: string,
     @Headers() headers: RequestHeaders,
-    @Query() query: Record<string, unknown>,
+    @Query() query: ListInputItemsQueryDto,
   ): Promise<InputItemList> {
     const { userId } = parseUserHeaders(headers);
-    return this.responses.inputItems(principal, id, userId, parseListInputItems(query));
+    const { after, limit, order } = query;
+    return this.responses.inputItems(principal, id, userId, { after: after ?? null, limit, order });
   }
 
   @Delete(':id')
