@@ -29,7 +29,7 @@ describe('request edge', () => {
 
   beforeAll(async () => {
     upstream = await new FakeUpstream().start();
-    app = await startTestApp({ UPSTREAM_MAX_RETRIES: '0', MAX_HEADER_SIZE: '16kb' });
+    app = await startTestApp({ UPSTREAM_MAX_RETRIES: '0', MAX_HEADER_SIZE: '24kb' });
     org = await app.seedOrganization('edge', {
       provider: 'openai-compatible',
       baseUrl: upstream.url,
@@ -301,6 +301,14 @@ describe('request edge', () => {
       expect(res.body).toEqual({
         error: { type: 'invalid_request_error', code: 'headers_too_large', message: expect.any(String) },
       });
+    });
+
+    it('takes the header limit from MAX_HEADER_SIZE (24 KB here, above Node’s 16 KB default)', async () => {
+      const res = await call(app.baseUrl, 'GET', '/v1/memory', {
+        key: org.keys.user,
+        headers: { 'x-user-id': 'big-headers', 'x-user-token': 't'.repeat(20 * 1024) },
+      });
+      expect(res.status).toBe(200);
     });
 
     it('keeps serving afterwards', async () => {

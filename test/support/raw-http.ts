@@ -13,7 +13,7 @@ export interface RawReply {
 /**
  * Sends bytes exactly as given over a fresh TCP connection (what no HTTP client lets a test
  * send: bare CR or LF, NUL in a header, conflicting lengths, broken chunking) and reads until
- * the server closes the connection: well-formed requests must send `Connection: close`.
+ * the server closes the connection or one whole reply has arrived.
  */
 export function rawRequest(baseUrl: string, request: string | Buffer): Promise<RawReply> {
   const { hostname, port } = new URL(baseUrl);
@@ -21,7 +21,11 @@ export function rawRequest(baseUrl: string, request: string | Buffer): Promise<R
     const chunks: Buffer[] = [];
     // Written, not ended: a half-close would make Node abort a request it is still answering.
     const socket = connect(Number(port), hostname, () => socket.write(request));
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      // A complete reply is enough: do not wait for a keep-alive connection to time out.
+      if (isComplete(Buffer.concat(chunks).toString('latin1'))) socket.destroy();
+    });
     // A reset after the reply was read (the server destroyed the socket) still counts as the reply.
     socket.on('error', (error) => (chunks.length > 0 ? undefined : reject(error)));
     socket.on('close', () => resolve(parseReply(Buffer.concat(chunks).toString('utf8'))));
@@ -46,4 +50,16 @@ function parseReply(raw: string): RawReply {
     // not JSON: keep the text
   }
   return { status, headers, body, raw };
+}
+
+/** One whole reply: its head, and a body of its Content-Length or a last chunk. */
+function isComplete(raw: string): boolean {
+  const split = raw.indexOf('\r\n\r\n');
+  if (split === -1) return false;
+  const head = raw.slice(0, split).toLowerCase();
+  const body = raw.slice(split + 4);
+  const length = /\r\ncontent-length: *(\d+)/.exec(head)?.[1];
+  if (length !== undefined) return Buffer.byteLength(body, 'latin1') >= Number(length);
+  if (/\r\ntransfer-encoding: *chunked/.test(head)) return body.endsWith('0\r\n\r\n');
+  return /^http\/1\.[01] (204|304)/.test(head);
 }
