@@ -1,13 +1,6 @@
-import {
-  DynamicModule,
-  Inject,
-  MiddlewareConsumer,
-  Module,
-  NestModule,
-  RequestMethod,
-} from '@nestjs/common';
+import { DynamicModule, Inject, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
-import type { NextFunction, Request, Response } from 'express';
+import type { RequestHandler } from 'express';
 import { ApiKeysModule } from './api-keys/api-keys.module.js';
 import { AssistantsModule } from './assistants/assistants.module.js';
 import { AuthModule } from './auth/auth.module.js';
@@ -35,16 +28,19 @@ import { OrganizationsModule } from './organizations/organizations.module.js';
 import { QuickstartModule } from './quickstart/quickstart.module.js';
 import { ResponsesModule } from './responses/responses.module.js';
 
-/** Express middleware that parses request bodies; createApp builds it from the configuration. */
-export type BodyParser = (req: Request, res: Response, next: NextFunction) => void;
+/**
+ * The request target's and headers' text rule, then the JSON body and its text rule
+ * (src/common/http/request-edge.middleware.ts); createApp builds it from the configuration.
+ */
+export type RequestEdge = RequestHandler[];
 
-const BODY_PARSER = Symbol('BODY_PARSER');
+const REQUEST_EDGE = Symbol('REQUEST_EDGE');
 
 @Module({})
 export class AppModule implements NestModule {
-  constructor(@Inject(BODY_PARSER) private readonly bodyParser: BodyParser) {}
+  constructor(@Inject(REQUEST_EDGE) private readonly edge: RequestEdge) {}
 
-  static register(config: AppConfig, database: DatabaseHandle, bodyParser: BodyParser): DynamicModule {
+  static register(config: AppConfig, database: DatabaseHandle, edge: RequestEdge): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -69,7 +65,7 @@ export class AppModule implements NestModule {
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         { provide: APP_PIPE, useClass: ApiValidationPipe },
-        { provide: BODY_PARSER, useValue: bodyParser },
+        { provide: REQUEST_EDGE, useValue: edge },
       ],
     };
   }
@@ -82,7 +78,7 @@ export class AppModule implements NestModule {
    */
   configure(consumer: MiddlewareConsumer): void {
     consumer
-      .apply(requestIdMiddleware, this.bodyParser, LifecycleMiddleware, HttpObservabilityMiddleware)
+      .apply(requestIdMiddleware, ...this.edge, LifecycleMiddleware, HttpObservabilityMiddleware)
       .forRoutes('*');
     consumer.apply(InFlightMiddleware).forRoutes({ path: 'v1/responses', method: RequestMethod.POST });
   }

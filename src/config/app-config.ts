@@ -10,6 +10,8 @@ export interface AppConfig {
     host: string;
     port: number;
     bodyLimitBytes: number;
+    /** Largest request line plus headers Node's HTTP parser accepts; beyond it, 431. */
+    maxHeaderBytes: number;
     /** Public origin of this backend, used in absolute URLs when set. */
     publicBaseUrl: string | undefined;
     trustProxy: boolean;
@@ -194,6 +196,13 @@ function byteSize(env: Env, name: string, fallback: number): number {
   return bytes;
 }
 
+/** MAX_HEADER_SIZE: Node's own default (16 KB), at most 1 MB (every header is held in memory). */
+function headerSize(env: Env): number {
+  const bytes = byteSize(env, 'MAX_HEADER_SIZE', 16 * 1024);
+  if (bytes > 1024 * 1024) throw new ConfigError('MAX_HEADER_SIZE', 'must be between 1kb and 1mb');
+  return bytes;
+}
+
 function list(env: Env, name: string, fallback: string[]): string[] {
   const value = raw(env, name);
   if (value === undefined) return fallback;
@@ -348,6 +357,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       host: raw(env, 'HOST') ?? '0.0.0.0',
       port: integer(env, 'PORT', 8080, 0, 65535),
       bodyLimitBytes: byteSize(env, 'BODY_LIMIT', 4 * 1024 * 1024),
+      maxHeaderBytes: headerSize(env),
       publicBaseUrl: url(env, 'PUBLIC_BASE_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
       trustProxy: boolean(env, 'TRUST_PROXY', false),
     },
