@@ -1,5 +1,6 @@
 import { ApiError } from '../../common/errors/error-catalogue.js';
 import { MAX_USER_ID_LENGTH, parsePrefixedUuid } from '../../common/http/request-params.js';
+import { parseResponseOptions, type ResponseOptions } from './response-options.dto.js';
 
 /**
  * POST /v1/responses, parsed by hand rather than by class-validator because the contract fixes
@@ -12,6 +13,8 @@ export interface CreateResponseDto {
   stream: boolean;
   tools: FunctionToolDto[];
   instructions: string | null;
+  /** Sampling, tool control, structured output, reasoning, metadata, storage: see response-options.dto.ts. */
+  options: ResponseOptions;
 }
 
 export interface FunctionToolDto {
@@ -116,6 +119,7 @@ export function parseCreateResponse(body: unknown): CreateResponseDto {
   ) {
     throw new ApiError('invalid_request', 'previous_response_id must be a string');
   }
+  const options = parseResponseOptions(body);
   const tools = parseTools(body.tools);
   return {
     assistantId,
@@ -124,6 +128,7 @@ export function parseCreateResponse(body: unknown): CreateResponseDto {
     stream: body.stream === true,
     tools,
     instructions: (body.instructions as string | undefined) ?? null,
+    options,
   };
 }
 

@@ -1,9 +1,17 @@
 import { randomUUID } from 'node:crypto';
+import type { TokenLogprob } from '../../llm/llm.types.js';
 
 export interface OutputTextPart {
   type: 'output_text';
   text: string;
   annotations: unknown[];
+  /** Filled when the request includes `message.output_text.logprobs`. */
+  logprobs: TokenLogprob[];
+}
+
+export interface ReasoningTextPart {
+  type: 'reasoning_text';
+  text: string;
 }
 
 export type OutputItem =
@@ -27,6 +35,13 @@ export type OutputItem =
       auth_url: string;
     }
   | {
+      type: 'reasoning';
+      id: string;
+      status: ItemStatus;
+      summary: { type: 'summary_text'; text: string }[];
+      content: ReasoningTextPart[];
+    }
+  | {
       type: 'web_search_call';
       id: string;
       status: ItemStatus | 'searching';
@@ -44,7 +59,7 @@ export interface EventSink {
   drain(): Promise<void> | undefined;
 }
 
-export function itemId(prefix: 'msg' | 'fc' | 'hov' | 'oar' | 'ws'): string {
+export function itemId(prefix: 'msg' | 'fc' | 'hov' | 'oar' | 'ws' | 'rs'): string {
   return `${prefix}_${randomUUID().replaceAll('-', '')}`;
 }
 
@@ -57,6 +72,7 @@ export class ResponseRecorder {
   readonly output: OutputItem[] = [];
   private sequence = 0;
   private openMessage: { index: number; item: Extract<OutputItem, { type: 'message' }> } | undefined;
+  private openReasoning: { index: number; item: Extract<OutputItem, { type: 'reasoning' }> } | undefined;
   private readonly openCalls: { index: number; item: Extract<OutputItem, { type: 'function_call' }> }[] = [];
 
   constructor(
@@ -94,10 +110,11 @@ export class ResponseRecorder {
     return this.sink?.drain();
   }
 
-  text(delta: string): void {
+  text(delta: string, logprobs?: TokenLogprob[]): void {
     if (delta.length === 0) return;
     let open = this.openMessage;
     if (!open) {
+      this.endReasoning();
       const item: Extract<OutputItem, { type: 'message' }> = {
         type: 'message',
         id: itemId('msg'),
@@ -111,7 +128,44 @@ export class ResponseRecorder {
         output_index: open.index,
         item: { ...item, content: [] },
       });
-      const part: OutputTextPart = { type: 'output_text', text: '', annotations: [] };
+      const part: OutputTextPart = { type: 'output_text', text: '', annotations: [], logprobs: [] };
+      item.content.push(part);
+      this.emit('response.content_part.added', {
+        item_id: item.id,
+        output_index: open.index,
+        content_index: 0,
+        part: { ...part, logprobs: [] },
+      });
+    }
+    const part = open.item.content[0];
+    part.text += delta;
+    if (logprobs) part.logprobs.push(...logprobs);
+    this.emit('response.output_text.delta', {
+      item_id: open.item.id,
+      output_index: open.index,
+      content_index: 0,
+      delta,
+      logprobs: logprobs ?? [],
+    });
+  }
+
+  /** Reasoning text, as reasoning models stream it before they answer. */
+  reasoning(delta: string): void {
+    if (delta.length === 0) return;
+    let open = this.openReasoning;
+    if (!open) {
+      this.endMessage();
+      const item: Extract<OutputItem, { type: 'reasoning' }> = {
+        type: 'reasoning',
+        id: itemId('rs'),
+        status: 'in_progress',
+        summary: [],
+        content: [],
+      };
+      open = { index: this.output.push(item) - 1, item };
+      this.openReasoning = open;
+      this.emit('response.output_item.added', { output_index: open.index, item: { ...item, content: [] } });
+      const part: ReasoningTextPart = { type: 'reasoning_text', text: '' };
       item.content.push(part);
       this.emit('response.content_part.added', {
         item_id: item.id,
@@ -121,17 +175,28 @@ export class ResponseRecorder {
       });
     }
     open.item.content[0].text += delta;
-    this.emit('response.output_text.delta', {
+    this.emit('response.reasoning_text.delta', {
       item_id: open.item.id,
       output_index: open.index,
       content_index: 0,
       delta,
-      logprobs: [],
     });
   }
 
-  /** Closes the message being written, if any (before a tool call, or at the end). */
+  private endReasoning(): void {
+    const open = this.openReasoning;
+    if (!open) return;
+    this.openReasoning = undefined;
+    open.item.status = 'completed';
+    const ids = { item_id: open.item.id, output_index: open.index, content_index: 0 };
+    this.emit('response.reasoning_text.done', { ...ids, text: open.item.content[0].text });
+    this.emit('response.content_part.done', { ...ids, part: open.item.content[0] });
+    this.emit('response.output_item.done', { output_index: open.index, item: open.item });
+  }
+
+  /** Closes the message (or reasoning) being written, if any (before a tool call, or at the end). */
   endMessage(): void {
+    this.endReasoning();
     const open = this.openMessage;
     if (!open) return;
     this.openMessage = undefined;
@@ -142,7 +207,7 @@ export class ResponseRecorder {
       output_index: open.index,
       content_index: 0,
       text,
-      logprobs: [],
+      logprobs: open.item.content[0].logprobs,
     });
     this.emit('response.output_item.done', { output_index: open.index, item: open.item });
   }
@@ -226,6 +291,8 @@ export class ResponseRecorder {
   /** Marks whatever is still open as cut short (client gone, upstream failed). */
   interrupt(): void {
     if (this.openMessage) this.openMessage.item.status = 'incomplete';
+    if (this.openReasoning) this.openReasoning.item.status = 'incomplete';
+    this.openReasoning = undefined;
     for (const open of this.openCalls) open.item.status = 'incomplete';
     this.openMessage = undefined;
     this.openCalls.length = 0;
