@@ -3,10 +3,10 @@ import { AssistantsService } from '../assistants/assistants.service.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import {
-  ConversationsRepository,
+  ChatHistoryRepository,
   type StoredConversation,
   type StoredMessage,
-} from './conversations.repository.js';
+} from '../responses/store/chat-history.repository.js';
 import {
   encodeConversationCursor,
   encodeMessageCursor,
@@ -31,7 +31,7 @@ export interface HistoryConversation extends Omit<StoredConversation, 'cursor'> 
 export class ChatHistoryService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly repository: ConversationsRepository,
+    private readonly repository: ChatHistoryRepository,
     private readonly assistants: AssistantsService,
   ) {}
 

@@ -1,8 +1,8 @@
 import { ApiKeyEntity } from '../api-keys/entities/api-key.entity.js';
 import { AssistantEntity } from '../assistants/entities/assistant.entity.js';
 import { UserClaimEntity } from '../claims/entities/user-claim.entity.js';
-import { ConversationEntity } from '../conversations/entities/conversation.entity.js';
-import { MessageEntity } from '../conversations/entities/message.entity.js';
+import { ConversationEntity } from '../responses/entities/conversation.entity.js';
+import { MessageEntity } from '../responses/entities/message.entity.js';
 import { ResponseEntity } from '../responses/entities/response.entity.js';
 import { SpecialistEntity } from '../specialists/entities/specialist.entity.js';
 import { MemoryItemEntity } from '../memory/entities/memory-item.entity.js';

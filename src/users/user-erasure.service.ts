@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ClaimsRepository } from '../claims/claims.repository.js';
-import { ConversationsRepository } from '../conversations/conversations.repository.js';
 import { MemoryRepository } from '../memory/memory.repository.js';
+import { TurnStore } from '../responses/store/turn-store.repository.js';
 
 /** How many rows of each kind an erasure deleted. */
 export interface ErasureReport {
@@ -24,14 +24,14 @@ export interface ErasureReport {
 export class UserErasureService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly conversations: ConversationsRepository,
+    private readonly turns: TurnStore,
     private readonly claims: ClaimsRepository,
     private readonly memory: MemoryRepository,
   ) {}
 
   erase(organizationId: string, userId: string): Promise<ErasureReport> {
     return this.dataSource.transaction(async (manager) => {
-      const history = await this.conversations.eraseUserHistory(manager, organizationId, userId);
+      const history = await this.turns.eraseUserHistory(manager, organizationId, userId);
       const claims = await this.claims.eraseUserContext(manager, organizationId, userId);
       const memory = await this.memory.eraseUserContext(manager, organizationId, userId);
       return {

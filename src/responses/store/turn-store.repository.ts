@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import type { ChatMessage } from '../llm/llm.types.js';
-import type { StoredResponseStatus } from './entities/response.entity.js';
-import type { OutputItem } from './streaming/response-recorder.js';
+import { DataSource, EntityManager } from 'typeorm';
+import type { ChatMessage } from '../../llm/llm.types.js';
+import type { StoredResponseStatus } from '../entities/response.entity.js';
+import type { OutputItem } from '../streaming/response-recorder.js';
 
 /** The end of the branch a new turn continues, with the whole model transcript before it. */
 export interface ThreadHead {
@@ -66,12 +66,21 @@ interface ChainRow {
   transcript: ChatMessage[];
 }
 
+/** How many rows of each table an erasure deleted. */
+export interface ErasedHistory {
+  conversations: number;
+  responses: number;
+  messages: number;
+}
+
 /**
- * Hand-written SQL for the two statements on every turn's path: one read of the thread and one
- * write of the result. The tenant (organization, assistant, user) is part of each query.
+ * The turn store: the only writer of the responses, conversations and messages tables (chat
+ * history reads them through ChatHistoryRepository, beside this file). Hand-written SQL for the
+ * two statements on every turn's path, one read of the thread and one write of the result, and
+ * for the erase-user deletes. The tenant (organization, assistant, user) is part of each query.
  */
 @Injectable()
-export class ResponsesRepository {
+export class TurnStore {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /**
@@ -162,7 +171,7 @@ export class ResponsesRepository {
     );
   }
 
-  async findForOrganization(organizationId: string, responseId: string): Promise<StoredResponse | null> {
+  async findResponse(organizationId: string, responseId: string): Promise<StoredResponse | null> {
     const rows: Record<string, unknown>[] = await this.dataSource.query(
       `SELECT id, assistant_id, conversation_id, previous_response_id, status, instructions, output, output_text,
               usage, error, created_at
@@ -184,5 +193,38 @@ export class ResponsesRepository {
       error: row.error as StoredResponse['error'],
       createdAt: row.created_at as Date,
     };
+  }
+
+  /**
+   * Every conversation, response and chat-history message of one user of one organization,
+   * inside the caller's erase transaction. Children go first so each count is exact (the foreign
+   * keys would cascade anyway). Responses and messages are also matched by their own user_id,
+   * although every turn lives in its user's conversation: nothing of the user may survive.
+   */
+  async eraseUserHistory(
+    manager: EntityManager,
+    organizationId: string,
+    userId: string,
+  ): Promise<ErasedHistory> {
+    const count = async (sql: string): Promise<number> => {
+      const [row] = await manager.query<{ count: number }[]>(
+        `WITH deleted AS (${sql} RETURNING 1) SELECT count(*)::integer AS count FROM deleted`,
+        [organizationId, userId],
+      );
+      return row.count;
+    };
+    const owned = 'SELECT id FROM conversations WHERE organization_id = $1 AND user_id = $2';
+    const messages = await count(
+      `DELETE FROM messages
+        WHERE organization_id = $1 AND (conversation_id IN (${owned}) OR user_id = $2)`,
+    );
+    const responses = await count(
+      `DELETE FROM responses
+        WHERE organization_id = $1 AND (conversation_id IN (${owned}) OR user_id = $2)`,
+    );
+    const conversations = await count(
+      'DELETE FROM conversations WHERE organization_id = $1 AND user_id = $2',
+    );
+    return { conversations, responses, messages };
   }
 }

@@ -1,5 +1,5 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { ResponseEntity } from '../../responses/entities/response.entity.js';
+import { ResponseEntity } from './response.entity.js';
 import { ConversationEntity } from './conversation.entity.js';
 
 /** A chat-history message: user and assistant text only (tool traffic stays on the response). */

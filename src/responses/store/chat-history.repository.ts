@@ -1,7 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
-import type { ConversationCursor, MessageCursor } from './dto/chat-history-query.dto.js';
+import { DataSource } from 'typeorm';
+
+/** A position in the conversation list (most recently updated first). */
+export interface ConversationCursor {
+  /** `updated_at` at microsecond precision, as PostgreSQL stores it, so the position is exact. */
+  updatedAt: string;
+  id: string;
+}
+
+/** A position on a branch (oldest first): the turn's depth, then the message's place in it. */
+export interface MessageCursor {
+  depth: number;
+  position: number;
+}
 
 export interface StoredConversation {
   id: string;
@@ -19,12 +31,6 @@ export interface StoredMessage {
   content: string;
   createdAt: Date;
   cursor: MessageCursor;
-}
-
-export interface ErasedHistory {
-  conversations: number;
-  responses: number;
-  messages: number;
 }
 
 interface ConversationRow {
@@ -46,11 +52,12 @@ interface MessageRow {
 }
 
 /**
- * Chat history reads and the erase-user deletes. Every query takes the organization, and the
- * user where a user owns what it reads; an anonymous conversation (user_id null) matches none.
+ * Chat history reads of the turn store's tables (written only by TurnStore). Every query takes
+ * the organization, and the user where a user owns what it reads; an anonymous conversation
+ * (user_id null) matches none.
  */
 @Injectable()
-export class ConversationsRepository {
+export class ChatHistoryRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /**
@@ -137,38 +144,5 @@ export class ConversationsRepository {
       createdAt: row.created_at,
       cursor: { depth: row.depth, position: row.position },
     }));
-  }
-
-  /**
-   * Every conversation, response and chat-history message of one user of one organization,
-   * inside the caller's erase transaction. Children go first so each count is exact (the foreign
-   * keys would cascade anyway). Responses and messages are also matched by their own user_id,
-   * although every turn lives in its user's conversation: nothing of the user may survive.
-   */
-  async eraseUserHistory(
-    manager: EntityManager,
-    organizationId: string,
-    userId: string,
-  ): Promise<ErasedHistory> {
-    const count = async (sql: string): Promise<number> => {
-      const [row] = await manager.query<{ count: number }[]>(
-        `WITH deleted AS (${sql} RETURNING 1) SELECT count(*)::integer AS count FROM deleted`,
-        [organizationId, userId],
-      );
-      return row.count;
-    };
-    const owned = 'SELECT id FROM conversations WHERE organization_id = $1 AND user_id = $2';
-    const messages = await count(
-      `DELETE FROM messages
-        WHERE organization_id = $1 AND (conversation_id IN (${owned}) OR user_id = $2)`,
-    );
-    const responses = await count(
-      `DELETE FROM responses
-        WHERE organization_id = $1 AND (conversation_id IN (${owned}) OR user_id = $2)`,
-    );
-    const conversations = await count(
-      'DELETE FROM conversations WHERE organization_id = $1 AND user_id = $2',
-    );
-    return { conversations, responses, messages };
   }
 }
