@@ -109,6 +109,7 @@ describe('POST /v1/responses over raw HTTP', () => {
     const types = stream.events.map((event) => event.event ?? event.data);
     expect(types).toEqual([
       'response.created',
+      'response.in_progress',
       'response.output_item.added',
       'response.content_part.added',
       'response.output_text.delta',
@@ -172,6 +173,7 @@ describe('POST /v1/responses over raw HTTP', () => {
     const types = first.events.map((event) => event.event ?? event.data);
     expect(types).toEqual([
       'response.created',
+      'response.in_progress',
       'response.output_item.added',
       'response.function_call_arguments.delta',
       'response.function_call_arguments.delta',

@@ -17,6 +17,8 @@ export interface ModelTool {
   name: string;
   description?: string;
   parameters: Record<string, unknown>;
+  /** Structured-outputs function calling: arguments must follow `parameters` exactly. */
+  strict?: boolean;
 }
 
 export interface ModelRequest {

@@ -105,7 +105,10 @@ export class OpenAiCompatibleProvider implements LlmProvider {
     if (request.tools.length > 0) {
       params.tools = request.tools.map((tool) => ({
         type: 'function' as const,
-        function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+        function:
+          tool.strict === undefined
+            ? { name: tool.name, description: tool.description, parameters: tool.parameters }
+            : { name: tool.name, description: tool.description, parameters: tool.parameters, strict: tool.strict },
       }));
       const choice = options.toolChoice;
       if (choice?.name) params.tool_choice = { type: 'function', function: { name: choice.name } };

@@ -63,9 +63,9 @@ export class ResponsesService {
     const plan = this.preparer.plan(turn, stream.signal);
     const progress = new TurnProgress(plan);
     try {
-      recorder.emit('response.created', {
-        response: this.view(turn, recorder, 'in_progress', null, null),
-      });
+      const started = this.view(turn, recorder, progress, 'in_progress', null, null);
+      recorder.emit('response.created', { response: started });
+      recorder.emit('response.in_progress', { response: started });
       await this.runner.run(plan, recorder, progress);
       stream.complete(await this.persist(turn, recorder, progress, null));
     } catch (error) {
@@ -82,37 +82,47 @@ export class ResponsesService {
     return storedToObject(stored);
   }
 
-  /** The turn's only write: response, conversation and messages in one statement. */
+  /**
+   * The turn's only write: response (with the Response object as sent), conversation and
+   * messages in one statement. A `store: false` turn writes nothing.
+   */
   private async persist(
     turn: PreparedTurn,
     recorder: ResponseRecorder,
     progress: TurnProgress,
     failure: ApiError | null,
   ): Promise<ResponseObject> {
-    const record = turnRecord(turn, recorder, progress, failure);
-    await this.store.saveTurn(record);
-    return this.view(turn, recorder, record.status, usageOf(progress), record.error);
+    const completedAt = new Date();
+    const record = turnRecord(turn, recorder, progress, failure, completedAt);
+    const response = this.view(turn, recorder, progress, record.status, record.error, completedAt);
+    if (turn.request.options.store) await this.store.saveTurn({ ...record, body: JSON.stringify(response) });
+    return response;
   }
 
   private view(
     turn: PreparedTurn,
     recorder: ResponseRecorder,
+    progress: TurnProgress,
     status: ResponseObject['status'],
-    usage: ResponseObject['usage'],
     error: ResponseObject['error'],
+    completedAt: Date | null,
   ): ResponseObject {
+    const kept = turn.request.options.store || turn.previous !== null;
     return responseObject({
       id: turn.responseId,
       assistantId: turn.assistant.id,
-      conversationId: turn.conversationId,
+      conversationId: kept ? turn.conversationId : null,
       previousResponseId: turn.previous?.responseId ?? null,
       createdAt: turn.createdAt,
+      completedAt,
       status,
+      incompleteReason: status === 'incomplete' ? progress.incompleteReason : null,
       instructions: turn.request.instructions,
       output: recorder.output,
       outputText: recorder.outputText,
-      usage,
+      usage: status === 'in_progress' ? null : usageOf(progress),
       error,
+      params: turn.params,
     });
   }
 }
