@@ -59,7 +59,13 @@ export interface ModelOptions {
 
 export type ModelOutputFormat =
   | { type: 'json_object' }
-  | { type: 'json_schema'; name: string; description?: string; schema: Record<string, unknown>; strict: boolean };
+  | {
+      type: 'json_schema';
+      name: string;
+      description?: string;
+      schema: Record<string, unknown>;
+      strict: boolean;
+    };
 
 export interface TokenUsage {
   inputTokens: number;

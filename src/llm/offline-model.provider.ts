@@ -23,7 +23,10 @@ export class OfflineModelProvider implements LlmProvider {
   async *stream(request: ModelRequest): AsyncIterable<ModelEvent[]> {
     const settings = request.settings as OfflineModelSettings;
     const { options } = request;
-    if (settings.contextWindow !== undefined && estimateAllTokens(request.messages) > settings.contextWindow) {
+    if (
+      settings.contextWindow !== undefined &&
+      estimateAllTokens(request.messages) > settings.contextWindow
+    ) {
       throw new ContextLengthError();
     }
     const latest = latestInput(request.messages);
@@ -156,7 +159,10 @@ function chooseCall(
   const tool: ModelTool | undefined = choice.name ? offered.get(choice.name) : request.tools[0];
   if (!tool) return undefined;
   const args = exampleFor(tool.parameters, 'example');
-  return { tool: tool.name, arguments: typeof args === 'object' && args !== null ? (args as Record<string, unknown>) : {} };
+  return {
+    tool: tool.name,
+    arguments: typeof args === 'object' && args !== null ? (args as Record<string, unknown>) : {},
+  };
 }
 
 /**
@@ -172,7 +178,9 @@ function formatted(reply: string, format: ModelOutputFormat | undefined): string
     parsed = undefined;
   }
   if (format.type === 'json_object') {
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? reply : JSON.stringify({ answer: reply });
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? reply
+      : JSON.stringify({ answer: reply });
   }
   return parsed !== undefined ? reply : JSON.stringify(exampleFor(format.schema, reply));
 }

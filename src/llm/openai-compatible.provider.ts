@@ -108,7 +108,12 @@ export class OpenAiCompatibleProvider implements LlmProvider {
         function:
           tool.strict === undefined
             ? { name: tool.name, description: tool.description, parameters: tool.parameters }
-            : { name: tool.name, description: tool.description, parameters: tool.parameters, strict: tool.strict },
+            : {
+                name: tool.name,
+                description: tool.description,
+                parameters: tool.parameters,
+                strict: tool.strict,
+              },
       }));
       const choice = options.toolChoice;
       if (choice?.name) params.tool_choice = { type: 'function', function: { name: choice.name } };
@@ -208,7 +213,11 @@ function toLogprob(entry: {
     token: entry.token,
     logprob: entry.logprob,
     bytes: entry.bytes ?? [],
-    top_logprobs: entry.top_logprobs.map((top) => ({ token: top.token, logprob: top.logprob, bytes: top.bytes ?? [] })),
+    top_logprobs: entry.top_logprobs.map((top) => ({
+      token: top.token,
+      logprob: top.logprob,
+      bytes: top.bytes ?? [],
+    })),
   };
 }
 
@@ -240,7 +249,9 @@ function classify(error: unknown, state: { timedOut: boolean; clientAborted: boo
 /** OpenAI says `context_length_exceeded`; vLLM, Ollama and LiteLLM say it in words. */
 function isContextLengthError(error: APIError): boolean {
   if (error.code === 'context_length_exceeded') return true;
-  return /context length|context window|maximum context|too many tokens|prompt is too long/i.test(error.message);
+  return /context length|context window|maximum context|too many tokens|prompt is too long/i.test(
+    error.message,
+  );
 }
 
 async function backoff(attempt: number, signal: AbortSignal): Promise<void> {

@@ -86,7 +86,10 @@ function mergeSchemas(a: Schema, b: Schema): Schema {
     ...a,
     ...b,
     properties: { ...(a.properties as Schema | undefined), ...(b.properties as Schema | undefined) },
-    required: [...((a.required as string[] | undefined) ?? []), ...((b.required as string[] | undefined) ?? [])],
+    required: [
+      ...((a.required as string[] | undefined) ?? []),
+      ...((b.required as string[] | undefined) ?? []),
+    ],
   };
 }
 
@@ -117,7 +120,9 @@ function arrayFor(schema: Schema, context: Context): unknown[] {
   const max = typeof schema.maxItems === 'number' ? schema.maxItems : Infinity;
   const count = Math.min(Math.max(min, context.depth >= MAX_DEPTH ? 0 : 1), max);
   if (Array.isArray(schema.prefixItems)) {
-    return schema.prefixItems.slice(0, Math.max(count, schema.prefixItems.length)).map((item) => build(item, context));
+    return schema.prefixItems
+      .slice(0, Math.max(count, schema.prefixItems.length))
+      .map((item) => build(item, context));
   }
   return Array.from({ length: count }, () => build(schema.items, context));
 }
@@ -150,13 +155,16 @@ function stringFor(schema: Schema, text: string): string {
 }
 
 function numberFor(schema: Schema, integer: boolean): number {
-  const step = typeof schema.multipleOf === 'number' && schema.multipleOf > 0 ? schema.multipleOf : integer ? 1 : 0;
+  const step =
+    typeof schema.multipleOf === 'number' && schema.multipleOf > 0 ? schema.multipleOf : integer ? 1 : 0;
   let low = -Infinity;
   if (typeof schema.minimum === 'number') low = schema.minimum;
-  if (typeof schema.exclusiveMinimum === 'number') low = Math.max(low, schema.exclusiveMinimum + (step || 1e-9));
+  if (typeof schema.exclusiveMinimum === 'number')
+    low = Math.max(low, schema.exclusiveMinimum + (step || 1e-9));
   let high = Infinity;
   if (typeof schema.maximum === 'number') high = schema.maximum;
-  if (typeof schema.exclusiveMaximum === 'number') high = Math.min(high, schema.exclusiveMaximum - (step || 1e-9));
+  if (typeof schema.exclusiveMaximum === 'number')
+    high = Math.min(high, schema.exclusiveMaximum - (step || 1e-9));
   let value = Math.min(Math.max(0, low), high);
   if (step) value = Math.ceil(value / step) * step;
   if (value > high && step) value -= step;

@@ -8,7 +8,8 @@ import type { ChatMessage } from './llm.types.js';
 export function estimateTokens(message: ChatMessage): number {
   let chars = typeof message.content === 'string' ? message.content.length : 0;
   if (message.role === 'assistant') {
-    for (const call of message.tool_calls ?? []) chars += call.function.name.length + call.function.arguments.length;
+    for (const call of message.tool_calls ?? [])
+      chars += call.function.name.length + call.function.arguments.length;
   }
   return Math.ceil(chars / 4) + 4;
 }

@@ -4,7 +4,7 @@ import { ApiError } from '../common/errors/error-catalogue.js';
 import { parseResponseId, type CreateResponseDto, type UserHeaders } from './dto/create-response.dto.js';
 import { responseObject, storedToObject, type ResponseObject } from './response-view.js';
 import { TurnStore } from './store/turn-store.repository.js';
-import { ResponseRecorder } from './streaming/response-recorder.js';
+import { ResponseRecorder, type EventStyle } from './streaming/response-recorder.js';
 import { TurnStreams, type StreamTarget } from './streaming/turn-stream.js';
 import { turnFailure } from './turn-failure.js';
 import { TurnPreparer, type PreparedTurn } from './turn-preparer.js';
@@ -34,7 +34,7 @@ export class ResponsesService {
 
   /** Runs a turn for a JSON reply; upstream failures become 503s. */
   async respond(turn: PreparedTurn, signal: AbortSignal): Promise<ResponseObject> {
-    const recorder = new ResponseRecorder(undefined, false);
+    const recorder = new ResponseRecorder(undefined);
     const plan = this.preparer.plan(turn, signal);
     const progress = new TurnProgress(plan);
     try {
@@ -55,9 +55,9 @@ export class ResponsesService {
     turn: PreparedTurn,
     target: StreamTarget,
     clientGone: AbortSignal,
-    statusEvents: boolean,
+    style: EventStyle,
   ): Promise<void> {
-    const stream = this.streams.create(target, clientGone, statusEvents);
+    const stream = this.streams.create(target, clientGone, style);
     const { recorder } = stream;
     stream.open();
     const plan = this.preparer.plan(turn, stream.signal);

@@ -13,7 +13,7 @@ export interface EchoedParams {
   tool_choice: unknown;
   truncation: 'auto' | 'disabled';
   parallel_tool_calls: boolean;
-  text: { format: TextFormat; verbosity?: 'low' | 'medium' | 'high' };
+  text: { format: EchoedFormat; verbosity?: 'low' | 'medium' | 'high' };
   top_p: number;
   presence_penalty: number;
   frequency_penalty: number;
@@ -30,6 +30,11 @@ export interface EchoedParams {
   safety_identifier: string | null;
   prompt_cache_key: string | null;
 }
+
+/** The Open Responses Response carries a json_schema format without its schema (`schema: null`). */
+export type EchoedFormat =
+  | Exclude<TextFormat, { type: 'json_schema' }>
+  | { type: 'json_schema'; name: string; description: string | null; schema: null; strict: boolean };
 
 export interface EchoedTool {
   type: 'function';
@@ -96,7 +101,11 @@ export function maxOutputTokensOf(options: ResponseOptions, model: ModelSettings
   return options.maxOutputTokens ?? assistantDefault ?? model.maxOutputTokensLimit ?? null;
 }
 
-export function echoedParams(options: ResponseOptions, tools: FunctionToolDto[], model: ModelSettings): EchoedParams {
+export function echoedParams(
+  options: ResponseOptions,
+  tools: FunctionToolDto[],
+  model: ModelSettings,
+): EchoedParams {
   const defaultTemperature = model.provider === 'openai-compatible' ? model.temperature : undefined;
   return {
     tools: tools.map((tool) => ({
@@ -110,8 +119,8 @@ export function echoedParams(options: ResponseOptions, tools: FunctionToolDto[],
     truncation: options.truncation,
     parallel_tool_calls: options.parallelToolCalls,
     text: options.text.verbosity
-      ? { format: options.text.format, verbosity: options.text.verbosity }
-      : { format: options.text.format },
+      ? { format: echoFormat(options.text.format), verbosity: options.text.verbosity }
+      : { format: echoFormat(options.text.format) },
     top_p: options.topP ?? 1,
     presence_penalty: options.presencePenalty ?? 0,
     frequency_penalty: options.frequencyPenalty ?? 0,
@@ -128,6 +137,10 @@ export function echoedParams(options: ResponseOptions, tools: FunctionToolDto[],
     safety_identifier: options.safetyIdentifier,
     prompt_cache_key: options.promptCacheKey,
   };
+}
+
+function echoFormat(format: TextFormat): EchoedFormat {
+  return format.type === 'json_schema' ? { ...format, schema: null } : format;
 }
 
 /** For responses stored before their parameters were kept: the API's defaults. */

@@ -107,15 +107,9 @@ export class TurnRunner {
 
       const allServerCalls = calls.filter((call) => call.kind === 'server');
       // Calls beyond max_tool_calls are answered with an error instead of being run.
-      const budget = plan.maxToolCalls === null ? Infinity : Math.max(0, plan.maxToolCalls - progress.toolCalls);
+      const budget =
+        plan.maxToolCalls === null ? Infinity : Math.max(0, plan.maxToolCalls - progress.toolCalls);
       const serverCalls = allServerCalls.slice(0, budget);
-      for (const call of allServerCalls.slice(budget)) {
-        progress.transcript.push({
-          role: 'tool',
-          tool_call_id: call.id,
-          content: JSON.stringify({ error: 'Not run: the response reached its max_tool_calls' }),
-        });
-      }
       progress.toolCalls += serverCalls.length;
       if (serverCalls.length > 0) {
         recorder.status('tool_calling', 'Calling tools', {
@@ -139,6 +133,14 @@ export class TurnRunner {
             });
           }
         }
+      }
+
+      for (const call of allServerCalls.slice(budget)) {
+        progress.transcript.push({
+          role: 'tool',
+          tool_call_id: call.id,
+          content: JSON.stringify({ error: 'Not run: the response reached its max_tool_calls' }),
+        });
       }
 
       let switched = false;
@@ -203,7 +205,13 @@ export class TurnRunner {
     const system = this.systemMessages(plan, agent);
     const history =
       plan.truncation === 'auto' && agent.model.contextWindow !== undefined
-        ? fitToContextWindow(system, plan.history, progress.transcript, agent.model.contextWindow, options.maxOutputTokens)
+        ? fitToContextWindow(
+            system,
+            plan.history,
+            progress.transcript,
+            agent.model.contextWindow,
+            options.maxOutputTokens,
+          )
         : plan.history;
     const messages = [...system, ...history, ...progress.transcript];
     const calls = new Map<number, CollectedCall>();
@@ -281,14 +289,15 @@ export class TurnRunner {
       this.metrics.tokensRelayed(deltas);
     }
     if (plan.toolContext.signal.aborted) throw new TurnAbortedError();
-    recorder.endMessage();
     if (progress.incompleteReason) {
       // Cut by max_output_tokens: half-written calls are not run, and the response is incomplete.
       progress.status = 'incomplete';
+      recorder.endMessage('incomplete');
       recorder.interrupt();
       progress.transcript.push({ role: 'assistant', content: text });
       return [];
     }
+    recorder.endMessage();
     recorder.finishFunctionCalls();
 
     const collected = [...calls.values()];
@@ -328,7 +337,8 @@ export class TurnRunner {
       let name = choice.name ?? undefined;
       if (choice.hosted === 'web_search') {
         name = serverTools.find((tool) => tool.kind === 'web_search')?.definition.name;
-        if (!name) throw new ApiError('invalid_request', 'tool_choice: this assistant has no web search tool');
+        if (!name)
+          throw new ApiError('invalid_request', 'tool_choice: this assistant has no web search tool');
       }
       if (name !== undefined && !tools.some((tool) => tool.name === name)) {
         throw new ApiError(
@@ -336,7 +346,8 @@ export class TurnRunner {
           `tool_choice names the function "${name}", which is neither a tool of this request nor of the assistant`,
         );
       }
-      if (tools.length === 0) throw new ApiError('invalid_request', 'tool_choice "required": there are no tools to call');
+      if (tools.length === 0)
+        throw new ApiError('invalid_request', 'tool_choice "required": there are no tools to call');
       options.toolChoice = name === undefined ? { mode: 'required' } : { mode: 'required', name };
     }
     return options;

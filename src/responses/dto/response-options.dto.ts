@@ -151,7 +151,8 @@ function integer(body: Record<string, unknown>, key: string, min: number, max: n
 function identifier(body: Record<string, unknown>, key: string, max: number): string | null {
   const value = body[key];
   if (absent(value)) return null;
-  if (typeof value !== 'string' || value.length > max) refuse(`${key} must be a string of at most ${max} characters`);
+  if (typeof value !== 'string' || value.length > max)
+    refuse(`${key} must be a string of at most ${max} characters`);
   return value;
 }
 
@@ -170,13 +171,16 @@ export function parseResponseOptions(body: Record<string, unknown>): ResponseOpt
   if (body.background === true) {
     refuse('background: true is not supported; the reply is streamed or returned when it is ready');
   }
-  if (!absent(body.background) && typeof body.background !== 'boolean') refuse('background must be true or false');
-  if (!absent(body.prompt)) refuse('prompt (stored prompt templates) is not supported; send instructions instead');
+  if (!absent(body.background) && typeof body.background !== 'boolean')
+    refuse('background must be true or false');
+  if (!absent(body.prompt))
+    refuse('prompt (stored prompt templates) is not supported; send instructions instead');
   if (!absent(body.conversation)) {
     refuse('conversation is not supported; continue a conversation with previous_response_id');
   }
   if (!absent(body.context_management)) refuse('context_management is not supported; see truncation');
-  if (!absent(body.stream_options) && !isObject(body.stream_options)) refuse('stream_options must be an object');
+  if (!absent(body.stream_options) && !isObject(body.stream_options))
+    refuse('stream_options must be an object');
 
   const include = parseInclude(body.include);
   const topLogprobs = integer(body, 'top_logprobs', 0, 20);
@@ -231,12 +235,17 @@ function parseToolChoice(raw: unknown): ToolChoice {
   const plain = { name: null, allowed: null, hosted: null };
   if (absent(raw)) return { mode: 'auto', ...plain, echo: 'auto' };
   if (typeof raw === 'string') {
-    const mode = oneOf<'auto' | 'none' | 'required'>(raw, new Set(['auto', 'none', 'required']), 'tool_choice');
+    const mode = oneOf<'auto' | 'none' | 'required'>(
+      raw,
+      new Set(['auto', 'none', 'required']),
+      'tool_choice',
+    );
     return { mode, ...plain, echo: raw };
   }
   if (!isObject(raw)) refuse('tool_choice must be "auto", "none", "required" or an object');
   if (raw.type === 'function') {
-    if (typeof raw.name !== 'string' || raw.name.length === 0) refuse('tool_choice.name must name a function');
+    if (typeof raw.name !== 'string' || raw.name.length === 0)
+      refuse('tool_choice.name must name a function');
     return { mode: 'required', ...plain, name: raw.name, echo: { type: 'function', name: raw.name } };
   }
   if (raw.type === 'allowed_tools') {
@@ -264,12 +273,16 @@ function parseToolChoice(raw: unknown): ToolChoice {
 function parseText(raw: unknown): TextOptions {
   if (absent(raw)) return { format: { type: 'text' }, verbosity: null };
   if (!isObject(raw)) refuse('text must be an object');
-  const verbosity = absent(raw.verbosity) ? null : oneOf<'low' | 'medium' | 'high'>(raw.verbosity, VERBOSITIES, 'text.verbosity');
+  const verbosity = absent(raw.verbosity)
+    ? null
+    : oneOf<'low' | 'medium' | 'high'>(raw.verbosity, VERBOSITIES, 'text.verbosity');
   const format = raw.format;
   if (absent(format)) return { format: { type: 'text' }, verbosity };
   if (!isObject(format)) refuse('text.format must be an object');
-  if (format.type === 'text' || format.type === 'json_object') return { format: { type: format.type }, verbosity };
-  if (format.type !== 'json_schema') refuse('text.format.type must be "text", "json_object" or "json_schema"');
+  if (format.type === 'text' || format.type === 'json_object')
+    return { format: { type: format.type }, verbosity };
+  if (format.type !== 'json_schema')
+    refuse('text.format.type must be "text", "json_object" or "json_schema"');
   if (typeof format.name !== 'string' || !FORMAT_NAME.test(format.name)) {
     refuse('text.format.name must match ^[a-zA-Z0-9_-]{1,64}$');
   }
@@ -277,7 +290,8 @@ function parseText(raw: unknown): TextOptions {
   if (!absent(format.description) && typeof format.description !== 'string') {
     refuse('text.format.description must be a string');
   }
-  if (!absent(format.strict) && typeof format.strict !== 'boolean') refuse('text.format.strict must be true or false');
+  if (!absent(format.strict) && typeof format.strict !== 'boolean')
+    refuse('text.format.strict must be true or false');
   return {
     format: {
       type: 'json_schema',
@@ -296,7 +310,9 @@ function parseReasoning(raw: unknown): ResponseOptions['reasoning'] {
   if (!absent(raw.generate_summary) && absent(raw.summary)) raw = { ...raw, summary: raw.generate_summary };
   const reasoning = raw as Record<string, unknown>;
   return {
-    effort: absent(reasoning.effort) ? null : oneOf<ReasoningEffort>(reasoning.effort, EFFORTS, 'reasoning.effort'),
+    effort: absent(reasoning.effort)
+      ? null
+      : oneOf<ReasoningEffort>(reasoning.effort, EFFORTS, 'reasoning.effort'),
     summary: absent(reasoning.summary)
       ? null
       : oneOf<ReasoningSummary>(reasoning.summary, SUMMARIES, 'reasoning.summary'),
@@ -312,7 +328,9 @@ function parseMetadata(raw: unknown): Record<string, string> {
   }
   for (const [key, value] of entries) {
     if (key.length > METADATA_MAX_KEY_LENGTH) {
-      refuse(`metadata keys may be at most ${METADATA_MAX_KEY_LENGTH} characters (${JSON.stringify(key.slice(0, 16))}… is ${key.length})`);
+      refuse(
+        `metadata keys may be at most ${METADATA_MAX_KEY_LENGTH} characters (${JSON.stringify(key.slice(0, 16))}… is ${key.length})`,
+      );
     }
     if (typeof value !== 'string') refuse(`metadata.${key} must be a string`);
     if (value.length > METADATA_MAX_VALUE_LENGTH) {

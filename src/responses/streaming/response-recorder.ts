@@ -50,6 +50,18 @@ export type OutputItem =
 
 type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
 
+/**
+ * Which event names a client gets where dialects differ: `response.status` (the contract's, which
+ * the official SDKs reject) and the reasoning text events (`response.reasoning_text.*` in OpenAI's
+ * SDKs, `response.reasoning.*` in the Open Responses specification).
+ */
+export interface EventStyle {
+  status: boolean;
+  reasoning: 'response.reasoning_text' | 'response.reasoning';
+}
+
+export const DEFAULT_EVENT_STYLE: EventStyle = { status: true, reasoning: 'response.reasoning' };
+
 /** Where a streamed response's events go; writing is synchronous, see SseWriter. */
 export interface EventSink {
   event(type: string, payload: Record<string, unknown>): void;
@@ -77,7 +89,7 @@ export class ResponseRecorder {
 
   constructor(
     private readonly sink: EventSink | undefined,
-    private readonly statusEvents: boolean,
+    private readonly style: EventStyle = DEFAULT_EVENT_STYLE,
   ) {}
 
   get outputText(): string {
@@ -175,7 +187,7 @@ export class ResponseRecorder {
       });
     }
     open.item.content[0].text += delta;
-    this.emit('response.reasoning_text.delta', {
+    this.emit(`${this.style.reasoning}.delta`, {
       item_id: open.item.id,
       output_index: open.index,
       content_index: 0,
@@ -183,24 +195,27 @@ export class ResponseRecorder {
     });
   }
 
-  private endReasoning(): void {
+  private endReasoning(status: 'completed' | 'incomplete' = 'completed'): void {
     const open = this.openReasoning;
     if (!open) return;
     this.openReasoning = undefined;
-    open.item.status = 'completed';
+    open.item.status = status;
     const ids = { item_id: open.item.id, output_index: open.index, content_index: 0 };
-    this.emit('response.reasoning_text.done', { ...ids, text: open.item.content[0].text });
+    this.emit(`${this.style.reasoning}.done`, { ...ids, text: open.item.content[0].text });
     this.emit('response.content_part.done', { ...ids, part: open.item.content[0] });
     this.emit('response.output_item.done', { output_index: open.index, item: open.item });
   }
 
-  /** Closes the message (or reasoning) being written, if any (before a tool call, or at the end). */
-  endMessage(): void {
-    this.endReasoning();
+  /**
+   * Closes the message (or reasoning) being written, if any (before a tool call, or at the end);
+   * `incomplete` when the output limit cut it.
+   */
+  endMessage(status: 'completed' | 'incomplete' = 'completed'): void {
+    this.endReasoning(status);
     const open = this.openMessage;
     if (!open) return;
     this.openMessage = undefined;
-    open.item.status = 'completed';
+    open.item.status = status;
     const text = open.item.content[0].text;
     this.emit('response.output_text.done', {
       item_id: open.item.id,
@@ -285,7 +300,7 @@ export class ResponseRecorder {
 
   /** `response.status`, unless the client is an official SDK that rejects unknown events. */
   status(code: string, message: string, metadata: Record<string, unknown>): void {
-    if (this.statusEvents) this.emit('response.status', { code, message, metadata });
+    if (this.style.status) this.emit('response.status', { code, message, metadata });
   }
 
   /** Marks whatever is still open as cut short (client gone, upstream failed). */

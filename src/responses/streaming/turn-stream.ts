@@ -5,7 +5,7 @@ import { LifecycleState, shutdownError } from '../../lifecycle/lifecycle.state.j
 import { Metrics } from '../../metrics/metrics.service.js';
 import type { ResponseObject } from '../response-view.js';
 import { turnFailure } from '../turn-failure.js';
-import { ResponseRecorder, type EventSink } from './response-recorder.js';
+import { ResponseRecorder, type EventSink, type EventStyle } from './response-recorder.js';
 
 /** Where a streamed turn's events are written (SseWriter on the HTTP response). */
 export interface StreamTarget extends EventSink {
@@ -27,12 +27,12 @@ export class TurnStream {
   constructor(
     private readonly target: StreamTarget,
     private readonly clientGone: AbortSignal,
-    statusEvents: boolean,
+    style: EventStyle,
     private readonly lifecycle: LifecycleState,
     private readonly metrics: Metrics,
     private readonly logger: Logger,
   ) {
-    this.recorder = new ResponseRecorder(target, statusEvents);
+    this.recorder = new ResponseRecorder(target, style);
     this.signal = AbortSignal.any([clientGone, lifecycle.drainDeadline]);
   }
 
@@ -98,7 +98,7 @@ export class TurnStreams {
     private readonly metrics: Metrics,
   ) {}
 
-  create(target: StreamTarget, clientGone: AbortSignal, statusEvents: boolean): TurnStream {
-    return new TurnStream(target, clientGone, statusEvents, this.lifecycle, this.metrics, this.logger);
+  create(target: StreamTarget, clientGone: AbortSignal, style: EventStyle): TurnStream {
+    return new TurnStream(target, clientGone, style, this.lifecycle, this.metrics, this.logger);
   }
 }
