@@ -12,6 +12,10 @@ export interface OpenAiCompatibleModelSettings {
   /** Name of the environment variable holding the upstream key (never the key itself). */
   apiKeyEnv?: string;
   functionCalling: boolean;
+  /** The model takes `input_image` parts (default false: a request with one is refused). */
+  vision?: boolean;
+  /** The model takes `input_file` parts as Chat Completions `file` parts (default false). */
+  fileInput?: boolean;
   timeoutSeconds?: number;
   temperature?: number;
   maxOutputTokens?: number;
@@ -32,6 +36,9 @@ export interface OpenAiCompatibleModelSettings {
 export interface OfflineModelSettings {
   provider: 'offline';
   functionCalling: boolean;
+  /** Default true: the offline model describes images and files it is sent. */
+  vision?: boolean;
+  fileInput?: boolean;
   script?: OfflineRule[];
   /** Pause between streamed tokens; 0 streams as fast as the client reads. */
   tokenDelayMs?: number;
@@ -86,6 +93,18 @@ function optionalChoice<T extends string>(
   return value as T;
 }
 
+function optionalBoolean(source: Record<string, unknown>, key: string): boolean | undefined {
+  const value = source[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'boolean') throw new ModelSettingsError(`model.${key} must be true or false`);
+  return value;
+}
+
+/** Whether the model takes image / file parts: as set, else true for the offline model only. */
+export function takesInput(settings: ModelSettings, kind: 'vision' | 'fileInput'): boolean {
+  return settings[kind] ?? settings.provider === 'offline';
+}
+
 function parseRule(rule: unknown, index: number): OfflineRule {
   if (!isObject(rule) || typeof rule.match !== 'string') {
     throw new ModelSettingsError(`model.script[${index}].match must be a string`);
@@ -138,12 +157,16 @@ export function parseModelSettings(input: unknown): ModelSettings {
   const functionCalling = input.functionCalling ?? true;
   if (typeof functionCalling !== 'boolean')
     throw new ModelSettingsError('model.functionCalling must be true or false');
+  const vision = optionalBoolean(input, 'vision');
+  const fileInput = optionalBoolean(input, 'fileInput');
   if (input.provider === 'offline') {
     const script = input.script ?? [];
     if (!Array.isArray(script)) throw new ModelSettingsError('model.script must be a list of rules');
     return {
       provider: 'offline',
       functionCalling,
+      ...(vision === undefined ? {} : { vision }),
+      ...(fileInput === undefined ? {} : { fileInput }),
       script: script.map(parseRule),
       tokenDelayMs: optionalNumber(input, 'tokenDelayMs', 0, 10_000),
       maxOutputTokensLimit: optionalNumber(input, 'maxOutputTokensLimit', 1, 10_000_000),
@@ -176,10 +199,15 @@ export function parseModelSettings(input: unknown): ModelSettings {
       model: input.model,
       apiKeyEnv: input.apiKeyEnv,
       functionCalling,
+      ...(vision === undefined ? {} : { vision }),
+      ...(fileInput === undefined ? {} : { fileInput }),
       timeoutSeconds: optionalNumber(input, 'timeoutSeconds', 1, 3600),
       temperature: optionalNumber(input, 'temperature', 0, 2),
       maxOutputTokens: optionalNumber(input, 'maxOutputTokens', 1, 1_000_000),
-      maxTokensParameter: optionalChoice(input, 'maxTokensParameter', ['max_tokens', 'max_completion_tokens']),
+      maxTokensParameter: optionalChoice(input, 'maxTokensParameter', [
+        'max_tokens',
+        'max_completion_tokens',
+      ]),
       maxOutputTokensLimit: optionalNumber(input, 'maxOutputTokensLimit', 1, 10_000_000),
       contextWindow: optionalNumber(input, 'contextWindow', 1, 100_000_000),
     };

@@ -101,6 +101,15 @@ export interface AppConfig {
     /** Where tools' `fromEnv` / `apiKeyEnv` / `env` names are looked up (the process environment). */
     secretEnvironment: Readonly<Record<string, string | undefined>>;
   };
+  /** Images and files in user messages (input_image / input_file parts). */
+  inputs: {
+    /** Largest image, decoded, whether sent inline or fetched from its URL. */
+    maxImageBytes: number;
+    /** Largest file, decoded, whether sent inline or fetched from its URL. */
+    maxFileBytes: number;
+    /** How long fetching one image_url / file_url may take. */
+    urlTimeoutMs: number;
+  };
   logging: {
     level: LogLevel;
   };
@@ -379,6 +388,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
     metrics: loadMetrics(env),
     lifecycle: loadLifecycle(env),
     tools: loadTools(env),
+    inputs: {
+      maxImageBytes: byteSize(env, 'INPUT_IMAGE_MAX_BYTES', 5 * 1024 * 1024),
+      maxFileBytes: byteSize(env, 'INPUT_FILE_MAX_BYTES', 10 * 1024 * 1024),
+      urlTimeoutMs: integer(env, 'INPUT_URL_TIMEOUT_SECONDS', 10, 1, 300) * 1000,
+    },
     logging: { level: logLevel },
   };
 }

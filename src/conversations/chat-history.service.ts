@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AssistantsService } from '../assistants/assistants.service.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
+import { keysetPage } from '../database/keyset.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import {
   ChatHistoryRepository,
@@ -89,10 +90,6 @@ function page<Row extends { cursor: Cursor }, Cursor, Item>(
   encode: (cursor: Cursor) => string,
   toItem: (row: Row) => Item,
 ): HistoryPage<Item> {
-  const shown = rows.slice(0, limit);
-  const last = shown[shown.length - 1];
-  return {
-    items: shown.map(toItem),
-    nextCursor: rows.length > limit && last ? encode(last.cursor) : null,
-  };
+  const { items, next } = keysetPage(rows, limit);
+  return { items: items.map(toItem), nextCursor: next ? encode(next.cursor) : null };
 }

@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { dataSourceOptions } from './data-source-options.js';
 import type { DatabaseHandle } from './embedded-postgres.js';
+import { TransactionalConnection } from './transactional-connection.js';
 
 @Module({})
 export class DatabaseModule {
@@ -9,6 +10,10 @@ export class DatabaseModule {
   static forRoot(database: DatabaseHandle, poolMax: number): DynamicModule {
     return {
       module: DatabaseModule,
+      // Every feature's repositories use the connection (and its transactions).
+      global: true,
+      providers: [TransactionalConnection],
+      exports: [TransactionalConnection],
       imports: [TypeOrmModule.forRoot(dataSourceOptions(database.url, poolMax, database.embedded))],
     };
   }

@@ -202,6 +202,23 @@ const PARAMETERS: Record<string, JsonSchema> = {
     maximum: MESSAGE_PAGE.max,
     default: MESSAGE_PAGE.default,
   }),
+  InputItemsLimit: queryParam('limit', 'Items per page (default 20)', {
+    type: 'integer',
+    minimum: 1,
+    maximum: 100,
+    default: 20,
+  }),
+  InputItemsAfter: queryParam('after', 'The `last_id` of the previous page', { type: 'string' }),
+  InputItemsOrder: queryParam('order', 'Newest first (`desc`, the default) or oldest first', {
+    type: 'string',
+    enum: ['asc', 'desc'],
+    default: 'desc',
+  }),
+  InputItemsInclude: queryParam(
+    'include',
+    'Only `message.input_image.image_url` (image URLs are always included); any other value is refused',
+    { type: 'array', items: { type: 'string', enum: ['message.input_image.image_url'] } },
+  ),
   HistoryAfter: queryParam('after', 'The `x-next-cursor` of the previous page (opaque)', { type: 'string' }),
 };
 

@@ -11,7 +11,13 @@ import { renderUserContext } from '../memory/user-context.prompt.js';
 import { UserContextService, type TurnUserContext } from '../memory/user-context.service.js';
 import { AgentRosterService, type AgentRoster } from '../specialists/agent-roster.service.js';
 import { ToolCatalogService, type LoadedCatalogue } from '../tools/tool-catalog.service.js';
-import { parseResponseId, type CreateResponseDto, type UserHeaders } from './dto/create-response.dto.js';
+import {
+  parseResponseId,
+  type CreateResponseDto,
+  type InputItem,
+  type UserHeaders,
+} from './dto/create-response.dto.js';
+import { InputAttachments } from './input-attachments.js';
 import { TurnStore, type ThreadHead } from './store/turn-store.repository.js';
 import { inputToTranscript } from './transcript.js';
 import {
@@ -30,6 +36,8 @@ export interface PreparedTurn {
   principal: ApiKeyPrincipal;
   assistant: AssistantEntity;
   request: CreateResponseDto;
+  /** The input as the model sees it: images and files checked, their URLs fetched and inlined. */
+  modelInput: InputItem[];
   user: UserHeaders;
   previous: ThreadHead | null;
   conversationId: string;
@@ -56,6 +64,7 @@ export class TurnPreparer {
     private readonly userContexts: UserContextService,
     private readonly toolCatalog: ToolCatalogService,
     private readonly saveToMemory: SaveToMemoryTool,
+    private readonly attachments: InputAttachments,
   ) {}
 
   async prepare(
@@ -78,7 +87,8 @@ export class TurnPreparer {
 
     const previousId =
       request.previousResponseId === null ? null : parseResponseId(request.previousResponseId);
-    const [previous, userContext, [roster, catalogue]] = await Promise.all([
+    const [modelInput, previous, userContext, [roster, catalogue]] = await Promise.all([
+      this.attachments.forModel(request.input, assistant.model),
       previousId ? this.store.loadThread(organizationId, assistant.id, user.userId, previousId) : null,
       user.userId
         ? this.userContexts.loadForTurn(
@@ -97,6 +107,12 @@ export class TurnPreparer {
     if (request.previousResponseId !== null && !previous) {
       throw new ApiError('response_not_found', `No response ${request.previousResponseId}`);
     }
+    if (previous && !previous.complete) {
+      throw new ApiError(
+        'invalid_request',
+        `previous_response_id ${request.previousResponseId} continues a thread from which an earlier response was deleted; it can no longer be continued`,
+      );
+    }
     checkCallIds(request, previous);
 
     return {
@@ -105,6 +121,7 @@ export class TurnPreparer {
       principal,
       assistant,
       request,
+      modelInput,
       user,
       previous,
       conversationId: previous?.conversationId ?? randomUUID(),
@@ -150,7 +167,7 @@ export class TurnPreparer {
       // Claims reach every agent; so does what the assistant remembers of the user.
       userContext: userContext ? renderUserContext(userContext) : null,
       history: turn.previous?.transcript ?? [],
-      newMessages: inputToTranscript(turn.request.input),
+      newMessages: inputToTranscript(turn.modelInput),
       clientTools: turn.request.tools.map((tool) => ({
         name: tool.name,
         description: tool.description,

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { ClaimsRepository } from '../claims/claims.repository.js';
+import { TransactionalConnection } from '../database/transactional-connection.js';
 import { MemoryRepository } from '../memory/memory.repository.js';
 import { TurnStore } from '../responses/store/turn-store.repository.js';
 
@@ -23,14 +22,14 @@ export interface ErasureReport {
 @Injectable()
 export class UserErasureService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly connection: TransactionalConnection,
     private readonly turns: TurnStore,
     private readonly claims: ClaimsRepository,
     private readonly memory: MemoryRepository,
   ) {}
 
   erase(organizationId: string, userId: string): Promise<ErasureReport> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.connection.withTransaction(async (manager) => {
       const history = await this.turns.eraseUserHistory(manager, organizationId, userId);
       const claims = await this.claims.eraseUserContext(manager, organizationId, userId);
       const memory = await this.memory.eraseUserContext(manager, organizationId, userId);

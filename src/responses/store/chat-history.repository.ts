@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { KeysetOrder } from '../../database/keyset.js';
 
 /** A position in the conversation list (most recently updated first). */
 export interface ConversationCursor {
@@ -51,6 +52,20 @@ interface MessageRow {
   position: number;
 }
 
+/** Most recently updated first (the (organization_id, user_id, updated_at) index, read backwards). */
+const CONVERSATION_ORDER = new KeysetOrder(
+  { sql: 'updated_at', type: 'timestamptz' },
+  { sql: 'id', type: 'uuid' },
+  'DESC',
+);
+
+/** Oldest first along a branch: the turn's depth, then the message's place in the turn. */
+const MESSAGE_ORDER = new KeysetOrder(
+  { sql: 'b.depth', type: 'integer' },
+  { sql: 'm.position', type: 'integer' },
+  'ASC',
+);
+
 /**
  * Chat history reads of the turn store's tables (written only by TurnStore). Every query takes
  * the organization, and the user where a user owns what it reads; an anonymous conversation
@@ -77,8 +92,8 @@ export class ChatHistoryRepository {
          FROM conversations
         WHERE organization_id = $1 AND user_id = $2
           AND ($3::uuid IS NULL OR assistant_id = $3::uuid)
-          AND ($4::timestamptz IS NULL OR (updated_at, id) < ($4::timestamptz, $5::uuid))
-        ORDER BY updated_at DESC, id DESC
+          AND ${CONVERSATION_ORDER.after(4)}
+        ORDER BY ${CONVERSATION_ORDER.orderBy}
         LIMIT $6`,
       [organizationId, userId, assistantId, after?.updatedAt ?? null, after?.id ?? null, limit],
     );
@@ -132,8 +147,8 @@ export class ChatHistoryRepository {
        SELECT m.id, m.role, m.content, m.created_at, b.depth, m.position
          FROM branch b
          JOIN messages m ON m.response_id = b.id AND m.conversation_id = $2 AND m.organization_id = $1
-        WHERE ($5::integer IS NULL OR (b.depth, m.position) > ($4::integer, $5::integer))
-        ORDER BY b.depth, m.position
+        WHERE ${MESSAGE_ORDER.after(4)}
+        ORDER BY ${MESSAGE_ORDER.orderBy}
         LIMIT $6`,
       [organizationId, conversationId, lastResponseId, after?.depth ?? 0, after?.position ?? null, limit],
     );
