@@ -33,8 +33,8 @@ const WEATHER_JSON_SCHEMA = {
  */
 const SDKS: [string, any, ((schema: typeof Weather, name: string) => unknown) | null][] = [
   ['openai 4.x', OpenAIv4, null],
-  ['openai 6.x', OpenAIv6, zodTextFormatV6 as never],
-  ['openai 7.x', OpenAIv7, zodTextFormatV7 as never],
+  ['openai 6.x', OpenAIv6, zodTextFormatV6],
+  ['openai 7.x', OpenAIv7, zodTextFormatV7],
 ];
 
 const WEATHER_TOOL = {

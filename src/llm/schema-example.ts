@@ -67,7 +67,7 @@ function build(raw: unknown, context: Context): unknown {
 function resolve(schema: Schema, root: unknown): Schema {
   let current = schema;
   for (let hops = 0; typeof current.$ref === 'string' && hops < 32; hops++) {
-    const ref = current.$ref as string;
+    const ref = current.$ref;
     if (!ref.startsWith('#')) return {};
     let target: unknown = root;
     for (const segment of ref.slice(1).split('/').filter(Boolean)) {

@@ -123,7 +123,7 @@ export function responseObject(source: ResponseSource): ResponseObject {
  */
 export function storedToObject(stored: StoredResponse): ResponseObject {
   if (stored.body) return stored.body as ResponseObject;
-  const usage = stored.usage as Record<string, number> | null;
+  const usage = stored.usage;
   return responseObject({
     ...stored,
     completedAt: stored.completedAt,
