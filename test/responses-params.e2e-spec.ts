@@ -232,6 +232,39 @@ describe('POST /v1/responses parameters against an OpenAI-compatible upstream', 
     expect(next.body.output.map((item: { type: string }) => item.type)).toEqual(['reasoning', 'message']);
   });
 
+  it('accepts reasoning items a client sends back with its history, without resending them upstream', async () => {
+    upstream.script({ text: 'Still here.' });
+    const reply = await respond({
+      model,
+      input: [
+        { role: 'user', content: 'hi' },
+        {
+          type: 'reasoning',
+          id: 'rs_client_1',
+          summary: [],
+          content: [{ type: 'reasoning_text', text: 'They greet me.' }],
+        },
+        { role: 'assistant', content: 'Hello!' },
+        { role: 'user', content: 'still there?' },
+      ],
+    });
+    expect(reply.status).toBe(200);
+    expect(upstream.last.body.messages.slice(1)).toEqual([
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'Hello!' },
+      { role: 'user', content: 'still there?' },
+    ]);
+    const items = await call(app.baseUrl, 'GET', `/v1/responses/${reply.body.id}/input_items?order=asc`, {
+      key: org.keys.assistant,
+    });
+    expect(items.body.data[1]).toEqual({
+      id: 'rs_client_1',
+      type: 'reasoning',
+      summary: [],
+      content: [{ type: 'reasoning_text', text: 'They greet me.' }],
+    });
+  });
+
   it('ends a reply cut by max_output_tokens as incomplete, in JSON and in the stream', async () => {
     upstream.script({ text: 'This reply is cut', finishReason: 'length' });
     const reply = await respond({ model, input: 'long story', max_output_tokens: 16 });

@@ -331,8 +331,24 @@ const requestSchemas: Record<string, JsonSchema> = {
     },
     description: 'A call sent back by a client that manages its own history.',
   },
+  ReasoningInput: {
+    type: 'object',
+    required: ['type'],
+    properties: {
+      type: constant('reasoning'),
+      id: { type: 'string' },
+      summary: { type: 'array', items: { type: 'object', properties: { text: { type: 'string' } } } },
+      content: { type: 'array', items: { type: 'object', properties: { text: { type: 'string' } } } },
+    },
+    description: 'A reasoning item sent back with a client-managed history: stored, not resent to the model.',
+  },
   InputItem: {
-    oneOf: [ref('InputMessage'), ref('FunctionCallOutputInput'), ref('FunctionCallInput')],
+    oneOf: [
+      ref('InputMessage'),
+      ref('FunctionCallOutputInput'),
+      ref('FunctionCallInput'),
+      ref('ReasoningInput'),
+    ],
     description: 'Any other `type` or `role` is 400 `invalid_input_type`.',
   },
   FunctionTool: {

@@ -38,7 +38,9 @@ export type InputItem =
       id?: string;
     }
   | { type: 'function_call_output'; callId: string; output: string; id?: string }
-  | { type: 'function_call'; callId: string; name: string; arguments: string; id?: string };
+  | { type: 'function_call'; callId: string; name: string; arguments: string; id?: string }
+  /** A reasoning item a client sends back with its own history: kept, not shown to the model again. */
+  | { type: 'reasoning'; content: string[]; summary: string[]; id?: string };
 
 export type ImageDetail = 'low' | 'high' | 'auto';
 
@@ -254,6 +256,21 @@ function parseItemShape(item: unknown, index: number): () => InputItem {
       arguments: item.arguments as string,
       ...clientItemId(item),
     });
+  }
+  if (type === 'reasoning') {
+    const texts = (parts: unknown, kind: string): string[] => {
+      if (parts === undefined || parts === null) return [];
+      if (!Array.isArray(parts) || !parts.every((part) => isObject(part) && typeof part.text === 'string')) {
+        throw new ApiError(
+          'invalid_request',
+          `input[${index}] (reasoning) ${kind} must be an array of text parts`,
+        );
+      }
+      return parts.map((part) => (part as { text: string }).text);
+    };
+    const content = texts(item.content, 'content');
+    const summary = texts(item.summary, 'summary');
+    return () => ({ type: 'reasoning', content, summary, ...clientItemId(item) });
   }
   throw new ApiError(
     'invalid_input_type',
