@@ -535,91 +535,83 @@ describe('POST /v1/responses parameters against an OpenAI-compatible upstream', 
       });
     }
   });
-});
 
-describe('truncation and the context window', () => {
-  let app: TestApp;
-  let upstream: FakeUpstream;
-  let org: SeededOrganization;
-  let model: string;
+  describe('truncation and the context window', () => {
+    let org: SeededOrganization;
+    let model: string;
 
-  beforeAll(async () => {
-    upstream = await new FakeUpstream().start();
-    app = await startTestApp({ UPSTREAM_MAX_RETRIES: '0' });
-    org = await app.seedOrganization('window', {
-      provider: 'openai-compatible',
-      baseUrl: upstream.url,
-      model: 'fake-model',
-      functionCalling: true,
-      contextWindow: 120,
+    beforeAll(async () => {
+      org = await app.seedOrganization('window', {
+        provider: 'openai-compatible',
+        baseUrl: upstream.url,
+        model: 'fake-model',
+        functionCalling: true,
+        contextWindow: 120,
+      });
+      model = `asst_${org.assistantId}`;
     });
-    model = `asst_${org.assistantId}`;
-  });
-  afterAll(async () => {
-    await app?.close();
-    await upstream?.stop();
-  });
 
-  const respond = (body: Record<string, unknown>) =>
-    call(app.baseUrl, 'POST', '/v1/responses', { key: org.keys.assistant, body });
+    const respond = (body: Record<string, unknown>) =>
+      call(app.baseUrl, 'POST', '/v1/responses', { key: org.keys.assistant, body });
 
-  /** Three turns of about 50 tokens each: more than the 120-token window together. */
-  async function longThread(): Promise<string> {
-    let previous: string | undefined;
-    for (const turn of ['one', 'two', 'three']) {
-      upstream.script({ text: `answer ${turn} ${'x'.repeat(80)}` });
+    /** Three turns of about 50 tokens each: more than the 120-token window together. */
+    async function longThread(): Promise<string> {
+      let previous: string | undefined;
+      for (const turn of ['one', 'two', 'three']) {
+        upstream.script({ text: `answer ${turn} ${'x'.repeat(80)}` });
+        const reply = await respond({
+          model,
+          input: `question ${turn} ${'y'.repeat(80)}`,
+          truncation: 'auto',
+          ...(previous ? { previous_response_id: previous } : {}),
+        });
+        expect(reply.status).toBe(200);
+        previous = reply.body.id as string;
+      }
+      return previous!;
+    }
+
+    it('auto leaves the oldest turns out so the prompt fits, keeping instructions and the newest turn', async () => {
+      const previous = await longThread();
+      upstream.script({ text: 'fits' });
       const reply = await respond({
         model,
-        input: `question ${turn} ${'y'.repeat(80)}`,
+        input: 'question four',
         truncation: 'auto',
-        ...(previous ? { previous_response_id: previous } : {}),
+        previous_response_id: previous,
       });
-      expect(reply.status).toBe(200);
-      previous = reply.body.id as string;
-    }
-    return previous!;
-  }
-
-  it('auto leaves the oldest turns out so the prompt fits, keeping instructions and the newest turn', async () => {
-    const previous = await longThread();
-    upstream.script({ text: 'fits' });
-    const reply = await respond({
-      model,
-      input: 'question four',
-      truncation: 'auto',
-      previous_response_id: previous,
-    });
-    expect(reply.body).toMatchObject({ status: 'completed', truncation: 'auto' });
-    const sent = upstream.last.body.messages.map((message: { content: string }) => message.content);
-    expect(sent[0]).toBe('You help window.');
-    expect(sent.at(-1)).toBe('question four');
-    expect(sent.some((content: string) => content.startsWith('question one'))).toBe(false);
-    expect(sent.some((content: string) => content.startsWith('question three'))).toBe(true);
-  });
-
-  it('disabled (the default) turns the upstream’s context error into 400 context_length_exceeded', async () => {
-    const previous = await longThread();
-    upstream.script({ text: 'never', maxPromptChars: 200 });
-    const reply = await respond({ model, input: 'question four', previous_response_id: previous });
-    expect(reply.status).toBe(400);
-    expect(reply.body.error).toMatchObject({
-      type: 'invalid_request_error',
-      code: 'context_length_exceeded',
+      expect(reply.body).toMatchObject({ status: 'completed', truncation: 'auto' });
+      const sent = upstream.last.body.messages.map((message: { content: string }) => message.content);
+      expect(sent[0]).toBe('You help window.');
+      expect(sent.at(-1)).toBe('question four');
+      expect(sent.some((content: string) => content.startsWith('question one'))).toBe(false);
+      expect(sent.some((content: string) => content.startsWith('question three'))).toBe(true);
     });
 
-    upstream.script({ text: 'never', maxPromptChars: 200 });
-    const stream = await postStream(app.baseUrl, org.keys.assistant, {
-      model,
-      input: 'question four',
-      previous_response_id: previous,
-    });
-    const last = stream.events.at(-1)!;
-    expect(last.event).toBe('response.error');
-    expect(last.json.error.code).toBe('context_length_exceeded');
-    expect(stream.events.at(-2)!.event).toBe('response.failed');
-    expect(stream.events.at(-2)!.json.response).toMatchObject({
-      status: 'failed',
-      error: { code: 'context_length_exceeded' },
+    it('disabled (the default) turns the upstream’s context error into 400 context_length_exceeded', async () => {
+      const previous = await longThread();
+      upstream.script({ text: 'never', maxPromptChars: 200 });
+      const reply = await respond({ model, input: 'question four', previous_response_id: previous });
+      expect(reply.status).toBe(400);
+      expect(reply.body.error).toMatchObject({
+        type: 'invalid_request_error',
+        code: 'context_length_exceeded',
+      });
+
+      upstream.script({ text: 'never', maxPromptChars: 200 });
+      const stream = await postStream(app.baseUrl, org.keys.assistant, {
+        model,
+        input: 'question four',
+        previous_response_id: previous,
+      });
+      const last = stream.events.at(-1)!;
+      expect(last.event).toBe('response.error');
+      expect(last.json.error.code).toBe('context_length_exceeded');
+      expect(stream.events.at(-2)!.event).toBe('response.failed');
+      expect(stream.events.at(-2)!.json.response).toMatchObject({
+        status: 'failed',
+        error: { code: 'context_length_exceeded' },
+      });
     });
   });
 });

@@ -17,7 +17,7 @@ export interface ResponseUsage {
  * Open Responses `ResponseResource`, in its order, then the contract's `output_text` and
  * `conversation`. One builder, so a stored copy is byte-identical to the streamed one.
  */
-export interface ResponseObject {
+export interface ResponseObject extends EchoedParams {
   id: string;
   object: 'response';
   created_at: number;
@@ -30,27 +30,7 @@ export interface ResponseObject {
   output: OutputItem[];
   output_text: string;
   error: { type: string; code: string; message: string } | null;
-  tools: EchoedParams['tools'];
-  tool_choice: unknown;
-  truncation: EchoedParams['truncation'];
-  parallel_tool_calls: boolean;
-  text: EchoedParams['text'];
-  top_p: number;
-  presence_penalty: number;
-  frequency_penalty: number;
-  top_logprobs: number;
-  temperature: number;
-  reasoning: EchoedParams['reasoning'];
-  user: string | null;
   usage: ResponseUsage | null;
-  max_output_tokens: number | null;
-  max_tool_calls: number | null;
-  store: boolean;
-  background: boolean;
-  service_tier: string;
-  metadata: Record<string, string>;
-  safety_identifier: string | null;
-  prompt_cache_key: string | null;
   conversation: { id: string } | null;
 }
 
