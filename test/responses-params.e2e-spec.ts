@@ -292,6 +292,17 @@ describe('POST /v1/responses parameters against an OpenAI-compatible upstream', 
     expect(stream.events.at(-2)!.json.response.incomplete_details).toEqual({ reason: 'max_output_tokens' });
   });
 
+  it('names the parameter the upstream model refused, as a 400', async () => {
+    upstream.script({ status: 400, errorParam: 'reasoning_effort' });
+    const reply = await respond({ model, input: 'x', reasoning: { effort: 'high' } });
+    expect(reply.status).toBe(400);
+    expect(reply.body.error).toEqual({
+      type: 'invalid_request_error',
+      code: 'invalid_request',
+      message: 'reasoning.effort is not supported by the model behind this assistant',
+    });
+  });
+
   it('refuses max_output_tokens above the assistant’s limit', async () => {
     const reply = await respond({ model, input: 'hi', max_output_tokens: 5000 });
     expect(reply.status).toBe(400);

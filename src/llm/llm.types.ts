@@ -121,6 +121,17 @@ export class ContextLengthError extends Error {
   }
 }
 
+/**
+ * The upstream refused one of the request's parameters (an HTTP 400 naming it in `param`), e.g.
+ * `reasoning_effort` on a model without reasoning. `param` is the upstream's (Chat Completions) name.
+ */
+export class UnsupportedParameterError extends Error {
+  constructor(readonly param: string) {
+    super(`The upstream refused the parameter ${param}`);
+    this.name = 'UnsupportedParameterError';
+  }
+}
+
 /** The caller went away (or the service is shutting down); not an upstream failure. */
 export class TurnAbortedError extends Error {
   constructor() {

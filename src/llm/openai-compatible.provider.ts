@@ -9,6 +9,7 @@ import { readChatCompletionChunks } from './chat-completion-chunks.js';
 import {
   ContextLengthError,
   TurnAbortedError,
+  UnsupportedParameterError,
   UpstreamError,
   type LlmProvider,
   type ModelEvent,
@@ -236,6 +237,8 @@ function classify(error: unknown, state: { timedOut: boolean; clientAborted: boo
   if (error instanceof APIUserAbortError) return new TurnAbortedError();
   const status = error instanceof APIError ? (error.status as number | undefined) : undefined;
   if (status === 400 && isContextLengthError(error as APIError)) return new ContextLengthError();
+  const param = status === 400 ? (error as APIError).param : undefined;
+  if (typeof param === 'string' && param.length > 0) return new UnsupportedParameterError(param);
   if (status !== undefined) {
     const upstream = new UpstreamError('upstream_unavailable', `The upstream model answered HTTP ${status}`);
     return RETRYABLE_STATUS.has(status) ? new RetryableUpstreamError(upstream) : upstream;

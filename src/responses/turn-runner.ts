@@ -6,6 +6,7 @@ import { ApiError } from '../common/errors/error-catalogue.js';
 import {
   ContextLengthError,
   TurnAbortedError,
+  UnsupportedParameterError,
   UpstreamError,
   type ChatMessage,
   type ChatToolCall,
@@ -72,6 +73,17 @@ interface CollectedCall {
 }
 
 const HANDOVER_PREFIX = 'transfer_to_';
+
+/** Chat Completions parameter → the Responses request field a client sent. */
+const RESPONSES_NAME: Record<string, string> = {
+  max_tokens: 'max_output_tokens',
+  max_completion_tokens: 'max_output_tokens',
+  reasoning_effort: 'reasoning.effort',
+  response_format: 'text.format',
+  verbosity: 'text.verbosity',
+  logprobs: 'include (message.output_text.logprobs)',
+  tools: 'tools',
+};
 
 /**
  * Runs the model loop of one turn: call the model, relay text and client function calls to the
@@ -278,6 +290,10 @@ export class TurnRunner {
     } catch (error) {
       const outcome = error instanceof UpstreamError ? error.code : 'aborted';
       this.metrics.upstreamCall(provider, (performance.now() - startedAt) / 1000, outcome);
+      if (error instanceof UnsupportedParameterError) {
+        const name = RESPONSES_NAME[error.param.split('.')[0]] ?? error.param;
+        throw new ApiError('invalid_request', `${name} is not supported by the model behind this assistant`);
+      }
       if (error instanceof ContextLengthError) {
         throw new ApiError(
           'context_length_exceeded',

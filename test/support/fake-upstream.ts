@@ -8,6 +8,8 @@ export interface UpstreamScript {
   toolCalls?: { id: string; name: string; arguments: string }[];
   /** Answer with this HTTP status and an OpenAI-style error body instead. */
   status?: number;
+  /** The `param` of that error body (a refused parameter). */
+  errorParam?: string;
   /** Wait before the first chunk. */
   delayMs?: number;
   /** Pause between chunks. */
@@ -113,7 +115,15 @@ export class FakeUpstream {
     if (script.status) {
       finished = true;
       res.writeHead(script.status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: 'scripted failure', type: 'server_error' } }));
+      res.end(
+        JSON.stringify({
+          error: {
+            message: 'scripted failure',
+            type: script.errorParam ? 'invalid_request_error' : 'server_error',
+            param: script.errorParam ?? null,
+          },
+        }),
+      );
       return;
     }
     const words = script.text?.match(/\S+\s*/g) ?? [];
