@@ -1,8 +1,9 @@
 import type { ModelSettings } from '../assistants/model-settings.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
-import type { ModelOptions } from '../llm/llm.types.js';
+import type { ModelOptions, ModelTool } from '../llm/llm.types.js';
+import type { ServerTool } from '../tools/server-tool.js';
 import type { FunctionToolDto } from './dto/create-response.dto.js';
-import type { ResponseOptions, TextFormat } from './dto/response-options.dto.js';
+import type { ResponseOptions, TextFormat, ToolChoice } from './dto/response-options.dto.js';
 
 /**
  * The request's parameters as the Response echoes them: what was sent, or the value in effect
@@ -93,6 +94,44 @@ export function modelOptionsOf(options: ResponseOptions): ModelOptions {
   if (options.promptCacheRetention) model.promptCacheRetention = options.promptCacheRetention;
   if (options.serviceTier) model.serviceTier = options.serviceTier;
   return model;
+}
+
+/**
+ * The options of one model call: the request's, with what is left of `max_output_tokens` and the
+ * tool choice in force. Null when the output budget is already spent.
+ */
+export function callOptions(
+  plan: { modelOptions: ModelOptions; toolChoice: ToolChoice; maxOutputTokens: number | null },
+  tools: ModelTool[],
+  serverTools: ServerTool[],
+  forced: boolean,
+  outputTokensUsed: number,
+): ModelOptions | null {
+  const options: ModelOptions = { ...plan.modelOptions };
+  if (plan.maxOutputTokens !== null) {
+    const left = plan.maxOutputTokens - outputTokensUsed;
+    if (left <= 0) return null;
+    options.maxOutputTokens = left;
+  }
+  const choice = plan.toolChoice;
+  if (choice.mode === 'none') options.toolChoice = { mode: 'none' };
+  else if (forced) {
+    let name = choice.name ?? undefined;
+    if (choice.hosted === 'web_search') {
+      name = serverTools.find((tool) => tool.kind === 'web_search')?.definition.name;
+      if (!name) throw new ApiError('invalid_request', 'tool_choice: this assistant has no web search tool');
+    }
+    if (name !== undefined && !tools.some((tool) => tool.name === name)) {
+      throw new ApiError(
+        'invalid_request',
+        `tool_choice names the function "${name}", which is neither a tool of this request nor of the assistant`,
+      );
+    }
+    if (tools.length === 0)
+      throw new ApiError('invalid_request', 'tool_choice "required": there are no tools to call');
+    options.toolChoice = name === undefined ? { mode: 'required' } : { mode: 'required', name };
+  }
+  return options;
 }
 
 /** The output limit of the whole response: the request's, else the assistant's default, else its ceiling. */

@@ -2,11 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { LlmProvidersService } from '../llm/llm-providers.service.js';
 import { Metrics } from '../metrics/metrics.service.js';
-import { ApiError } from '../common/errors/error-catalogue.js';
 import {
-  ContextLengthError,
   TurnAbortedError,
-  UnsupportedParameterError,
   UpstreamError,
   type ChatMessage,
   type ChatToolCall,
@@ -16,6 +13,7 @@ import {
 } from '../llm/llm.types.js';
 import type { ToolChoice } from './dto/response-options.dto.js';
 import { fitToContextWindow } from './context-window.js';
+import { callOptions } from './turn-options.js';
 import type { ServerTool, ToolExecutionContext, ToolResult } from '../tools/server-tool.js';
 import type { AgentProfile, AgentRoster } from '../specialists/agent-roster.service.js';
 import { GENERIC_AGENT } from '../specialists/specialist-names.js';
@@ -73,17 +71,6 @@ interface CollectedCall {
 }
 
 const HANDOVER_PREFIX = 'transfer_to_';
-
-/** Chat Completions parameter → the Responses request field a client sent. */
-const RESPONSES_NAME: Record<string, string> = {
-  max_tokens: 'max_output_tokens',
-  max_completion_tokens: 'max_output_tokens',
-  reasoning_effort: 'reasoning.effort',
-  response_format: 'text.format',
-  verbosity: 'text.verbosity',
-  logprobs: 'include (message.output_text.logprobs)',
-  tools: 'tools',
-};
 
 /**
  * Runs the model loop of one turn: call the model, relay text and client function calls to the
@@ -208,7 +195,7 @@ export class TurnRunner {
     ];
     const allowed = plan.toolChoice.allowed;
     if (allowed) tools = tools.filter((tool) => allowed.includes(tool.name));
-    const options = this.callOptions(plan, tools, serverTools, forced, progress);
+    const options = callOptions(plan, tools, serverTools, forced, progress.usage.outputTokens);
     if (options === null) {
       progress.incompleteReason = 'max_output_tokens';
       progress.status = 'incomplete';
@@ -290,16 +277,6 @@ export class TurnRunner {
     } catch (error) {
       const outcome = error instanceof UpstreamError ? error.code : 'aborted';
       this.metrics.upstreamCall(provider, (performance.now() - startedAt) / 1000, outcome);
-      if (error instanceof UnsupportedParameterError) {
-        const name = RESPONSES_NAME[error.param.split('.')[0]] ?? error.param;
-        throw new ApiError('invalid_request', `${name} is not supported by the model behind this assistant`);
-      }
-      if (error instanceof ContextLengthError) {
-        throw new ApiError(
-          'context_length_exceeded',
-          `The conversation does not fit the model's context window; send truncation: "auto" to leave the oldest turns out`,
-        );
-      }
       throw error;
     } finally {
       this.metrics.tokensRelayed(deltas);
@@ -328,45 +305,6 @@ export class TurnRunner {
         : { role: 'assistant', content: text },
     );
     return collected;
-  }
-
-  /**
-   * The options of one model call: the request's, with what is left of `max_output_tokens` and the
-   * tool choice in force. Null when the output budget is already spent.
-   */
-  private callOptions(
-    plan: TurnPlan,
-    tools: ModelTool[],
-    serverTools: ServerTool[],
-    forced: boolean,
-    progress: TurnProgress,
-  ): ModelOptions | null {
-    const options: ModelOptions = { ...plan.modelOptions };
-    if (plan.maxOutputTokens !== null) {
-      const left = plan.maxOutputTokens - progress.usage.outputTokens;
-      if (left <= 0) return null;
-      options.maxOutputTokens = left;
-    }
-    const choice = plan.toolChoice;
-    if (choice.mode === 'none') options.toolChoice = { mode: 'none' };
-    else if (forced) {
-      let name = choice.name ?? undefined;
-      if (choice.hosted === 'web_search') {
-        name = serverTools.find((tool) => tool.kind === 'web_search')?.definition.name;
-        if (!name)
-          throw new ApiError('invalid_request', 'tool_choice: this assistant has no web search tool');
-      }
-      if (name !== undefined && !tools.some((tool) => tool.name === name)) {
-        throw new ApiError(
-          'invalid_request',
-          `tool_choice names the function "${name}", which is neither a tool of this request nor of the assistant`,
-        );
-      }
-      if (tools.length === 0)
-        throw new ApiError('invalid_request', 'tool_choice "required": there are no tools to call');
-      options.toolChoice = name === undefined ? { mode: 'required' } : { mode: 'required', name };
-    }
-    return options;
   }
 
   private systemMessages(plan: TurnPlan, agent: AgentProfile): ChatMessage[] {

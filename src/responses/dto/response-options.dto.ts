@@ -307,15 +307,11 @@ function parseText(raw: unknown): TextOptions {
 function parseReasoning(raw: unknown): ResponseOptions['reasoning'] {
   if (absent(raw)) return null;
   if (!isObject(raw)) refuse('reasoning must be an object');
-  if (!absent(raw.generate_summary) && absent(raw.summary)) raw = { ...raw, summary: raw.generate_summary };
-  const reasoning = raw as Record<string, unknown>;
+  // `generate_summary` is the deprecated name of `summary`.
+  const summary = raw.summary ?? raw.generate_summary;
   return {
-    effort: absent(reasoning.effort)
-      ? null
-      : oneOf<ReasoningEffort>(reasoning.effort, EFFORTS, 'reasoning.effort'),
-    summary: absent(reasoning.summary)
-      ? null
-      : oneOf<ReasoningSummary>(reasoning.summary, SUMMARIES, 'reasoning.summary'),
+    effort: absent(raw.effort) ? null : oneOf<ReasoningEffort>(raw.effort, EFFORTS, 'reasoning.effort'),
+    summary: absent(summary) ? null : oneOf<ReasoningSummary>(summary, SUMMARIES, 'reasoning.summary'),
   };
 }
 
