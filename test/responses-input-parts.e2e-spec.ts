@@ -282,7 +282,7 @@ describe('POST /v1/responses with input_image and input_file parts', () => {
       [
         'a file URL that is not http(s)',
         () => respond(vision, { input: userMessage({ type: 'input_file', file_url: 'file:///etc/passwd' }) }),
-        'input[0].content[0].file_url must be an https URL',
+        'input[0].content[0].file_url must be an http(s) URL',
       ],
     ])('%s', async (_what, send, message) => {
       const reply = await send();

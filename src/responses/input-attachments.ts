@@ -85,8 +85,7 @@ export class InputAttachments {
     }
     const url = part.fileUrl as string;
     const { type, bytes } = await this.fetch(url, `${path}.file_url`, limit, 'INPUT_FILE_MAX_BYTES', signal);
-    const filename =
-      part.filename ?? (decodeURIComponent(new URL(url).pathname.split('/').pop() ?? '') || null);
+    const filename = part.filename ?? lastPathSegment(url);
     return {
       type: 'input_file',
       filename,
@@ -133,6 +132,16 @@ export class InputAttachments {
     if (read.truncated) checkSize(limit + 1, limit, param, limitName);
     const type = (response.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
     return { type, bytes: read.bytes };
+  }
+}
+
+/** The URL's last path segment, decoded (as it was written when it cannot be), or null. */
+function lastPathSegment(url: string): string | null {
+  const segment = new URL(url).pathname.split('/').pop() ?? '';
+  try {
+    return decodeURIComponent(segment) || null;
+  } catch {
+    return segment || null;
   }
 }
 

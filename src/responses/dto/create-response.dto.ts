@@ -353,7 +353,7 @@ function contentPart(part: unknown, path: string, role: string): InputPart {
 function imagePart(part: Record<string, unknown>, path: string): InputPart {
   const url = part.image_url;
   if (typeof url !== 'string' || url.length === 0) {
-    throw new ApiError('invalid_request', `${path}.image_url is required: an https URL or a data URL`);
+    throw new ApiError('invalid_request', `${path}.image_url is required: an http(s) URL or a data URL`);
   }
   const detail = part.detail ?? 'auto';
   if (typeof detail !== 'string' || !IMAGE_DETAILS.has(detail)) {
@@ -367,7 +367,7 @@ function imagePart(part: Record<string, unknown>, path: string): InputPart {
       );
     }
   } else if (!isWebUrl(url)) {
-    throw new ApiError('invalid_request', `${path}.image_url must be an https URL or a data URL`);
+    throw new ApiError('invalid_request', `${path}.image_url must be an http(s) URL or a data URL`);
   }
   return { type: 'input_image', imageUrl: url, detail: detail as ImageDetail };
 }
@@ -389,7 +389,7 @@ function filePart(part: Record<string, unknown>, path: string): InputPart {
   }
   if (hasUrl) {
     if (typeof url !== 'string' || !isWebUrl(url)) {
-      throw new ApiError('invalid_request', `${path}.file_url must be an https URL`);
+      throw new ApiError('invalid_request', `${path}.file_url must be an http(s) URL`);
     }
     return { type: 'input_file', filename: name, fileData: null, fileUrl: url };
   }
