@@ -204,7 +204,6 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
 
       const thread = await store.loadThread(orgA, asstA, 'u1', third.responseId);
       expect(thread).toEqual({
-        complete: true,
         responseId: third.responseId,
         conversationId: first.conversationId,
         depth: 3,
