@@ -395,6 +395,28 @@ describe('POST /v1/responses parameters against an OpenAI-compatible upstream', 
       expect(saved).toEqual([{ content: 'Likes tea' }]);
     });
 
+    it('offers only the allowed tools of allowed_tools, with its mode', async () => {
+      const TIME_TOOL = { ...WEATHER_TOOL, name: 'get_time', description: 'The time in a city' };
+      upstream.script({
+        toolCalls: [{ id: 'call_allowed', name: 'get_time', arguments: '{"city":"Oslo"}' }],
+      });
+      const choice = {
+        type: 'allowed_tools',
+        mode: 'required',
+        tools: [{ type: 'function', name: 'get_time' }],
+      };
+      const reply = await respond({
+        model,
+        input: 'time?',
+        tools: [WEATHER_TOOL, TIME_TOOL],
+        tool_choice: choice,
+      });
+      expect(upstream.last.body.tools.map((tool: any) => tool.function.name)).toEqual(['get_time']);
+      expect(upstream.last.body.tool_choice).toBe('required');
+      expect(reply.body).toMatchObject({ status: 'requires_action', tool_choice: choice });
+      expect(reply.body.tools.map((tool: any) => tool.name)).toEqual(['get_weather', 'get_time']);
+    });
+
     it('refuses a named function that is neither the request’s nor the assistant’s', async () => {
       const reply = await respond({
         model,
