@@ -72,6 +72,7 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
       previousResponseId: previous?.responseId ?? null,
       userId: previous ? previous.userId : 'u1',
       status: 'completed',
+      body: null,
       depth: (previous?.depth ?? 0) + 1,
       activeAgent: null,
       instructions: null,

@@ -19,6 +19,12 @@ export interface OpenAiCompatibleModelSettings {
   timeoutSeconds?: number;
   temperature?: number;
   maxOutputTokens?: number;
+  /** Which Chat Completions field carries the output limit (newer OpenAI models want the second). */
+  maxTokensParameter?: 'max_tokens' | 'max_completion_tokens';
+  /** Administrator's ceiling on a request's `max_output_tokens`; above it the request is refused. */
+  maxOutputTokensLimit?: number;
+  /** The model's context window in tokens, for `truncation: "auto"`. */
+  contextWindow?: number;
 }
 
 /**
@@ -36,6 +42,9 @@ export interface OfflineModelSettings {
   script?: OfflineRule[];
   /** Pause between streamed tokens; 0 streams as fast as the client reads. */
   tokenDelayMs?: number;
+  maxOutputTokensLimit?: number;
+  /** A simulated context window (in the offline model's tokens: words); beyond it, like an upstream, it refuses. */
+  contextWindow?: number;
 }
 
 export interface OfflineRule {
@@ -45,6 +54,8 @@ export interface OfflineRule {
   /** Reply text; `{{input}}` is replaced by the text that matched. */
   reply?: string;
   call?: { tool: string; arguments: Record<string, unknown> };
+  /** Reasoning text streamed before the answer, as reasoning models do. */
+  reasoning?: string;
 }
 
 export const OFFLINE_DEFAULT_SETTINGS: OfflineModelSettings = { provider: 'offline', functionCalling: true };
@@ -67,6 +78,19 @@ function optionalNumber(
     throw new ModelSettingsError(`model.${key} must be a number between ${min} and ${max}`);
   }
   return value;
+}
+
+function optionalChoice<T extends string>(
+  source: Record<string, unknown>,
+  key: string,
+  choices: readonly T[],
+): T | undefined {
+  const value = source[key];
+  if (value === undefined || value === null) return undefined;
+  if (!choices.includes(value as T)) {
+    throw new ModelSettingsError(`model.${key} must be one of ${choices.map((c) => `"${c}"`).join(', ')}`);
+  }
+  return value as T;
 }
 
 function optionalBoolean(source: Record<string, unknown>, key: string): boolean | undefined {
@@ -116,6 +140,11 @@ function parseRule(rule: unknown, index: number): OfflineRule {
       arguments: call.arguments ?? {},
     };
   }
+  if (rule.reasoning !== undefined) {
+    if (typeof rule.reasoning !== 'string')
+      throw new ModelSettingsError(`model.script[${index}].reasoning must be a string`);
+    parsed.reasoning = rule.reasoning;
+  }
   if (parsed.reply === undefined && parsed.call === undefined) {
     throw new ModelSettingsError(`model.script[${index}] needs a reply or a call`);
   }
@@ -140,6 +169,8 @@ export function parseModelSettings(input: unknown): ModelSettings {
       ...(fileInput === undefined ? {} : { fileInput }),
       script: script.map(parseRule),
       tokenDelayMs: optionalNumber(input, 'tokenDelayMs', 0, 10_000),
+      maxOutputTokensLimit: optionalNumber(input, 'maxOutputTokensLimit', 1, 10_000_000),
+      contextWindow: optionalNumber(input, 'contextWindow', 1, 100_000_000),
     };
   }
   if (input.provider === 'openai-compatible') {
@@ -173,6 +204,12 @@ export function parseModelSettings(input: unknown): ModelSettings {
       timeoutSeconds: optionalNumber(input, 'timeoutSeconds', 1, 3600),
       temperature: optionalNumber(input, 'temperature', 0, 2),
       maxOutputTokens: optionalNumber(input, 'maxOutputTokens', 1, 1_000_000),
+      maxTokensParameter: optionalChoice(input, 'maxTokensParameter', [
+        'max_tokens',
+        'max_completion_tokens',
+      ]),
+      maxOutputTokensLimit: optionalNumber(input, 'maxOutputTokensLimit', 1, 10_000_000),
+      contextWindow: optionalNumber(input, 'contextWindow', 1, 100_000_000),
     };
   }
   throw new ModelSettingsError('model.provider must be "openai-compatible" or "offline"');

@@ -2,13 +2,19 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { OfflineModelSettings, OfflineRule } from './model-settings.js';
 import {
+  ContextLengthError,
   TurnAbortedError,
   type ChatContentPart,
   type ChatMessage,
   type LlmProvider,
   type ModelEvent,
+  type ModelOutputFormat,
   type ModelRequest,
+  type ModelTool,
+  type TokenLogprob,
 } from './llm.types.js';
+import { exampleFor } from './schema-example.js';
+import { estimateAllTokens } from './token-estimate.js';
 
 /**
  * The deterministic offline model: no network, same answer for the same context. It backs the
@@ -17,18 +23,30 @@ import {
 export class OfflineModelProvider implements LlmProvider {
   async *stream(request: ModelRequest): AsyncIterable<ModelEvent[]> {
     const settings = request.settings as OfflineModelSettings;
+    const { options } = request;
+    if (
+      settings.contextWindow !== undefined &&
+      estimateAllTokens(request.messages) > settings.contextWindow
+    ) {
+      throw new ContextLengthError();
+    }
     const latest = latestInput(request.messages);
     const rule = (settings.script ?? []).find((candidate) => matches(candidate, latest));
-    const offered = new Set(request.tools.map((tool) => tool.name));
+    const reasoning = rule?.reasoning ?? '';
+    for (const token of tokens(reasoning)) {
+      await this.pause(settings, request.signal);
+      yield [{ type: 'reasoning', delta: token }];
+    }
 
-    if (rule?.call && offered.has(rule.call.tool)) {
-      const args = JSON.stringify(rule.call.arguments);
+    const call = chooseCall(rule, request);
+    if (call) {
+      const args = JSON.stringify(call.arguments);
       yield [
         {
           type: 'tool_call',
           index: 0,
-          id: `call_${digest(request.messages, rule.call.tool)}`,
-          name: rule.call.tool,
+          id: `call_${digest(request.messages, call.tool)}`,
+          name: call.tool,
           argumentsDelta: '',
         },
       ];
@@ -37,16 +55,24 @@ export class OfflineModelProvider implements LlmProvider {
         await this.pause(settings, request.signal);
         yield [{ type: 'tool_call', index: 0, argumentsDelta: fragment }];
       }
-      yield [usage(request.messages, args)];
+      yield [usage(request.messages, args, reasoning)];
       return;
     }
 
-    const reply = replyFor(rule, latest);
-    for (const token of reply.match(/\S+\s*|\s+/g) ?? []) {
+    const reply = formatted(replyFor(rule, latest), options.format);
+    let words = tokens(reply);
+    const cut = options.maxOutputTokens !== undefined && words.length > options.maxOutputTokens;
+    if (cut) words = words.slice(0, options.maxOutputTokens);
+    for (const token of words) {
       await this.pause(settings, request.signal);
-      yield [{ type: 'text', delta: token }];
+      yield [
+        options.topLogprobs === undefined
+          ? { type: 'text', delta: token }
+          : { type: 'text', delta: token, logprobs: [certain(token, options.topLogprobs)] },
+      ];
     }
-    yield [usage(request.messages, reply)];
+    if (cut) yield [{ type: 'length_limit' }];
+    yield [usage(request.messages, words.join(''), reasoning)];
   }
 
   private async pause(settings: OfflineModelSettings, signal: AbortSignal): Promise<void> {
@@ -137,10 +163,69 @@ function digest(messages: ChatMessage[], salt: string): string {
   return createHash('sha256').update(JSON.stringify(messages)).update(salt).digest('hex').slice(0, 24);
 }
 
-function usage(messages: ChatMessage[], output: string): ModelEvent {
+function usage(messages: ChatMessage[], output: string, reasoning: string): ModelEvent {
   const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
   const text = (m: ChatMessage) =>
     typeof m.content === 'string' ? m.content : m.role === 'user' ? readUserContent(m.content).said : '';
   const input = messages.reduce((sum, m) => sum + words(text(m)), 0);
-  return { type: 'usage', usage: { inputTokens: input, outputTokens: words(output) } };
+  const reasoningTokens = words(reasoning);
+  return {
+    type: 'usage',
+    usage: { inputTokens: input, outputTokens: words(output) + reasoningTokens, reasoningTokens },
+  };
+}
+
+/** The offline model's tokens: words with their trailing space. */
+function tokens(text: string): string[] {
+  return text.match(/\S+\s*|\s+/g) ?? [];
+}
+
+/** A deterministic model is certain of every token it writes: log probability 0. */
+function certain(token: string, alternatives: number): TokenLogprob {
+  const bytes = [...Buffer.from(token, 'utf8')];
+  return { token, logprob: 0, bytes, top_logprobs: alternatives > 0 ? [{ token, logprob: 0, bytes }] : [] };
+}
+
+/**
+ * The call the model makes, if any. `tool_choice: "none"` forbids calls; a forced choice
+ * (`required` or a named function) calls the scripted tool when it qualifies, otherwise the
+ * named (or first offered) tool, with arguments built from its parameters schema.
+ */
+function chooseCall(
+  rule: OfflineRule | undefined,
+  request: ModelRequest,
+): { tool: string; arguments: Record<string, unknown> } | undefined {
+  const choice = request.options.toolChoice ?? { mode: 'auto' };
+  if (choice.mode === 'none' || request.tools.length === 0) return undefined;
+  const offered = new Map(request.tools.map((tool) => [tool.name, tool]));
+  const scripted = rule?.call && offered.has(rule.call.tool) ? rule.call : undefined;
+  if (choice.mode === 'auto') return scripted;
+  if (scripted && (!choice.name || choice.name === scripted.tool)) return scripted;
+  const tool: ModelTool | undefined = choice.name ? offered.get(choice.name) : request.tools[0];
+  if (!tool) return undefined;
+  const args = exampleFor(tool.parameters, 'example');
+  return {
+    tool: tool.name,
+    arguments: typeof args === 'object' && args !== null ? (args as Record<string, unknown>) : {},
+  };
+}
+
+/**
+ * Structured output: a scripted reply that is already JSON of the right kind is kept; otherwise
+ * the reply text becomes `{"answer": …}` (json_object) or fills a value of the schema.
+ */
+function formatted(reply: string, format: ModelOutputFormat | undefined): string {
+  if (!format) return reply;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(reply);
+  } catch {
+    parsed = undefined;
+  }
+  if (format.type === 'json_object') {
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? reply
+      : JSON.stringify({ answer: reply });
+  }
+  return parsed !== undefined ? reply : JSON.stringify(exampleFor(format.schema, reply));
 }

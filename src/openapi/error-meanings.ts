@@ -18,6 +18,8 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   invalid_tool_name: 'A tool name outside `^[a-zA-Z0-9_-]{1,64}$`',
   invalid_input_type: 'An `input` item with an unknown `type`, `role` or content part',
   missing_call_id: 'A `function_call_output` (or `function_call`) input item without `call_id`',
+  context_length_exceeded:
+    'The conversation does not fit the model\'s context window (with `truncation: "disabled"`, the default)',
   missing_api_key: 'Neither `x-api-key` nor `Authorization: Bearer` was sent',
   invalid_api_key: 'The API key is malformed, unknown or revoked',
   missing_token: 'MCP gateway or `/metrics`: no bearer token was sent',

@@ -117,6 +117,7 @@ const responseOperations: OperationSpec[] = [
       'tool_not_supported_for_model',
       'invalid_input_type',
       'missing_call_id',
+      'context_length_exceeded',
       'assistant_not_found',
       'response_not_found',
       'upstream_unavailable',

@@ -17,6 +17,7 @@ const ID_PREFIX: Record<InputItem['type'], string> = {
   message: 'msg',
   function_call: 'fc',
   function_call_output: 'fco',
+  reasoning: 'rs',
 };
 
 /**
@@ -31,6 +32,14 @@ export function inputItemObject(item: InputItem, index: number, responseId: stri
   if (item.type === 'function_call') {
     const { callId, name, arguments: args } = item;
     return { id, type: item.type, call_id: callId, name, arguments: args, status: 'completed' };
+  }
+  if (item.type === 'reasoning') {
+    return {
+      id,
+      type: item.type,
+      summary: item.summary.map((text) => ({ type: 'summary_text', text })),
+      content: item.content.map((text) => ({ type: 'reasoning_text', text })),
+    };
   }
   const content = item.parts
     ? item.parts.map(partObject)

@@ -33,7 +33,12 @@ export class ResponsesController {
     const signal = abortWhenClientLeaves(res);
     if (request.stream) {
       const writer = new SseWriter(res, this.config.streaming.heartbeatMs);
-      await this.responses.stream(turn, writer, signal, wantsStatusEvents(headers));
+      await this.responses.stream(turn, writer, signal, {
+        status: wantsStatusEvents(headers),
+        // OpenAI's SDKs know the reasoning events by their own names; others get the specification's.
+        reasoning:
+          headers['x-stainless-lang'] === undefined ? 'response.reasoning' : 'response.reasoning_text',
+      });
     } else {
       res.status(200).json(await this.responses.respond(turn, signal));
     }

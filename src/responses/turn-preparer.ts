@@ -20,6 +20,13 @@ import {
 import { InputAttachments } from './input-attachments.js';
 import { TurnStore, type ThreadHead } from './store/turn-store.repository.js';
 import { inputToTranscript } from './transcript.js';
+import {
+  checkOptionsForAssistant,
+  echoedParams,
+  maxOutputTokensOf,
+  modelOptionsOf,
+  type EchoedParams,
+} from './turn-options.js';
 import type { TurnPlan } from './turn-runner.js';
 
 /** A turn validated against the database and ready to run: nothing left to read but tools' own servers. */
@@ -38,6 +45,8 @@ export interface PreparedTurn {
   /** The catalogue rows of every agent of the roster, so a handover reads no database. */
   catalogue: LoadedCatalogue;
   userContext: TurnUserContext | null;
+  /** The request's parameters as the Response echoes them. */
+  params: EchoedParams;
 }
 
 /**
@@ -74,6 +83,7 @@ export class TurnPreparer {
         'The model behind this assistant does not support function tools',
       );
     }
+    checkOptionsForAssistant(request.options, assistant.model);
 
     const previousId =
       request.previousResponseId === null ? null : parseResponseId(request.previousResponseId);
@@ -118,6 +128,7 @@ export class TurnPreparer {
       roster,
       catalogue,
       userContext,
+      params: echoedParams(request.options, request.tools, assistant.model),
     };
   }
 
@@ -132,8 +143,11 @@ export class TurnPreparer {
       userTokens: user.userTokens,
       signal,
     };
-    // Memory is saved only on the generic path, for a known user who has not opted out.
-    const memoryTool = user.userId && userContext && !userContext.memoryOptedOut ? [this.saveToMemory] : [];
+    // Memory is saved only on the generic path, for a known user who has not opted out, and only
+    // by turns that are kept (`store: false` leaves nothing behind).
+    const options = turn.request.options;
+    const memoryTool =
+      user.userId && userContext && !userContext.memoryOptedOut && options.store ? [this.saveToMemory] : [];
     return {
       roster: turn.roster,
       startAgent: turn.previous?.activeAgent ?? null,
@@ -158,10 +172,16 @@ export class TurnPreparer {
         name: tool.name,
         description: tool.description,
         parameters: tool.parameters,
+        strict: tool.strict,
       })),
       toolContext,
       maxIterations: this.config.turns.maxIterations,
       maxHandovers: this.config.turns.maxHandovers,
+      modelOptions: modelOptionsOf(options),
+      toolChoice: options.toolChoice,
+      maxOutputTokens: maxOutputTokensOf(options, turn.assistant.model),
+      maxToolCalls: options.maxToolCalls,
+      truncation: options.truncation,
     };
   }
 }

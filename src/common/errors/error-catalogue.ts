@@ -14,6 +14,7 @@ export const ERROR_CATALOGUE = {
   invalid_tool_name: { status: 400, type: 'invalid_request_error' },
   invalid_input_type: { status: 400, type: 'invalid_request_error' },
   missing_call_id: { status: 400, type: 'invalid_request_error' },
+  context_length_exceeded: { status: 400, type: 'invalid_request_error' },
   missing_api_key: { status: 401, type: 'authentication_error' },
   invalid_api_key: { status: 401, type: 'authentication_error' },
   /** MCP gateway: OAuth bearer tokens from the identity provider (not API keys). */

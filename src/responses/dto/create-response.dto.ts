@@ -1,5 +1,6 @@
 import { ApiError } from '../../common/errors/error-catalogue.js';
 import { MAX_USER_ID_LENGTH, parsePrefixedUuid } from '../../common/http/request-params.js';
+import { parseResponseOptions, type ResponseOptions } from './response-options.dto.js';
 
 /**
  * POST /v1/responses, parsed by hand rather than by class-validator because the contract fixes
@@ -12,6 +13,8 @@ export interface CreateResponseDto {
   stream: boolean;
   tools: FunctionToolDto[];
   instructions: string | null;
+  /** Sampling, tool control, structured output, reasoning, metadata, storage: see response-options.dto.ts. */
+  options: ResponseOptions;
 }
 
 export interface FunctionToolDto {
@@ -35,7 +38,9 @@ export type InputItem =
       id?: string;
     }
   | { type: 'function_call_output'; callId: string; output: string; id?: string }
-  | { type: 'function_call'; callId: string; name: string; arguments: string; id?: string };
+  | { type: 'function_call'; callId: string; name: string; arguments: string; id?: string }
+  /** A reasoning item a client sends back with its own history: kept, not shown to the model again. */
+  | { type: 'reasoning'; content: string[]; summary: string[]; id?: string };
 
 export type ImageDetail = 'low' | 'high' | 'auto';
 
@@ -138,6 +143,7 @@ export function parseCreateResponse(body: unknown): CreateResponseDto {
   ) {
     throw new ApiError('invalid_request', 'previous_response_id must be a string');
   }
+  const options = parseResponseOptions(body);
   const tools = parseTools(body.tools);
   return {
     assistantId,
@@ -146,6 +152,7 @@ export function parseCreateResponse(body: unknown): CreateResponseDto {
     stream: body.stream === true,
     tools,
     instructions: (body.instructions as string | undefined) ?? null,
+    options,
   };
 }
 
@@ -249,6 +256,21 @@ function parseItemShape(item: unknown, index: number): () => InputItem {
       arguments: item.arguments as string,
       ...clientItemId(item),
     });
+  }
+  if (type === 'reasoning') {
+    const texts = (parts: unknown, kind: string): string[] => {
+      if (parts === undefined || parts === null) return [];
+      if (!Array.isArray(parts) || !parts.every((part) => isObject(part) && typeof part.text === 'string')) {
+        throw new ApiError(
+          'invalid_request',
+          `input[${index}] (reasoning) ${kind} must be an array of text parts`,
+        );
+      }
+      return parts.map((part) => (part as { text: string }).text);
+    };
+    const content = texts(item.content, 'content');
+    const summary = texts(item.summary, 'summary');
+    return () => ({ type: 'reasoning', content, summary, ...clientItemId(item) });
   }
   throw new ApiError(
     'invalid_input_type',

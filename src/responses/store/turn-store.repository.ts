@@ -36,10 +36,12 @@ export interface TurnRecord {
   output: OutputItem[];
   outputText: string;
   transcript: ChatMessage[];
-  usage: Record<string, number> | null;
+  usage: object | null;
   error: { type: string; code: string; message: string } | null;
   createdAt: Date;
   completedAt: Date;
+  /** The Response object exactly as the client was sent it, for GET (JSON text, key order kept). */
+  body: string | null;
   /** Chat-history messages: the user's text, and the reply unless the turn failed. */
   messages: { id: string; role: 'user' | 'assistant'; content: string; position: number; createdAt: Date }[];
 }
@@ -56,6 +58,9 @@ export interface StoredResponse {
   usage: Record<string, number> | null;
   error: { type: string; code: string; message: string } | null;
   createdAt: Date;
+  completedAt: Date;
+  /** The stored Response object; null for responses stored before it was kept. */
+  body: unknown;
 }
 
 interface ChainRow {
@@ -185,9 +190,9 @@ export class TurnStore {
        ), response AS (
          INSERT INTO responses (id, organization_id, assistant_id, conversation_id, previous_response_id, user_id,
                                 status, depth, active_agent, instructions, input, output, output_text, transcript,
-                                usage, error, created_at, completed_at)
+                                usage, error, created_at, completed_at, body)
          SELECT $6::uuid, $2::uuid, $3::uuid, conversation.id, $9::uuid, $4::varchar, $10::varchar, $11::int, $12::varchar,
-                $13::text, $14::jsonb, $15::jsonb, $16::text, $17::jsonb, $18::jsonb, $19::jsonb, $7::timestamptz, $8::timestamptz
+                $13::text, $14::jsonb, $15::jsonb, $16::text, $17::jsonb, $18::jsonb, $19::jsonb, $7::timestamptz, $8::timestamptz, $21::json
            FROM conversation
          RETURNING id, conversation_id
        )
@@ -217,6 +222,7 @@ export class TurnStore {
         JSON.stringify(
           turn.messages.map(({ createdAt, ...message }) => ({ ...message, created_at: createdAt })),
         ),
+        turn.body,
       ],
     );
   }
@@ -224,7 +230,7 @@ export class TurnStore {
   async findResponse(organizationId: string, responseId: string): Promise<StoredResponse | null> {
     const rows: Record<string, unknown>[] = await this.dataSource.query(
       `SELECT id, assistant_id, conversation_id, previous_response_id, status, instructions, output, output_text,
-              usage, error, created_at
+              usage, error, created_at, completed_at, body
          FROM responses WHERE id = $1 AND organization_id = $2`,
       [responseId, organizationId],
     );
@@ -242,6 +248,8 @@ export class TurnStore {
       usage: row.usage as Record<string, number> | null,
       error: row.error as StoredResponse['error'],
       createdAt: row.created_at as Date,
+      completedAt: row.completed_at as Date,
+      body: row.body,
     };
   }
 
