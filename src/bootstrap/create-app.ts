@@ -13,6 +13,9 @@ import { requestIdMiddleware } from '../common/http/request-id.middleware.js';
 import type { AppConfig } from '../config/app-config.js';
 import { openDatabase, type DatabaseHandle } from '../database/embedded-postgres.js';
 import { runMigrationsLocked } from '../database/migration-runner.js';
+import { packageVersion } from '../common/runtime/package-version.js';
+import { httpTracingMiddleware } from '../tracing/http-tracing.middleware.js';
+import { startTracing } from '../tracing/tracing-sdk.js';
 import { QuickstartService, type QuickstartCredentials } from '../quickstart/quickstart.service.js';
 
 export interface RunningApp {
@@ -43,6 +46,7 @@ export async function createApp(
   if (database.thread && logger !== false) {
     logger.log({ msg: 'embedded database started', thread: database.thread });
   }
+  const tracing = startTracing(config.tracing, packageVersion());
   let app: NestExpressApplication | undefined;
   try {
     app = await NestFactory.create<NestExpressApplication>(AppModule.register(config, database), {
@@ -54,6 +58,7 @@ export async function createApp(
     app.set('trust proxy', config.server.trustProxy);
     app.disable('x-powered-by');
     app.use(requestIdMiddleware);
+    app.use(httpTracingMiddleware);
     app.use(jsonBody(config.server.bodyLimitBytes));
     // No enableShutdownHooks(): main.ts runs the graceful sequence (src/lifecycle) on signals.
     await app.init();
@@ -68,11 +73,13 @@ export async function createApp(
       close: async () => {
         await running.close();
         await database.close();
+        await tracing?.shutdown();
       },
     };
   } catch (error) {
     await app?.close().catch(() => undefined);
     await database.close();
+    await tracing?.shutdown();
     throw error;
   }
 }

@@ -5,6 +5,7 @@ import type {
   ChatCompletionCreateParamsStreaming,
 } from 'openai/resources/chat/completions';
 import type { OpenAiCompatibleModelSettings } from '../assistants/model-settings.js';
+import { traceHeaders } from '../tracing/tracing.js';
 import { readChatCompletionChunks } from './chat-completion-chunks.js';
 import {
   TurnAbortedError,
@@ -71,7 +72,11 @@ export class OpenAiCompatibleProvider implements LlmProvider {
     try {
       // The SDK builds, authenticates and checks the request; the body is read here in batches.
       const response = await this.client(settings)
-        .chat.completions.create(this.params(settings, request), { signal: controller.signal })
+        .chat.completions.create(this.params(settings, request), {
+          signal: controller.signal,
+          // W3C trace context, so the upstream's own spans join the turn's trace (empty when off).
+          headers: traceHeaders(),
+        })
         .asResponse();
       if (!response.body) throw new Error('The upstream answered without a body');
       for await (const chunks of readChatCompletionChunks(response.body)) {
