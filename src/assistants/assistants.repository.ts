@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, Repository } from 'typeorm';
+import type { EntityManager, Repository } from 'typeorm';
+import { TransactionalConnection } from '../database/transactional-connection.js';
 import { AssistantEntity } from './entities/assistant.entity.js';
 
 @Injectable()
 export class AssistantsRepository {
   private readonly assistants: Repository<AssistantEntity>;
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
-    this.assistants = dataSource.getRepository(AssistantEntity);
+  constructor(private readonly connection: TransactionalConnection) {
+    this.assistants = connection.getRepository(AssistantEntity);
   }
 
   /** The tenant is part of the query: another organization's assistant is simply not found. */
@@ -26,7 +26,9 @@ export class AssistantsRepository {
     name: string,
     manager?: EntityManager,
   ): Promise<AssistantEntity[]> {
-    return this.using(manager).find({ where: { organizationId, name }, order: { createdAt: 'ASC' } });
+    return this.connection
+      .getRepository(AssistantEntity, manager)
+      .find({ where: { organizationId, name }, order: { createdAt: 'ASC' } });
   }
 
   listForOrganization(organizationId: string): Promise<AssistantEntity[]> {
@@ -34,10 +36,6 @@ export class AssistantsRepository {
   }
 
   save(assistant: AssistantEntity, manager?: EntityManager): Promise<AssistantEntity> {
-    return this.using(manager).save(assistant);
-  }
-
-  private using(manager: EntityManager | undefined): Repository<AssistantEntity> {
-    return manager ? manager.getRepository(AssistantEntity) : this.assistants;
+    return this.connection.getRepository(AssistantEntity, manager).save(assistant);
   }
 }

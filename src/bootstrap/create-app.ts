@@ -9,13 +9,11 @@ import { AppModule } from '../app.module.js';
 import { toApiError } from '../common/errors/all-exceptions.filter.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { JsonLogger } from '../common/logging/json-logger.js';
-import { requestIdMiddleware } from '../common/http/request-id.middleware.js';
 import type { AppConfig } from '../config/app-config.js';
 import { openDatabase, type DatabaseHandle } from '../database/embedded-postgres.js';
 import { runMigrationsLocked } from '../database/migration-runner.js';
 import { packageVersion } from '../common/runtime/package-version.js';
-import { httpTracingMiddleware } from '../tracing/http-tracing.middleware.js';
-import { startTracing } from '../tracing/tracing-sdk.js';
+import { startTracing } from '../common/tracing/tracing-sdk.js';
 import { QuickstartService, type QuickstartCredentials } from '../quickstart/quickstart.service.js';
 
 export interface RunningApp {
@@ -49,17 +47,18 @@ export async function createApp(
   const tracing = startTracing(config.tracing, packageVersion());
   let app: NestExpressApplication | undefined;
   try {
-    app = await NestFactory.create<NestExpressApplication>(AppModule.register(config, database), {
-      bodyParser: false,
-      abortOnError: false,
-      logger: logger === false ? false : logger,
-    });
+    app = await NestFactory.create<NestExpressApplication>(
+      AppModule.register(config, database, jsonBody(config.server.bodyLimitBytes)),
+      {
+        bodyParser: false,
+        abortOnError: false,
+        logger: logger === false ? false : logger,
+      },
+    );
     if (logger !== false) Logger.overrideLogger(logger);
     app.set('trust proxy', config.server.trustProxy);
     app.disable('x-powered-by');
-    app.use(requestIdMiddleware);
-    app.use(httpTracingMiddleware);
-    app.use(jsonBody(config.server.bodyLimitBytes));
+    // Request id, body parsing and the rest of the request edge: AppModule.configure, in order.
     // No enableShutdownHooks(): main.ts runs the graceful sequence (src/lifecycle) on signals.
     await app.init();
     const dataSource = app.get<DataSource>(getDataSourceToken());

@@ -5,7 +5,7 @@ import { Principal, RequireScopes } from '../auth/auth.decorators.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { parseAssistantFilter, requireUserId } from '../common/http/request-params.js';
 import { ChatHistoryService, type HistoryConversation } from './chat-history.service.js';
-import type { StoredMessage } from './conversations.repository.js';
+import type { StoredMessage } from '../responses/store/chat-history.repository.js';
 import { parseConversationListQuery, parseMessageListQuery } from './dto/chat-history-query.dto.js';
 
 type RequestHeaders = Record<string, string | string[] | undefined>;

@@ -1,12 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AssistantsService } from '../assistants/assistants.service.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
+import { keysetPage } from '../database/keyset.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import {
-  ConversationsRepository,
+  ChatHistoryRepository,
   type StoredConversation,
   type StoredMessage,
-} from './conversations.repository.js';
+} from '../responses/store/chat-history.repository.js';
 import {
   encodeConversationCursor,
   encodeMessageCursor,
@@ -31,7 +32,7 @@ export interface HistoryConversation extends Omit<StoredConversation, 'cursor'> 
 export class ChatHistoryService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly repository: ConversationsRepository,
+    private readonly repository: ChatHistoryRepository,
     private readonly assistants: AssistantsService,
   ) {}
 
@@ -89,10 +90,6 @@ function page<Row extends { cursor: Cursor }, Cursor, Item>(
   encode: (cursor: Cursor) => string,
   toItem: (row: Row) => Item,
 ): HistoryPage<Item> {
-  const shown = rows.slice(0, limit);
-  const last = shown[shown.length - 1];
-  return {
-    items: shown.map(toItem),
-    nextCursor: rows.length > limit && last ? encode(last.cursor) : null,
-  };
+  const { items, next } = keysetPage(rows, limit);
+  return { items: items.map(toItem), nextCursor: next ? encode(next.cursor) : null };
 }

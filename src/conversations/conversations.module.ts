@@ -1,14 +1,13 @@
 import { Module } from '@nestjs/common';
 import { AssistantsModule } from '../assistants/assistants.module.js';
+import { TurnStoreModule } from '../responses/store/turn-store.module.js';
 import { ChatHistoryController } from './chat-history.controller.js';
 import { ChatHistoryService } from './chat-history.service.js';
-import { ConversationsRepository } from './conversations.repository.js';
 
+/** Chat history (spec 4): reads the turn store that the responses feature writes. */
 @Module({
-  imports: [AssistantsModule],
+  imports: [AssistantsModule, TurnStoreModule],
   controllers: [ChatHistoryController],
-  providers: [ConversationsRepository, ChatHistoryService],
-  // The erase-user command deletes a user's history through the repository, in its transaction.
-  exports: [ConversationsRepository],
+  providers: [ChatHistoryService],
 })
 export class ConversationsModule {}

@@ -1,4 +1,4 @@
-import type { ModelSettings } from '../assistants/model-settings.js';
+import type { ModelSettings } from './model-settings.js';
 
 /** A Chat Completions message: the lingua franca of every provider behind the service. */
 export type ChatMessage =

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { OfflineModelSettings, OfflineRule } from '../assistants/model-settings.js';
+import type { OfflineModelSettings, OfflineRule } from './model-settings.js';
 import {
   TurnAbortedError,
   type ChatMessage,

@@ -4,8 +4,8 @@ import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
 } from 'openai/resources/chat/completions';
-import type { OpenAiCompatibleModelSettings } from '../assistants/model-settings.js';
-import { traceHeaders } from '../tracing/tracing.js';
+import { traceHeaders } from '../common/tracing/tracing.js';
+import type { OpenAiCompatibleModelSettings } from './model-settings.js';
 import { readChatCompletionChunks } from './chat-completion-chunks.js';
 import {
   TurnAbortedError,

@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, Repository } from 'typeorm';
+import type { EntityManager, Repository } from 'typeorm';
+import { TransactionalConnection } from '../database/transactional-connection.js';
 import { McpGatewayEntity } from './entities/mcp-gateway.entity.js';
 
 @Injectable()
 export class McpGatewaysRepository {
   private readonly gateways: Repository<McpGatewayEntity>;
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
-    this.gateways = dataSource.getRepository(McpGatewayEntity);
+  constructor(private readonly connection: TransactionalConnection) {
+    this.gateways = connection.getRepository(McpGatewayEntity);
   }
 
   /**
@@ -21,7 +21,7 @@ export class McpGatewaysRepository {
 
   /** Any organization's gateway of this name: names are unique across organizations. */
   findByName(name: string, manager?: EntityManager): Promise<McpGatewayEntity | null> {
-    return this.using(manager).findOne({ where: { name } });
+    return this.connection.getRepository(McpGatewayEntity, manager).findOne({ where: { name } });
   }
 
   findForOrganization(organizationId: string, name: string): Promise<McpGatewayEntity | null> {
@@ -33,15 +33,11 @@ export class McpGatewaysRepository {
   }
 
   save(gateway: McpGatewayEntity, manager?: EntityManager): Promise<McpGatewayEntity> {
-    return this.using(manager).save(gateway);
+    return this.connection.getRepository(McpGatewayEntity, manager).save(gateway);
   }
 
   async deleteForOrganization(organizationId: string, name: string): Promise<boolean> {
     const result = await this.gateways.delete({ organizationId, name });
     return (result.affected ?? 0) > 0;
-  }
-
-  private using(manager: EntityManager | undefined): Repository<McpGatewayEntity> {
-    return manager ? manager.getRepository(McpGatewayEntity) : this.gateways;
   }
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, Repository } from 'typeorm';
+import { KeysetOrder } from '../database/keyset.js';
 import type { MemoryCursor } from './dto/memory-query.dto.js';
 import { MemoryItemEntity } from './entities/memory-item.entity.js';
 import { MemoryOptOutEntity } from './entities/memory-opt-out.entity.js';
@@ -19,6 +20,12 @@ interface ItemRow {
   content: string;
   created_at: Date;
 }
+
+const NEWEST_FIRST = new KeysetOrder(
+  { sql: 'created_at', type: 'timestamptz' },
+  { sql: 'id', type: 'uuid' },
+  'DESC',
+);
 
 /**
  * Memory items and opt-outs. Every query takes the organization and the user; `assistantId`
@@ -47,8 +54,8 @@ export class MemoryRepository {
          FROM memory_items
         WHERE organization_id = $1 AND user_id = $2
           AND ($3::uuid IS NULL OR assistant_id = $3::uuid)
-          AND ($4::timestamptz IS NULL OR (created_at, id) < ($4::timestamptz, $5::uuid))
-        ORDER BY created_at DESC, id DESC
+          AND ${NEWEST_FIRST.after(4)}
+        ORDER BY ${NEWEST_FIRST.orderBy}
         LIMIT $6`,
       [organizationId, userId, assistantId, after?.createdAt ?? null, after?.id ?? null, limit],
     );

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AssistantsService } from '../assistants/assistants.service.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
+import { keysetPage } from '../database/keyset.js';
 import { encodeCursor, parseMemoryItemId, type MemoryListQuery } from './dto/memory-query.dto.js';
 import { MemoryItemEntity } from './entities/memory-item.entity.js';
 import { MemoryOptOutEntity } from './entities/memory-opt-out.entity.js';
@@ -77,13 +78,11 @@ export class MemoryService {
       query.after,
       query.limit + 1,
     );
-    const items = rows.slice(0, query.limit);
-    const hasMore = rows.length > query.limit;
-    const last = items[items.length - 1];
+    const { items, next } = keysetPage(rows, query.limit);
     return {
       items,
-      hasMore,
-      nextCursor: hasMore && last ? encodeCursor(last) : null,
+      hasMore: next !== null,
+      nextCursor: next ? encodeCursor(next) : null,
       optedOut: await this.repository.isOptedOut(organizationId, userId, assistantId),
     };
   }

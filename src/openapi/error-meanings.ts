@@ -44,6 +44,8 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
     'This replica is at its in-flight cap, out of database connections, or shutting down; see `Retry-After`',
   identity_provider_unavailable:
     "MCP gateway: the identity provider's keys could not be fetched; see `Retry-After`",
+  service_unavailable:
+    'The database is unreachable or cannot serve (an outage, a failover); see `Retry-After`',
 };
 
 export interface ErrorCatalogueRow {

@@ -18,18 +18,19 @@ const ACCESS_ERRORS: Record<Access['kind'], ErrorCode[]> = {
     'rate_limit_exceeded',
     // Also when every database connection stayed busy for the pool's whole wait.
     'service_overloaded',
+    // The database is unreachable (the key lookup is the first query of every such route).
+    'service_unavailable',
     'server_error',
   ],
   public: ['server_error'],
-  'mcp-oauth': ['server_error'],
+  'mcp-oauth': ['service_unavailable', 'server_error'],
   'metrics-token': ['missing_token', 'invalid_token', 'server_error'],
 };
 
-/** Codes whose answers carry `Retry-After` (the upstream 503s do not: retry with backoff). */
+/** Codes whose answers carry `Retry-After`: 429 and every 503 (the catalogue's default). */
 const RETRY_AFTER_CODES: readonly ErrorCode[] = [
   'rate_limit_exceeded',
-  'service_overloaded',
-  'identity_provider_unavailable',
+  ...(Object.keys(ERROR_CATALOGUE) as ErrorCode[]).filter((code) => ERROR_CATALOGUE[code].status === 503),
 ];
 
 /** Codes the JSON body parser answers before any route runs. */

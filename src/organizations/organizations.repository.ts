@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, Repository } from 'typeorm';
+import type { EntityManager, Repository } from 'typeorm';
+import { TransactionalConnection } from '../database/transactional-connection.js';
 import { OrganizationEntity } from './entities/organization.entity.js';
 
 @Injectable()
 export class OrganizationsRepository {
   private readonly organizations: Repository<OrganizationEntity>;
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
-    this.organizations = dataSource.getRepository(OrganizationEntity);
+  constructor(private readonly connection: TransactionalConnection) {
+    this.organizations = connection.getRepository(OrganizationEntity);
   }
 
   findById(id: string): Promise<OrganizationEntity | null> {
@@ -17,7 +17,7 @@ export class OrganizationsRepository {
 
   /** `manager` runs the query inside a caller's transaction (the admin `apply`). */
   findBySlug(slug: string, manager?: EntityManager): Promise<OrganizationEntity | null> {
-    return this.using(manager).findOne({ where: { slug } });
+    return this.connection.getRepository(OrganizationEntity, manager).findOne({ where: { slug } });
   }
 
   list(): Promise<OrganizationEntity[]> {
@@ -29,15 +29,11 @@ export class OrganizationsRepository {
   }
 
   save(organization: OrganizationEntity, manager?: EntityManager): Promise<OrganizationEntity> {
-    return this.using(manager).save(organization);
+    return this.connection.getRepository(OrganizationEntity, manager).save(organization);
   }
 
   async setRateLimit(id: string, perMinute: number | null): Promise<boolean> {
     const result = await this.organizations.update({ id }, { rateLimitPerMinute: perMinute });
     return (result.affected ?? 0) > 0;
-  }
-
-  private using(manager: EntityManager | undefined): Repository<OrganizationEntity> {
-    return manager ? manager.getRepository(OrganizationEntity) : this.organizations;
   }
 }

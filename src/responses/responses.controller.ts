@@ -4,7 +4,8 @@ import type { ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
 import { Principal, RequireScopes } from '../auth/auth.decorators.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { parseCreateResponse, parseUserHeaders } from './dto/create-response.dto.js';
-import { ResponsesService, type ResponseObject } from './responses.service.js';
+import type { ResponseObject } from './response-view.js';
+import { ResponsesService } from './responses.service.js';
 import { SseWriter } from './streaming/sse-writer.js';
 
 type RequestHeaders = Record<string, string | string[] | undefined>;

@@ -5,13 +5,15 @@ import { MemoryModule } from '../memory/memory.module.js';
 import { SpecialistsModule } from '../specialists/specialists.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
 import { ResponsesController } from './responses.controller.js';
-import { ResponsesRepository } from './responses.repository.js';
 import { ResponsesService } from './responses.service.js';
+import { TurnStoreModule } from './store/turn-store.module.js';
+import { TurnStreams } from './streaming/turn-stream.js';
+import { TurnPreparer } from './turn-preparer.js';
 import { TurnRunner } from './turn-runner.js';
 
 @Module({
-  imports: [AssistantsModule, LlmModule, MemoryModule, SpecialistsModule, ToolsModule],
+  imports: [AssistantsModule, LlmModule, MemoryModule, SpecialistsModule, ToolsModule, TurnStoreModule],
   controllers: [ResponsesController],
-  providers: [ResponsesRepository, ResponsesService, TurnRunner],
+  providers: [ResponsesService, TurnPreparer, TurnRunner, TurnStreams],
 })
 export class ResponsesModule {}

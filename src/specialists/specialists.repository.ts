@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, Repository } from 'typeorm';
+import type { EntityManager, Repository } from 'typeorm';
+import { TransactionalConnection } from '../database/transactional-connection.js';
 import { SpecialistEntity } from './entities/specialist.entity.js';
 
 @Injectable()
 export class SpecialistsRepository {
   private readonly specialists: Repository<SpecialistEntity>;
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
-    this.specialists = dataSource.getRepository(SpecialistEntity);
+  constructor(private readonly connection: TransactionalConnection) {
+    this.specialists = connection.getRepository(SpecialistEntity);
   }
 
   listForAssistant(
@@ -16,7 +16,9 @@ export class SpecialistsRepository {
     assistantId: string,
     manager?: EntityManager,
   ): Promise<SpecialistEntity[]> {
-    return this.using(manager).find({ where: { organizationId, assistantId }, order: { name: 'ASC' } });
+    return this.connection
+      .getRepository(SpecialistEntity, manager)
+      .find({ where: { organizationId, assistantId }, order: { name: 'ASC' } });
   }
 
   findByName(
@@ -25,19 +27,17 @@ export class SpecialistsRepository {
     name: string,
     manager?: EntityManager,
   ): Promise<SpecialistEntity | null> {
-    return this.using(manager).findOne({ where: { organizationId, assistantId, name } });
+    return this.connection
+      .getRepository(SpecialistEntity, manager)
+      .findOne({ where: { organizationId, assistantId, name } });
   }
 
   save(specialist: SpecialistEntity, manager?: EntityManager): Promise<SpecialistEntity> {
-    return this.using(manager).save(specialist);
+    return this.connection.getRepository(SpecialistEntity, manager).save(specialist);
   }
 
   async deleteByName(organizationId: string, assistantId: string, name: string): Promise<boolean> {
     const result = await this.specialists.delete({ organizationId, assistantId, name });
     return (result.affected ?? 0) > 0;
-  }
-
-  private using(manager: EntityManager | undefined): Repository<SpecialistEntity> {
-    return manager ? manager.getRepository(SpecialistEntity) : this.specialists;
   }
 }

@@ -23,7 +23,7 @@ import {
   ToolFailure,
 } from './tool-runtime.js';
 import { ToolsRepository } from './tools.repository.js';
-import { createWebSearchProvider } from './web-search/web-search.provider.js';
+import { createWebSearchProvider } from './web-search/web-search-provider.factory.js';
 import { runWebSearch, webSearchDefinition } from './web-search/web-search.tool.js';
 
 /** The request's credentials, needed already to list the tools of MCP servers. */
@@ -33,6 +33,12 @@ export interface ResolveOptions {
   /** `x-user-tokens`. */
   userTokens?: Record<string, string>;
   signal?: AbortSignal;
+}
+
+/** Catalogue rows read ahead of use, by tool name. */
+export interface LoadedCatalogue {
+  organizationId: string;
+  rows: ReadonlyMap<string, ToolEntity>;
 }
 
 /** Error text of a failed tool is kept short; output is capped by TOOL_OUTPUT_MAX_BYTES. */
@@ -66,14 +72,36 @@ export class ToolCatalogService {
     toolNames: readonly string[],
     options: ResolveOptions = {},
   ): Promise<ServerTool[]> {
+    return this.resolveLoaded(await this.load(organizationId, toolNames), toolNames, options);
+  }
+
+  /**
+   * The catalogue rows of these names, in one query (none when there are no names). A turn
+   * reads the rows of every agent it may hand over to before its first byte, then builds each
+   * agent's tools from them with `resolveLoaded`, which reads no database.
+   */
+  async load(organizationId: string, toolNames: readonly string[]): Promise<LoadedCatalogue> {
     const names = [...new Set(toolNames)];
     const rows = await this.repository.findByNamesWithPlugins(organizationId, names);
-    const byName = new Map(rows.map((row) => [row.name, row]));
-    const unknown = names.filter((name) => !byName.has(name));
+    return { organizationId, rows: new Map(rows.map((row) => [row.name, row])) };
+  }
+
+  /** The tools named (in that order, names not in `catalogue` skipped), built from loaded rows. */
+  resolveLoaded(
+    catalogue: LoadedCatalogue,
+    toolNames: readonly string[],
+    options: ResolveOptions = {},
+  ): Promise<ServerTool[]> {
+    const names = [...new Set(toolNames)];
+    const unknown = names.filter((name) => !catalogue.rows.has(name));
     if (unknown.length > 0)
-      this.logger.debug({ msg: 'tool names not in the catalogue', organizationId, unknown });
+      this.logger.debug({
+        msg: 'tool names not in the catalogue',
+        organizationId: catalogue.organizationId,
+        unknown,
+      });
     return this.build(
-      names.flatMap((name) => byName.get(name) ?? []),
+      names.flatMap((name) => catalogue.rows.get(name) ?? []),
       options,
     );
   }

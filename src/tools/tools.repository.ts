@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In, Repository } from 'typeorm';
+import { In, type EntityManager, type Repository } from 'typeorm';
+import { TransactionalConnection } from '../database/transactional-connection.js';
 import { PluginEntity } from './entities/plugin.entity.js';
 import { ToolEntity } from './entities/tool.entity.js';
 
@@ -10,9 +10,9 @@ export class ToolsRepository {
   private readonly tools: Repository<ToolEntity>;
   private readonly plugins: Repository<PluginEntity>;
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
-    this.tools = dataSource.getRepository(ToolEntity);
-    this.plugins = dataSource.getRepository(PluginEntity);
+  constructor(private readonly connection: TransactionalConnection) {
+    this.tools = connection.getRepository(ToolEntity);
+    this.plugins = connection.getRepository(PluginEntity);
   }
 
   /** The named tools with their plugins, in one query. */
@@ -37,11 +37,13 @@ export class ToolsRepository {
     name: string,
     manager?: EntityManager,
   ): Promise<ToolEntity | null> {
-    return this.toolsOf(manager).findOne({ where: { organizationId, name }, relations: { plugin: true } });
+    return this.connection
+      .getRepository(ToolEntity, manager)
+      .findOne({ where: { organizationId, name }, relations: { plugin: true } });
   }
 
   saveTool(tool: ToolEntity, manager?: EntityManager): Promise<ToolEntity> {
-    return this.toolsOf(manager).save(tool);
+    return this.connection.getRepository(ToolEntity, manager).save(tool);
   }
 
   async deleteByName(organizationId: string, name: string): Promise<boolean> {
@@ -54,7 +56,7 @@ export class ToolsRepository {
     name: string,
     manager?: EntityManager,
   ): Promise<PluginEntity | null> {
-    return this.pluginsOf(manager).findOne({ where: { organizationId, name } });
+    return this.connection.getRepository(PluginEntity, manager).findOne({ where: { organizationId, name } });
   }
 
   listPlugins(organizationId: string): Promise<PluginEntity[]> {
@@ -62,19 +64,11 @@ export class ToolsRepository {
   }
 
   savePlugin(plugin: PluginEntity, manager?: EntityManager): Promise<PluginEntity> {
-    return this.pluginsOf(manager).save(plugin);
+    return this.connection.getRepository(PluginEntity, manager).save(plugin);
   }
 
   async deletePluginByName(organizationId: string, name: string): Promise<boolean> {
     const result = await this.plugins.delete({ organizationId, name });
     return (result.affected ?? 0) > 0;
-  }
-
-  private toolsOf(manager: EntityManager | undefined): Repository<ToolEntity> {
-    return manager ? manager.getRepository(ToolEntity) : this.tools;
-  }
-
-  private pluginsOf(manager: EntityManager | undefined): Repository<PluginEntity> {
-    return manager ? manager.getRepository(PluginEntity) : this.plugins;
   }
 }

@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { ClaimsRepository } from '../claims/claims.repository.js';
-import { ConversationsRepository } from '../conversations/conversations.repository.js';
+import { TransactionalConnection } from '../database/transactional-connection.js';
 import { MemoryRepository } from '../memory/memory.repository.js';
+import { TurnStore } from '../responses/store/turn-store.repository.js';
 
 /** How many rows of each kind an erasure deleted. */
 export interface ErasureReport {
@@ -23,15 +22,15 @@ export interface ErasureReport {
 @Injectable()
 export class UserErasureService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly conversations: ConversationsRepository,
+    private readonly connection: TransactionalConnection,
+    private readonly turns: TurnStore,
     private readonly claims: ClaimsRepository,
     private readonly memory: MemoryRepository,
   ) {}
 
   erase(organizationId: string, userId: string): Promise<ErasureReport> {
-    return this.dataSource.transaction(async (manager) => {
-      const history = await this.conversations.eraseUserHistory(manager, organizationId, userId);
+    return this.connection.withTransaction(async (manager) => {
+      const history = await this.turns.eraseUserHistory(manager, organizationId, userId);
       const claims = await this.claims.eraseUserContext(manager, organizationId, userId);
       const memory = await this.memory.eraseUserContext(manager, organizationId, userId);
       return {

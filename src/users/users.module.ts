@@ -1,12 +1,12 @@
 import { Module } from '@nestjs/common';
 import { ClaimsModule } from '../claims/claims.module.js';
-import { ConversationsModule } from '../conversations/conversations.module.js';
 import { MemoryModule } from '../memory/memory.module.js';
+import { TurnStoreModule } from '../responses/store/turn-store.module.js';
 import { UserErasureService } from './user-erasure.service.js';
 
 /** Operations on an end user across features; used by the admin command-line tool. */
 @Module({
-  imports: [ConversationsModule, ClaimsModule, MemoryModule],
+  imports: [TurnStoreModule, ClaimsModule, MemoryModule],
   providers: [UserErasureService],
   exports: [UserErasureService],
 })

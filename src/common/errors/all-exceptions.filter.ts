@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Response } from 'express';
+import { databaseOutage, databaseUnavailableError, isDatabaseUnavailable } from './database-outage.js';
 import { ApiError, ErrorCode } from './error-catalogue.js';
 
 /** Status codes Nest or Express may raise on their own, mapped onto the catalogue. */
@@ -48,6 +49,11 @@ export function toApiError(exception: unknown): ApiError | undefined {
       'Retry-After': '1',
     });
   }
+  if (isDatabaseUnavailable(exception)) {
+    // Logged once per outage by the tracker, not once per request.
+    databaseOutage.failed(exception);
+    return databaseUnavailableError();
+  }
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
     const code = CODE_FOR_STATUS[status];
@@ -88,9 +94,25 @@ export class AllExceptionsFilter implements ExceptionFilter {
   }
 
   private unexpected(exception: unknown): ApiError {
-    this.logger.error(describeUnexpected(exception));
-    return new ApiError('server_error', 'The server failed to handle the request');
+    return unexpectedFailure(this.logger, exception, 'The server failed to handle the request');
   }
+}
+
+/**
+ * What a client is told of a failure the code did not anticipate: the catalogue's mapping when
+ * there is one (a database outage is a 503), otherwise `server_error`, logged here.
+ */
+export function unexpectedFailure(logger: Logger, exception: unknown, message: string): ApiError {
+  const known = toApiError(exception);
+  if (known) return known;
+  logger.error(describeUnexpected(exception));
+  return new ApiError('server_error', message);
+}
+
+/** Logs a failure handled elsewhere, except a database outage, which is logged once in all. */
+export function logUnexpected(logger: Logger, exception: unknown, msg: string): void {
+  if (isDatabaseUnavailable(exception)) databaseOutage.failed(exception);
+  else logger.error({ ...describeUnexpected(exception), msg });
 }
 
 /** A log-safe description: the class and driver code, never a stack, SQL text or parameters. */

@@ -5,6 +5,7 @@ import {
   parsePageLimit,
   UUID,
 } from '../../common/http/request-params.js';
+import type { ConversationCursor, MessageCursor } from '../../responses/store/chat-history.repository.js';
 
 /**
  * Query parameters of the chat-history endpoints, parsed by hand like the other DTOs. Both lists
@@ -16,18 +17,8 @@ export interface PageQuery<Cursor> {
   after: Cursor | null;
 }
 
-/** A position in the conversation list (most recently updated first). */
-export interface ConversationCursor {
-  /** `updated_at` at microsecond precision, as PostgreSQL stores it, so the position is exact. */
-  updatedAt: string;
-  id: string;
-}
-
-/** A position on a branch (oldest first): the turn's depth, then the message's place in it. */
-export interface MessageCursor {
-  depth: number;
-  position: number;
-}
+// The cursors are positions in the turn store's keyset orders, defined beside its queries.
+export type { ConversationCursor, MessageCursor } from '../../responses/store/chat-history.repository.js';
 
 export const CONVERSATION_PAGE = { default: 20, max: 100 } as const;
 export const MESSAGE_PAGE = { default: 100, max: 1000 } as const;

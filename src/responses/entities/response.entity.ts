@@ -1,5 +1,5 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { ConversationEntity } from '../../conversations/entities/conversation.entity.js';
+import { ConversationEntity } from './conversation.entity.js';
 import type { ChatMessage } from '../../llm/llm.types.js';
 
 export type StoredResponseStatus = 'completed' | 'requires_action' | 'failed';

@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { ChatHistoryRepository } from './chat-history.repository.js';
+import { TurnStore } from './turn-store.repository.js';
+
+/**
+ * Owner of the responses, conversations and messages tables. Responses write turns through it,
+ * chat history reads through it, and the erase-user command deletes through it.
+ */
+@Module({
+  providers: [TurnStore, ChatHistoryRepository],
+  exports: [TurnStore, ChatHistoryRepository],
+})
+export class TurnStoreModule {}

@@ -1,0 +1,230 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import type { ChatMessage } from '../../llm/llm.types.js';
+import type { StoredResponseStatus } from '../entities/response.entity.js';
+import type { OutputItem } from '../streaming/response-recorder.js';
+
+/** The end of the branch a new turn continues, with the whole model transcript before it. */
+export interface ThreadHead {
+  responseId: string;
+  conversationId: string;
+  depth: number;
+  status: StoredResponseStatus;
+  output: OutputItem[];
+  activeAgent: string | null;
+  transcript: ChatMessage[];
+}
+
+/** Everything one finished turn writes, in a single statement. */
+export interface TurnRecord {
+  responseId: string;
+  organizationId: string;
+  assistantId: string;
+  conversationId: string;
+  /** Set only when this turn starts the conversation. */
+  newConversationTitle: string | null;
+  previousResponseId: string | null;
+  userId: string | null;
+  status: StoredResponseStatus;
+  depth: number;
+  activeAgent: string | null;
+  instructions: string | null;
+  input: unknown[];
+  output: OutputItem[];
+  outputText: string;
+  transcript: ChatMessage[];
+  usage: Record<string, number> | null;
+  error: { type: string; code: string; message: string } | null;
+  createdAt: Date;
+  completedAt: Date;
+  /** Chat-history messages: the user's text, and the reply unless the turn failed. */
+  messages: { id: string; role: 'user' | 'assistant'; content: string; position: number; createdAt: Date }[];
+}
+
+export interface StoredResponse {
+  id: string;
+  assistantId: string;
+  conversationId: string;
+  previousResponseId: string | null;
+  status: StoredResponseStatus;
+  instructions: string | null;
+  output: OutputItem[];
+  outputText: string;
+  usage: Record<string, number> | null;
+  error: { type: string; code: string; message: string } | null;
+  createdAt: Date;
+}
+
+interface ChainRow {
+  id: string;
+  conversation_id: string;
+  depth: number;
+  status: StoredResponseStatus;
+  output: OutputItem[] | null;
+  active_agent: string | null;
+  transcript: ChatMessage[];
+}
+
+/** How many rows of each table an erasure deleted. */
+export interface ErasedHistory {
+  conversations: number;
+  responses: number;
+  messages: number;
+}
+
+/**
+ * The turn store: the only writer of the responses, conversations and messages tables (chat
+ * history reads them through ChatHistoryRepository, beside this file). Hand-written SQL for the
+ * two statements on every turn's path, one read of the thread and one write of the result, and
+ * for the erase-user deletes. The tenant (organization, assistant, user) is part of each query.
+ */
+@Injectable()
+export class TurnStore {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /**
+   * Walks the `previous_response_id` chain from `responseId` to the first turn. The first row must
+   * belong to this organization, assistant and user (an anonymous turn continues only anonymously).
+   */
+  async loadThread(
+    organizationId: string,
+    assistantId: string,
+    userId: string | null,
+    responseId: string,
+  ): Promise<ThreadHead | null> {
+    const rows: ChainRow[] = await this.dataSource.query(
+      `WITH RECURSIVE chain AS (
+         SELECT id, previous_response_id, conversation_id, depth, status, output, active_agent::varchar, transcript
+           FROM responses
+          WHERE id = $1 AND organization_id = $2 AND assistant_id = $3 AND user_id IS NOT DISTINCT FROM $4::varchar
+         UNION ALL
+         SELECT r.id, r.previous_response_id, r.conversation_id, r.depth, r.status, NULL::jsonb, NULL::varchar, r.transcript
+           FROM responses r JOIN chain c ON r.id = c.previous_response_id
+          WHERE r.organization_id = $2
+       )
+       SELECT id, conversation_id, depth, status, output, active_agent, transcript FROM chain ORDER BY depth`,
+      [responseId, organizationId, assistantId, userId],
+    );
+    const head = rows[rows.length - 1];
+    if (!head) return null;
+    return {
+      responseId: head.id,
+      conversationId: head.conversation_id,
+      depth: head.depth,
+      status: head.status,
+      output: head.output ?? [],
+      activeAgent: head.active_agent,
+      transcript: rows.flatMap((row) => row.transcript),
+    };
+  }
+
+  /**
+   * Stores a finished turn atomically in one statement: the conversation (created, or touched),
+   * the response and its chat-history messages.
+   */
+  async saveTurn(turn: TurnRecord): Promise<void> {
+    await this.dataSource.query(
+      `WITH conversation AS (
+         INSERT INTO conversations (id, organization_id, assistant_id, user_id, title, last_response_id, created_at, updated_at)
+         VALUES ($1::uuid, $2::uuid, $3::uuid, $4::varchar, $5::varchar, $6::uuid, $7::timestamptz, $8::timestamptz)
+         ON CONFLICT (id) DO UPDATE
+            SET updated_at = EXCLUDED.updated_at, last_response_id = EXCLUDED.last_response_id
+          WHERE conversations.organization_id = EXCLUDED.organization_id
+         RETURNING id
+       ), response AS (
+         INSERT INTO responses (id, organization_id, assistant_id, conversation_id, previous_response_id, user_id,
+                                status, depth, active_agent, instructions, input, output, output_text, transcript,
+                                usage, error, created_at, completed_at)
+         SELECT $6::uuid, $2::uuid, $3::uuid, conversation.id, $9::uuid, $4::varchar, $10::varchar, $11::int, $12::varchar,
+                $13::text, $14::jsonb, $15::jsonb, $16::text, $17::jsonb, $18::jsonb, $19::jsonb, $7::timestamptz, $8::timestamptz
+           FROM conversation
+         RETURNING id, conversation_id
+       )
+       INSERT INTO messages (id, organization_id, conversation_id, response_id, user_id, role, content, position, created_at)
+       SELECT m.id, $2::uuid, response.conversation_id, response.id, $4::varchar, m.role, m.content, m.position, m.created_at
+         FROM response, jsonb_to_recordset($20::jsonb) AS m(id uuid, role varchar, content text, position smallint, created_at timestamptz)`,
+      [
+        turn.conversationId,
+        turn.organizationId,
+        turn.assistantId,
+        turn.userId,
+        turn.newConversationTitle ?? '',
+        turn.responseId,
+        turn.createdAt,
+        turn.completedAt,
+        turn.previousResponseId,
+        turn.status,
+        turn.depth,
+        turn.activeAgent,
+        turn.instructions,
+        JSON.stringify(turn.input),
+        JSON.stringify(turn.output),
+        turn.outputText,
+        JSON.stringify(turn.transcript),
+        turn.usage === null ? null : JSON.stringify(turn.usage),
+        turn.error === null ? null : JSON.stringify(turn.error),
+        JSON.stringify(
+          turn.messages.map(({ createdAt, ...message }) => ({ ...message, created_at: createdAt })),
+        ),
+      ],
+    );
+  }
+
+  async findResponse(organizationId: string, responseId: string): Promise<StoredResponse | null> {
+    const rows: Record<string, unknown>[] = await this.dataSource.query(
+      `SELECT id, assistant_id, conversation_id, previous_response_id, status, instructions, output, output_text,
+              usage, error, created_at
+         FROM responses WHERE id = $1 AND organization_id = $2`,
+      [responseId, organizationId],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      id: row.id as string,
+      assistantId: row.assistant_id as string,
+      conversationId: row.conversation_id as string,
+      previousResponseId: row.previous_response_id as string | null,
+      status: row.status as StoredResponseStatus,
+      instructions: row.instructions as string | null,
+      output: row.output as OutputItem[],
+      outputText: row.output_text as string,
+      usage: row.usage as Record<string, number> | null,
+      error: row.error as StoredResponse['error'],
+      createdAt: row.created_at as Date,
+    };
+  }
+
+  /**
+   * Every conversation, response and chat-history message of one user of one organization,
+   * inside the caller's erase transaction. Children go first so each count is exact (the foreign
+   * keys would cascade anyway). Responses and messages are also matched by their own user_id,
+   * although every turn lives in its user's conversation: nothing of the user may survive.
+   */
+  async eraseUserHistory(
+    manager: EntityManager,
+    organizationId: string,
+    userId: string,
+  ): Promise<ErasedHistory> {
+    const count = async (sql: string): Promise<number> => {
+      const [row] = await manager.query<{ count: number }[]>(
+        `WITH deleted AS (${sql} RETURNING 1) SELECT count(*)::integer AS count FROM deleted`,
+        [organizationId, userId],
+      );
+      return row.count;
+    };
+    const owned = 'SELECT id FROM conversations WHERE organization_id = $1 AND user_id = $2';
+    const messages = await count(
+      `DELETE FROM messages
+        WHERE organization_id = $1 AND (conversation_id IN (${owned}) OR user_id = $2)`,
+    );
+    const responses = await count(
+      `DELETE FROM responses
+        WHERE organization_id = $1 AND (conversation_id IN (${owned}) OR user_id = $2)`,
+    );
+    const conversations = await count(
+      'DELETE FROM conversations WHERE organization_id = $1 AND user_id = $2',
+    );
+    return { conversations, responses, messages };
+  }
+}

@@ -1,0 +1,180 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
+import { AssistantsService } from '../assistants/assistants.service.js';
+import type { AssistantEntity } from '../assistants/entities/assistant.entity.js';
+import { ApiError } from '../common/errors/error-catalogue.js';
+import { currentRequestContext } from '../common/logging/request-context.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { SaveToMemoryTool } from '../memory/save-to-memory.tool.js';
+import { renderUserContext } from '../memory/user-context.prompt.js';
+import { UserContextService, type TurnUserContext } from '../memory/user-context.service.js';
+import { AgentRosterService, type AgentRoster } from '../specialists/agent-roster.service.js';
+import { ToolCatalogService, type LoadedCatalogue } from '../tools/tool-catalog.service.js';
+import { parseResponseId, type CreateResponseDto, type UserHeaders } from './dto/create-response.dto.js';
+import { TurnStore, type ThreadHead } from './store/turn-store.repository.js';
+import { inputToTranscript } from './transcript.js';
+import type { TurnPlan } from './turn-runner.js';
+
+/** A turn validated against the database and ready to run: nothing left to read but tools' own servers. */
+export interface PreparedTurn {
+  responseId: string;
+  createdAt: Date;
+  principal: ApiKeyPrincipal;
+  assistant: AssistantEntity;
+  request: CreateResponseDto;
+  user: UserHeaders;
+  previous: ThreadHead | null;
+  conversationId: string;
+  roster: AgentRoster;
+  /** The catalogue rows of every agent of the roster, so a handover reads no database. */
+  catalogue: LoadedCatalogue;
+  userContext: TurnUserContext | null;
+}
+
+/**
+ * Everything that can fail before any byte is sent, and every database read of a turn: the
+ * assistant, then at once the thread, the user's context and the roster with its tool rows.
+ * Errors here are plain HTTP errors even for `stream: true`.
+ */
+@Injectable()
+export class TurnPreparer {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly assistants: AssistantsService,
+    private readonly store: TurnStore,
+    private readonly rosters: AgentRosterService,
+    private readonly userContexts: UserContextService,
+    private readonly toolCatalog: ToolCatalogService,
+    private readonly saveToMemory: SaveToMemoryTool,
+  ) {}
+
+  async prepare(
+    principal: ApiKeyPrincipal,
+    request: CreateResponseDto,
+    user: UserHeaders,
+  ): Promise<PreparedTurn> {
+    const organizationId = principal.organizationId;
+    const assistant = await this.assistants.findForTurn(organizationId, request.assistantId);
+    if (!assistant) throw new ApiError('assistant_not_found', `No assistant asst_${request.assistantId}`);
+    const log = currentRequestContext();
+    if (log) log.assistantId = assistant.id;
+    if (request.tools.length > 0 && !assistant.model.functionCalling) {
+      throw new ApiError(
+        'tool_not_supported_for_model',
+        'The model behind this assistant does not support function tools',
+      );
+    }
+
+    const previousId =
+      request.previousResponseId === null ? null : parseResponseId(request.previousResponseId);
+    const [previous, userContext, [roster, catalogue]] = await Promise.all([
+      previousId ? this.store.loadThread(organizationId, assistant.id, user.userId, previousId) : null,
+      user.userId
+        ? this.userContexts.loadForTurn(
+            organizationId,
+            user.userId,
+            assistant.id,
+            this.config.memory.contextBudgetChars,
+          )
+        : null,
+      this.rosters.forAssistant(assistant).then(async (roster) => {
+        const agents = [roster.generic, ...roster.specialists.values()];
+        const names = agents.flatMap((agent) => agent.toolNames);
+        return [roster, await this.toolCatalog.load(organizationId, names)] as const;
+      }),
+    ]);
+    if (request.previousResponseId !== null && !previous) {
+      throw new ApiError('response_not_found', `No response ${request.previousResponseId}`);
+    }
+    checkCallIds(request, previous);
+
+    return {
+      responseId: randomUUID(),
+      createdAt: new Date(),
+      principal,
+      assistant,
+      request,
+      user,
+      previous,
+      conversationId: previous?.conversationId ?? randomUUID(),
+      roster,
+      catalogue,
+      userContext,
+    };
+  }
+
+  /** What the runner needs of a prepared turn; `signal` ends the turn (client gone, shutdown). */
+  plan(turn: PreparedTurn, signal: AbortSignal): TurnPlan {
+    const { userContext, user } = turn;
+    const toolContext = {
+      organizationId: turn.principal.organizationId,
+      assistantId: turn.assistant.id,
+      userId: user.userId ?? undefined,
+      userToken: user.userToken ?? undefined,
+      userTokens: user.userTokens,
+      signal,
+    };
+    // Memory is saved only on the generic path, for a known user who has not opted out.
+    const memoryTool = user.userId && userContext && !userContext.memoryOptedOut ? [this.saveToMemory] : [];
+    return {
+      roster: turn.roster,
+      startAgent: turn.previous?.activeAgent ?? null,
+      toolsFor: async (agent) => {
+        // Built from the rows read in prepare(); only MCP servers are asked for their tool lists.
+        const catalogue =
+          agent.toolNames.length > 0
+            ? await this.toolCatalog.resolveLoaded(turn.catalogue, agent.toolNames, {
+                userToken: toolContext.userToken,
+                userTokens: toolContext.userTokens,
+                signal,
+              })
+            : [];
+        return agent.name === null ? [...catalogue, ...memoryTool] : catalogue;
+      },
+      requestInstructions: turn.request.instructions,
+      // Claims reach every agent; so does what the assistant remembers of the user.
+      userContext: userContext ? renderUserContext(userContext) : null,
+      history: turn.previous?.transcript ?? [],
+      newMessages: inputToTranscript(turn.request.input),
+      clientTools: turn.request.tools.map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        parameters: tool.parameters,
+      })),
+      toolContext,
+      maxIterations: this.config.turns.maxIterations,
+      maxHandovers: this.config.turns.maxHandovers,
+    };
+  }
+}
+
+/**
+ * `function_call_output` items must answer calls the previous response left pending (or calls
+ * the client sent in this same input); a requires_action response needs every call answered.
+ */
+function checkCallIds(request: CreateResponseDto, previous: ThreadHead | null): void {
+  const pending = new Set(
+    previous?.status === 'requires_action'
+      ? previous.output.flatMap((item) => (item.type === 'function_call' ? [item.call_id] : []))
+      : [],
+  );
+  const sentCalls = new Set(
+    request.input.flatMap((item) => (item.type === 'function_call' ? [item.callId] : [])),
+  );
+  const answered = new Set<string>();
+  for (const item of request.input) {
+    if (item.type !== 'function_call_output') continue;
+    if (!pending.has(item.callId) && !sentCalls.has(item.callId)) {
+      throw new ApiError('invalid_request', `No pending function call with call_id "${item.callId}"`);
+    }
+    answered.add(item.callId);
+  }
+  const unanswered = [...pending].filter((callId) => !answered.has(callId));
+  if (unanswered.length > 0) {
+    throw new ApiError(
+      'invalid_request',
+      `No function_call_output for call_id ${unanswered.map((id) => `"${id}"`).join(', ')}`,
+    );
+  }
+}

@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import type { ApiError } from '../common/errors/error-catalogue.js';
+import type { ResponseObject } from './response-view.js';
+import type { TurnRecord } from './store/turn-store.repository.js';
+import type { ResponseRecorder } from './streaming/response-recorder.js';
+import { conversationTitle, inputToTranscript, userTextOf } from './transcript.js';
+import type { PreparedTurn } from './turn-preparer.js';
+import type { TurnProgress } from './turn-runner.js';
+
+/** Token usage in the Response object's shape. */
+export function usageOf(progress: TurnProgress): NonNullable<ResponseObject['usage']> {
+  return {
+    input_tokens: progress.usage.inputTokens,
+    output_tokens: progress.usage.outputTokens,
+    total_tokens: progress.usage.inputTokens + progress.usage.outputTokens,
+  };
+}
+
+/**
+ * Everything a finished (or failed) turn stores: the response, its conversation and the
+ * chat-history messages. A failed turn keeps the user's input in the thread, not the partial reply.
+ */
+export function turnRecord(
+  turn: PreparedTurn,
+  recorder: ResponseRecorder,
+  progress: TurnProgress,
+  failure: ApiError | null,
+): TurnRecord {
+  const completedAt = new Date();
+  const userTexts = userTextOf(turn.request.input);
+  const outputText = recorder.outputText;
+  const messages: TurnRecord['messages'] = userTexts.map((content, position) => ({
+    id: randomUUID(),
+    role: 'user',
+    content,
+    position,
+    createdAt: turn.createdAt,
+  }));
+  if (!failure && outputText.trim()) {
+    messages.push({
+      id: randomUUID(),
+      role: 'assistant',
+      content: outputText,
+      position: messages.length,
+      createdAt: completedAt,
+    });
+  }
+  return {
+    responseId: turn.responseId,
+    organizationId: turn.principal.organizationId,
+    assistantId: turn.assistant.id,
+    conversationId: turn.conversationId,
+    newConversationTitle: turn.previous ? null : conversationTitle(userTexts[0] ?? ''),
+    previousResponseId: turn.previous?.responseId ?? null,
+    userId: turn.user.userId,
+    status: failure ? 'failed' : progress.status,
+    depth: (turn.previous?.depth ?? 0) + 1,
+    activeAgent: progress.activeAgent,
+    instructions: turn.request.instructions,
+    input: turn.request.input,
+    output: recorder.output,
+    outputText,
+    transcript: failure ? inputToTranscript(turn.request.input) : progress.transcript,
+    usage: usageOf(progress),
+    error: failure?.toBody().error ?? null,
+    createdAt: turn.createdAt,
+    completedAt,
+    messages,
+  };
+}
