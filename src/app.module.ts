@@ -8,6 +8,7 @@ import { ClaimsModule } from './claims/claims.module.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
 import { requestIdMiddleware } from './common/http/request-id.middleware.js';
 import { ApiValidationPipe } from './common/validation/validation.pipe.js';
+import { httpTracingMiddleware } from './common/tracing/http-tracing.middleware.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { ConversationsModule } from './conversations/conversations.module.js';
@@ -72,13 +73,19 @@ export class AppModule implements NestModule {
 
   /**
    * The request edge, all of it here because the order matters: every request gets its id
-   * first (so every answer and log line carries it), then its body, then it is counted for
+   * first (so every answer and log line carries it), then its trace span (when tracing is on), then its body, then it is counted for
    * shutdown and observed (metrics, access log, processing time) before the in-flight cap may
    * refuse it, so shed requests show up in both. Errors thrown here reach the global filter.
    */
   configure(consumer: MiddlewareConsumer): void {
     consumer
-      .apply(requestIdMiddleware, ...this.edge, LifecycleMiddleware, HttpObservabilityMiddleware)
+      .apply(
+        requestIdMiddleware,
+        httpTracingMiddleware,
+        ...this.edge,
+        LifecycleMiddleware,
+        HttpObservabilityMiddleware,
+      )
       .forRoutes('*');
     consumer.apply(InFlightMiddleware).forRoutes({ path: 'v1/responses', method: RequestMethod.POST });
   }

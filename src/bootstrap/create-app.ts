@@ -11,6 +11,8 @@ import { requestEdge } from '../common/http/request-edge.middleware.js';
 import type { AppConfig } from '../config/app-config.js';
 import { openDatabase, type DatabaseHandle } from '../database/embedded-postgres.js';
 import { runMigrationsLocked } from '../database/migration-runner.js';
+import { packageVersion } from '../common/runtime/package-version.js';
+import { startTracing } from '../common/tracing/tracing-sdk.js';
 import { isGatewayMessagePost } from '../mcp-gateway/gateway-message-body.js';
 import { QuickstartService, type QuickstartCredentials } from '../quickstart/quickstart.service.js';
 
@@ -42,6 +44,7 @@ export async function createApp(
   if (database.thread && logger !== false) {
     logger.log({ msg: 'embedded database started', thread: database.thread });
   }
+  const tracing = startTracing(config.tracing, packageVersion());
   let app: NestExpressApplication | undefined;
   try {
     app = await NestFactory.create<NestExpressApplication>(
@@ -71,11 +74,13 @@ export async function createApp(
       close: async () => {
         await running.close();
         await database.close();
+        await tracing?.shutdown();
       },
     };
   } catch (error) {
     await app?.close().catch(() => undefined);
     await database.close();
+    await tracing?.shutdown();
     throw error;
   }
 }

@@ -115,6 +115,21 @@ export interface AppConfig {
   logging: {
     level: LogLevel;
   };
+  tracing: TracingConfig;
+}
+
+/** OpenTelemetry traces, from the standard OTEL_* variables; off unless an OTLP endpoint is set. */
+export interface TracingConfig {
+  enabled: boolean;
+  /** Full URL of the OTLP/HTTP traces endpoint (…/v1/traces). */
+  endpoint: string | undefined;
+  protocol: 'http/protobuf' | 'http/json';
+  headers: Record<string, string>;
+  serviceName: string;
+  /** Fraction of new traces recorded (parent-based: a sampled caller's trace is always kept). */
+  sampleRatio: number;
+  /** Prompt and completion text on model and tool spans; off, as the GenAI conventions advise. */
+  captureContent: boolean;
 }
 
 /** Validated, normalized SSRF_ALLOWLIST entries (hosts lowercase, IP addresses canonical). */
@@ -346,6 +361,48 @@ function loadTools(env: Env): AppConfig['tools'] {
   };
 }
 
+function loadTracing(env: Env): TracingConfig {
+  const base = url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']);
+  const endpoint =
+    url(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', ['http:', 'https:']) ??
+    (base === undefined ? undefined : `${base.replace(/\/+$/, '')}/v1/traces`);
+  const exporter = (raw(env, 'OTEL_TRACES_EXPORTER') ?? 'otlp').toLowerCase();
+  if (exporter !== 'otlp' && exporter !== 'none') {
+    throw new ConfigError('OTEL_TRACES_EXPORTER', `must be otlp or none (got "${exporter}")`);
+  }
+  const protocol =
+    raw(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ??
+    raw(env, 'OTEL_EXPORTER_OTLP_PROTOCOL') ??
+    'http/protobuf';
+  if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
+    throw new ConfigError(
+      'OTEL_EXPORTER_OTLP_PROTOCOL',
+      `must be http/protobuf or http/json (got "${protocol}")`,
+    );
+  }
+  const headers: Record<string, string> = {};
+  for (const pair of list(env, 'OTEL_EXPORTER_OTLP_HEADERS', [])) {
+    const at = pair.indexOf('=');
+    if (at <= 0)
+      throw new ConfigError('OTEL_EXPORTER_OTLP_HEADERS', 'must be key=value pairs separated by commas');
+    headers[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(pair.slice(at + 1).trim());
+  }
+  const ratio = raw(env, 'OTEL_TRACES_SAMPLER_ARG');
+  const sampleRatio = ratio === undefined ? 1 : Number(ratio);
+  if (!Number.isFinite(sampleRatio) || sampleRatio < 0 || sampleRatio > 1) {
+    throw new ConfigError('OTEL_TRACES_SAMPLER_ARG', `must be a number from 0 to 1 (got "${ratio}")`);
+  }
+  return {
+    enabled: !boolean(env, 'OTEL_SDK_DISABLED', false) && exporter === 'otlp' && endpoint !== undefined,
+    endpoint,
+    protocol,
+    headers,
+    serviceName: raw(env, 'OTEL_SERVICE_NAME') ?? 'switchboard',
+    sampleRatio,
+    captureContent: boolean(env, 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT', false),
+  };
+}
+
 export function loadConfig(env: Env = process.env): AppConfig {
   const logLevel = (raw(env, 'LOG_LEVEL') ?? 'log').toLowerCase() as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -404,6 +461,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       urlTimeoutMs: integer(env, 'INPUT_URL_TIMEOUT_SECONDS', 10, 1, 300) * 1000,
     },
     logging: { level: logLevel },
+    tracing: loadTracing(env),
   };
 }
 

@@ -4,6 +4,7 @@ import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
 } from 'openai/resources/chat/completions';
+import { traceHeaders } from '../common/tracing/tracing.js';
 import type { OpenAiCompatibleModelSettings } from './model-settings.js';
 import { readChatCompletionChunks } from './chat-completion-chunks.js';
 import {
@@ -74,7 +75,11 @@ export class OpenAiCompatibleProvider implements LlmProvider {
     try {
       // The SDK builds, authenticates and checks the request; the body is read here in batches.
       const response = await this.client(settings)
-        .chat.completions.create(this.params(settings, request), { signal: controller.signal })
+        .chat.completions.create(this.params(settings, request), {
+          signal: controller.signal,
+          // W3C trace context, so the upstream's own spans join the turn's trace (empty when off).
+          headers: traceHeaders(),
+        })
         .asResponse();
       if (!response.body) throw new Error('The upstream answered without a body');
       for await (const chunks of readChatCompletionChunks(response.body)) {

@@ -40,7 +40,10 @@ export class ApplyService {
     return sections;
   }
 
-  async apply(document: ApplyDocument, options: { dryRun?: boolean } = {}): Promise<ApplyReport> {
+  async apply(
+    document: ApplyDocument,
+    options: { dryRun?: boolean; prune?: boolean } = {},
+  ): Promise<ApplyReport> {
     const sections = this.sections();
     const unknown = unclaimedKeys(document, new Set(sections.flatMap((section) => section.keys)));
     if (unknown.length > 0) {
@@ -51,6 +54,10 @@ export class ApplyService {
       await this.connection.withTransaction(async (manager) => {
         await this.repository.lockForTransaction(manager);
         for (const section of sections) await section.apply(document, manager, report);
+        if (options.prune) {
+          // Dependents first: specialists before their assistants, gateways before the tools they expose.
+          for (const section of [...sections].reverse()) await section.prune?.(document, manager, report);
+        }
         if (options.dryRun) throw new DryRunRollback();
       });
     } catch (error) {
