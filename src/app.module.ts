@@ -1,22 +1,15 @@
-import {
-  DynamicModule,
-  Inject,
-  MiddlewareConsumer,
-  Module,
-  NestModule,
-  RequestMethod,
-  ValidationPipe,
-} from '@nestjs/common';
+import { DynamicModule, Inject, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
-import type { NextFunction, Request, Response } from 'express';
+import type { RequestHandler } from 'express';
 import { AdminApiModule } from './admin-api/admin-api.module.js';
 import { ApiKeysModule } from './api-keys/api-keys.module.js';
 import { AssistantsModule } from './assistants/assistants.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { ClaimsModule } from './claims/claims.module.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
-import { ApiError } from './common/errors/error-catalogue.js';
 import { requestIdMiddleware } from './common/http/request-id.middleware.js';
+import { ApiValidationPipe } from './common/validation/validation.pipe.js';
+import { httpTracingMiddleware } from './common/tracing/http-tracing.middleware.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { ConversationsModule } from './conversations/conversations.module.js';
@@ -37,31 +30,19 @@ import { OrganizationsModule } from './organizations/organizations.module.js';
 import { QuickstartModule } from './quickstart/quickstart.module.js';
 import { ResponsesModule } from './responses/responses.module.js';
 
-/** The one validation pipe: DTO failures become 400 invalid_request in the envelope. */
-const validationPipe = new ValidationPipe({
-  whitelist: true,
-  transform: true,
-  exceptionFactory: (errors) =>
-    new ApiError(
-      'invalid_request',
-      errors
-        .flatMap((error) =>
-          Object.values(error.constraints ?? { [error.property]: `${error.property} is invalid` }),
-        )
-        .join('; '),
-    ),
-});
+/**
+ * The request target's and headers' text rule, then the JSON body and its text rule
+ * (src/common/http/request-edge.middleware.ts); createApp builds it from the configuration.
+ */
+export type RequestEdge = RequestHandler[];
 
-/** Express middleware that parses request bodies; createApp builds it from the configuration. */
-export type BodyParser = (req: Request, res: Response, next: NextFunction) => void;
-
-const BODY_PARSER = Symbol('BODY_PARSER');
+const REQUEST_EDGE = Symbol('REQUEST_EDGE');
 
 @Module({})
 export class AppModule implements NestModule {
-  constructor(@Inject(BODY_PARSER) private readonly bodyParser: BodyParser) {}
+  constructor(@Inject(REQUEST_EDGE) private readonly edge: RequestEdge) {}
 
-  static register(config: AppConfig, database: DatabaseHandle, bodyParser: BodyParser): DynamicModule {
+  static register(config: AppConfig, database: DatabaseHandle, edge: RequestEdge): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -86,21 +67,27 @@ export class AppModule implements NestModule {
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
-        { provide: APP_PIPE, useValue: validationPipe },
-        { provide: BODY_PARSER, useValue: bodyParser },
+        { provide: APP_PIPE, useClass: ApiValidationPipe },
+        { provide: REQUEST_EDGE, useValue: edge },
       ],
     };
   }
 
   /**
    * The request edge, all of it here because the order matters: every request gets its id
-   * first (so every answer and log line carries it), then its body, then it is counted for
+   * first (so every answer and log line carries it), then its trace span (when tracing is on), then its body, then it is counted for
    * shutdown and observed (metrics, access log, processing time) before the in-flight cap may
    * refuse it, so shed requests show up in both. Errors thrown here reach the global filter.
    */
   configure(consumer: MiddlewareConsumer): void {
     consumer
-      .apply(requestIdMiddleware, this.bodyParser, LifecycleMiddleware, HttpObservabilityMiddleware)
+      .apply(
+        requestIdMiddleware,
+        httpTracingMiddleware,
+        ...this.edge,
+        LifecycleMiddleware,
+        HttpObservabilityMiddleware,
+      )
       .forRoutes('*');
     consumer.apply(InFlightMiddleware).forRoutes({ path: 'v1/responses', method: RequestMethod.POST });
   }

@@ -474,12 +474,12 @@ describe('admin HTTP API', () => {
       expect(httpDry.status).toBe(200);
       const cliDry = await cli('apply', '-f', file, '--dry-run');
       expect(comparable(httpDry.body)).toEqual(comparable(cliDry));
-      expect(httpDry.body.summary).toEqual({ created: 4, updated: 1, unchanged: 0 });
+      expect(httpDry.body.summary).toEqual({ created: 4, updated: 1, unchanged: 0, deleted: 0 });
       expect(await auditCount()).toBe(before);
 
       const applied = await admin('POST', '/apply', acme.keys.admin, document);
       expect(applied.status).toBe(200);
-      expect(applied.body.summary).toEqual({ created: 4, updated: 1, unchanged: 0 });
+      expect(applied.body.summary).toEqual({ created: 4, updated: 1, unchanged: 0, deleted: 0 });
       const rows = await app.dataSource.query(
         'SELECT resource_type, resource_id, action, organization_id, actor_type FROM audit_log WHERE request_id = $1 ORDER BY resource_type',
         [applied.headers.get('x-request-id')],
@@ -503,8 +503,50 @@ describe('admin HTTP API', () => {
       const cliAgain = await cli('apply', '-f', file);
       const httpAgain = await admin('POST', '/apply', platformToken, document);
       expect(httpAgain.body).toEqual({ dryRun: false, changes: cliAgain.changes, summary: cliAgain.summary });
-      expect(httpAgain.body.summary).toEqual({ created: 0, updated: 0, unchanged: 5 });
+      expect(httpAgain.body.summary).toEqual({ created: 0, updated: 0, unchanged: 5, deleted: 0 });
       expect(await auditCount()).toBe(before + 5);
+    });
+  });
+
+  describe('apply with prune over HTTP', () => {
+    it('deletes within the organization as the CLI would, audited; refuses declared keys', async () => {
+      const kept = await admin('PUT', '/organizations/globex/gateways/globex-keep', platformToken, {
+        tools: [],
+      });
+      expect(kept.status).toBe(200);
+      const document = { organizations: [{ slug: 'acme', gateways: [] }] };
+      const file = join(workDir, 'prune.json');
+      await writeFile(file, JSON.stringify(document));
+      const httpDry = await admin('POST', '/apply?dry_run=true&prune=true', acme.keys.admin, document);
+      const cliDry = await cli('apply', '-f', file, '--dry-run', '--prune');
+      expect(httpDry.status).toBe(200);
+      expect(httpDry.body).toEqual({ dryRun: true, changes: cliDry.changes, summary: cliDry.summary });
+      expect(httpDry.body.changes.map((c: any) => [c.key, c.action]).sort()).toEqual([
+        ['acme', 'unchanged'],
+        ['acme/acme-applied', 'deleted'],
+        ['acme/acme-ide', 'deleted'],
+      ]);
+
+      const pruned = await admin('POST', '/apply?prune=true', acme.keys.admin, document);
+      expect(pruned.body.summary).toMatchObject({ deleted: 2 });
+      const rows = await app.dataSource.query(
+        'SELECT resource_type, action, organization_id FROM audit_log WHERE request_id = $1',
+        [pruned.headers.get('x-request-id')],
+      );
+      expect(rows).toEqual([
+        { resource_type: 'gateway', action: 'deleted', organization_id: acme.id },
+        { resource_type: 'gateway', action: 'deleted', organization_id: acme.id },
+      ]);
+      // globex's gateways are untouched.
+      const globexGateways = await admin('GET', '/organizations/globex/gateways', platformToken);
+      expect(globexGateways.body.data.map((g: any) => g.name)).toEqual(['globex-keep']);
+
+      const keys = {
+        organizations: [{ slug: 'acme', apiKeys: [{ name: 'x', scopes: ['user'], keyFromEnv: 'HOME' }] }],
+      };
+      const refused = await admin('POST', '/apply', platformToken, keys);
+      expect([refused.status, refused.body.error.code]).toEqual([400, 'invalid_request']);
+      expect(refused.body.error.message).toMatch(/^organizations\[0\]\.apiKeys: /);
     });
   });
 

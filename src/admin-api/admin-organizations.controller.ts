@@ -1,9 +1,13 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiError } from '../common/errors/error-catalogue.js';
 import { AdminAccess } from './admin-access.decorator.js';
 import { Caller, type AdminCaller } from './admin-caller.js';
 import { AdminOrganizationsService } from './admin-organizations.service.js';
-import { AuditLogQueryDto, CreateApiKeyDto, PutOrganizationDto } from './dto/admin-bodies.dto.js';
+import {
+  ApplyQueryDto,
+  AuditLogQueryDto,
+  CreateApiKeyDto,
+  PutOrganizationDto,
+} from './dto/admin-bodies.dto.js';
 
 /** The admin API's prefix; other modules adding admin routes (usage) use it too. */
 export const ADMIN_PREFIX = 'admin/v1';
@@ -44,14 +48,17 @@ export class AdminOrganizationsController {
     return this.service.revokeKey(caller, org, keyId);
   }
 
-  /** The body is the document `apply -f` reads, as JSON; `dry_run=true` rolls back. */
+  /**
+   * The body is the document `apply -f` reads, as JSON (any object: the apply sections validate
+   * it, as for the CLI); `dry_run=true` rolls back, `prune=true` is `apply --prune`.
+   */
   @Post('apply')
   @HttpCode(200)
-  apply(@Caller() caller: AdminCaller, @Body() document: unknown, @Query('dry_run') dryRun?: string) {
-    if (dryRun !== undefined && dryRun !== 'true' && dryRun !== 'false') {
-      throw new ApiError('invalid_request', 'dry_run must be true or false');
-    }
-    return this.service.apply(caller, document, dryRun === 'true');
+  apply(@Caller() caller: AdminCaller, @Body() document: unknown, @Query() query: ApplyQueryDto) {
+    return this.service.apply(caller, document, {
+      dryRun: query.dry_run === 'true',
+      prune: query.prune === 'true',
+    });
   }
 
   @Get('audit-log')

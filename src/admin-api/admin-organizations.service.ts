@@ -124,7 +124,8 @@ export class AdminOrganizationsService {
    * The CLI's `apply`, with its report; the audit rows (one per created or updated item) are
    * written in the apply's transaction. An organization key may only name its own organization.
    */
-  async apply(caller: AdminCaller, document: unknown, dryRun: boolean) {
+  async apply(caller: AdminCaller, document: unknown, options: { dryRun: boolean; prune: boolean }) {
+    const { dryRun, prune } = options;
     const declared = declaredOrganizations(document);
     if (caller.kind === 'organization') {
       for (const { slug, setsRateLimit } of declared) {
@@ -137,6 +138,7 @@ export class AdminOrganizationsService {
     const report = await clientErrors(() =>
       this.applyService.apply(document as ApplyDocument, {
         dryRun,
+        prune,
         beforeCommit: async (manager, applied) => {
           const ids = new Map<string, string>();
           for (const slug of slugs) {

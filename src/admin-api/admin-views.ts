@@ -30,6 +30,15 @@ export function declaredOrganizations(document: unknown): { slug: string; setsRa
     throw new ApiError('invalid_request', 'The body must be an apply document: a JSON object');
   }
   const entries = Array.isArray(document.organizations) ? document.organizations : [];
+  // `keyFromEnv` reads the environment of the process that applies: over HTTP, the service's own,
+  // which is not the caller's to name. Keys are issued with POST .../keys instead.
+  const withKeys = entries.findIndex((entry) => isObject(entry) && Object.hasOwn(entry, 'apiKeys'));
+  if (withKeys >= 0) {
+    throw new ApiError(
+      'invalid_request',
+      `organizations[${withKeys}].apiKeys: keys are not declared over HTTP (keyFromEnv would read the service's environment); issue them with POST /admin/v1/organizations/{org}/keys`,
+    );
+  }
   return entries
     .filter(isObject)
     .filter((entry): entry is Record<string, unknown> & { slug: string } => typeof entry.slug === 'string')

@@ -5,6 +5,7 @@ import { AssistantsRepository } from './assistants.repository.js';
 import { AssistantEntity } from './entities/assistant.entity.js';
 import { isUuid } from '../organizations/organizations.service.js';
 import { ModelSettingsError, parseModelSettings } from '../llm/model-settings.js';
+import type { DeletedRow } from '../database/delete-except.js';
 
 export class AssistantInputError extends Error {}
 
@@ -171,6 +172,16 @@ export class AssistantsService {
         throw error;
       }
     }
+  }
+  /** `apply --prune`: deletes the organization's assistants not named in `keep`, with their history. */
+  async pruneExcept(
+    organizationId: string,
+    keep: readonly string[],
+    manager: EntityManager,
+  ): Promise<DeletedRow[]> {
+    const deleted = await this.repository.deleteExcept(organizationId, keep, manager);
+    for (const { id } of deleted) this.cache.delete(`${organizationId}:${id}`);
+    return deleted;
   }
 }
 

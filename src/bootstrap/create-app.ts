@@ -3,15 +3,17 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { getDataSourceToken } from '@nestjs/typeorm';
-import express, { type NextFunction, type Request, type Response } from 'express';
 import type { DataSource } from 'typeorm';
 import { AppModule } from '../app.module.js';
-import { toApiError } from '../common/errors/all-exceptions.filter.js';
-import { ApiError } from '../common/errors/error-catalogue.js';
 import { JsonLogger } from '../common/logging/json-logger.js';
+import { answerMalformedHttp } from '../common/http/client-error.js';
+import { requestEdge } from '../common/http/request-edge.middleware.js';
 import type { AppConfig } from '../config/app-config.js';
 import { openDatabase, type DatabaseHandle } from '../database/embedded-postgres.js';
 import { runMigrationsLocked } from '../database/migration-runner.js';
+import { packageVersion } from '../common/runtime/package-version.js';
+import { startTracing } from '../common/tracing/tracing-sdk.js';
+import { isGatewayMessagePost } from '../mcp-gateway/gateway-message-body.js';
 import { QuickstartService, type QuickstartCredentials } from '../quickstart/quickstart.service.js';
 
 export interface RunningApp {
@@ -42,10 +44,11 @@ export async function createApp(
   if (database.thread && logger !== false) {
     logger.log({ msg: 'embedded database started', thread: database.thread });
   }
+  const tracing = startTracing(config.tracing, packageVersion());
   let app: NestExpressApplication | undefined;
   try {
     app = await NestFactory.create<NestExpressApplication>(
-      AppModule.register(config, database, jsonBody(config.server.bodyLimitBytes)),
+      AppModule.register(config, database, requestEdge(config.server.bodyLimitBytes, isGatewayMessagePost)),
       {
         bodyParser: false,
         abortOnError: false,
@@ -55,7 +58,9 @@ export async function createApp(
     if (logger !== false) Logger.overrideLogger(logger);
     app.set('trust proxy', config.server.trustProxy);
     app.disable('x-powered-by');
-    // Request id, body parsing and the rest of the request edge: AppModule.configure, in order.
+    // Request id, the text rule and body, and the rest of the request edge: AppModule.configure,
+    // in order. What Node's HTTP parser refuses still gets the envelope:
+    answerMalformedHttp(app.getHttpServer(), config.server);
     // No enableShutdownHooks(): main.ts runs the graceful sequence (src/lifecycle) on signals.
     await app.init();
     const dataSource = app.get<DataSource>(getDataSourceToken());
@@ -69,23 +74,13 @@ export async function createApp(
       close: async () => {
         await running.close();
         await database.close();
+        await tracing?.shutdown();
       },
     };
   } catch (error) {
     await app?.close().catch(() => undefined);
     await database.close();
+    await tracing?.shutdown();
     throw error;
   }
-}
-
-/** JSON bodies only; parse failures and oversized bodies answer in the envelope at once. */
-function jsonBody(limit: number) {
-  const parse = express.json({ limit, strict: false });
-  return (req: Request, res: Response, next: NextFunction): void => {
-    parse(req, res, (error?: unknown) => {
-      if (!error) return next();
-      const apiError = toApiError(error) ?? new ApiError('invalid_request', 'Request body could not be read');
-      res.status(apiError.status).json(apiError.toBody());
-    });
-  };
 }

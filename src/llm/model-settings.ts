@@ -12,9 +12,19 @@ export interface OpenAiCompatibleModelSettings {
   /** Name of the environment variable holding the upstream key (never the key itself). */
   apiKeyEnv?: string;
   functionCalling: boolean;
+  /** The model takes `input_image` parts (default false: a request with one is refused). */
+  vision?: boolean;
+  /** The model takes `input_file` parts as Chat Completions `file` parts (default false). */
+  fileInput?: boolean;
   timeoutSeconds?: number;
   temperature?: number;
   maxOutputTokens?: number;
+  /** Which Chat Completions field carries the output limit (newer OpenAI models want the second). */
+  maxTokensParameter?: 'max_tokens' | 'max_completion_tokens';
+  /** Administrator's ceiling on a request's `max_output_tokens`; above it the request is refused. */
+  maxOutputTokensLimit?: number;
+  /** The model's context window in tokens, for `truncation: "auto"`. */
+  contextWindow?: number;
 }
 
 /**
@@ -26,9 +36,15 @@ export interface OpenAiCompatibleModelSettings {
 export interface OfflineModelSettings {
   provider: 'offline';
   functionCalling: boolean;
+  /** Default true: the offline model describes images and files it is sent. */
+  vision?: boolean;
+  fileInput?: boolean;
   script?: OfflineRule[];
   /** Pause between streamed tokens; 0 streams as fast as the client reads. */
   tokenDelayMs?: number;
+  maxOutputTokensLimit?: number;
+  /** A simulated context window (in the offline model's tokens: words); beyond it, like an upstream, it refuses. */
+  contextWindow?: number;
 }
 
 export interface OfflineRule {
@@ -38,6 +54,8 @@ export interface OfflineRule {
   /** Reply text; `{{input}}` is replaced by the text that matched. */
   reply?: string;
   call?: { tool: string; arguments: Record<string, unknown> };
+  /** Reasoning text streamed before the answer, as reasoning models do. */
+  reasoning?: string;
 }
 
 export const OFFLINE_DEFAULT_SETTINGS: OfflineModelSettings = { provider: 'offline', functionCalling: true };
@@ -60,6 +78,31 @@ function optionalNumber(
     throw new ModelSettingsError(`model.${key} must be a number between ${min} and ${max}`);
   }
   return value;
+}
+
+function optionalChoice<T extends string>(
+  source: Record<string, unknown>,
+  key: string,
+  choices: readonly T[],
+): T | undefined {
+  const value = source[key];
+  if (value === undefined || value === null) return undefined;
+  if (!choices.includes(value as T)) {
+    throw new ModelSettingsError(`model.${key} must be one of ${choices.map((c) => `"${c}"`).join(', ')}`);
+  }
+  return value as T;
+}
+
+function optionalBoolean(source: Record<string, unknown>, key: string): boolean | undefined {
+  const value = source[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'boolean') throw new ModelSettingsError(`model.${key} must be true or false`);
+  return value;
+}
+
+/** Whether the model takes image / file parts: as set, else true for the offline model only. */
+export function takesInput(settings: ModelSettings, kind: 'vision' | 'fileInput'): boolean {
+  return settings[kind] ?? settings.provider === 'offline';
 }
 
 function parseRule(rule: unknown, index: number): OfflineRule {
@@ -97,6 +140,11 @@ function parseRule(rule: unknown, index: number): OfflineRule {
       arguments: call.arguments ?? {},
     };
   }
+  if (rule.reasoning !== undefined) {
+    if (typeof rule.reasoning !== 'string')
+      throw new ModelSettingsError(`model.script[${index}].reasoning must be a string`);
+    parsed.reasoning = rule.reasoning;
+  }
   if (parsed.reply === undefined && parsed.call === undefined) {
     throw new ModelSettingsError(`model.script[${index}] needs a reply or a call`);
   }
@@ -109,14 +157,20 @@ export function parseModelSettings(input: unknown): ModelSettings {
   const functionCalling = input.functionCalling ?? true;
   if (typeof functionCalling !== 'boolean')
     throw new ModelSettingsError('model.functionCalling must be true or false');
+  const vision = optionalBoolean(input, 'vision');
+  const fileInput = optionalBoolean(input, 'fileInput');
   if (input.provider === 'offline') {
     const script = input.script ?? [];
     if (!Array.isArray(script)) throw new ModelSettingsError('model.script must be a list of rules');
     return {
       provider: 'offline',
       functionCalling,
+      ...(vision === undefined ? {} : { vision }),
+      ...(fileInput === undefined ? {} : { fileInput }),
       script: script.map(parseRule),
       tokenDelayMs: optionalNumber(input, 'tokenDelayMs', 0, 10_000),
+      maxOutputTokensLimit: optionalNumber(input, 'maxOutputTokensLimit', 1, 10_000_000),
+      contextWindow: optionalNumber(input, 'contextWindow', 1, 100_000_000),
     };
   }
   if (input.provider === 'openai-compatible') {
@@ -145,9 +199,17 @@ export function parseModelSettings(input: unknown): ModelSettings {
       model: input.model,
       apiKeyEnv: input.apiKeyEnv,
       functionCalling,
+      ...(vision === undefined ? {} : { vision }),
+      ...(fileInput === undefined ? {} : { fileInput }),
       timeoutSeconds: optionalNumber(input, 'timeoutSeconds', 1, 3600),
       temperature: optionalNumber(input, 'temperature', 0, 2),
       maxOutputTokens: optionalNumber(input, 'maxOutputTokens', 1, 1_000_000),
+      maxTokensParameter: optionalChoice(input, 'maxTokensParameter', [
+        'max_tokens',
+        'max_completion_tokens',
+      ]),
+      maxOutputTokensLimit: optionalNumber(input, 'maxOutputTokensLimit', 1, 10_000_000),
+      contextWindow: optionalNumber(input, 'contextWindow', 1, 100_000_000),
     };
   }
   throw new ModelSettingsError('model.provider must be "openai-compatible" or "offline"');

@@ -11,6 +11,7 @@ import {
 import type { ApplyReport } from '../admin-framework/apply/apply-report.js';
 import { ApplySectionProvider, claimKeys } from '../admin-framework/apply/apply-section.js';
 import {
+  declaredNames,
   OrganizationApplySection,
   type OrganizationInFile,
 } from '../organizations/admin/organization-apply-section.js';
@@ -62,6 +63,29 @@ export class GatewaysApplySection extends OrganizationApplySection {
       );
       report.record({ kind: 'gateway', key: `${slug}/${gateway.name}`, id: gateway.id, action });
     }
+  }
+
+  async prune(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
+    await this.eachStatedList(
+      document,
+      'gateways',
+      manager,
+      report,
+      async ({ slug, organization }, declared) => {
+        for (const deleted of await this.gateways.pruneExcept(
+          organization.id,
+          declaredNames(declared),
+          manager,
+        )) {
+          report.record({
+            kind: 'gateway',
+            key: `${slug}/${deleted.name}`,
+            id: deleted.id,
+            action: 'deleted',
+          });
+        }
+      },
+    );
   }
 }
 

@@ -184,13 +184,14 @@ export const ADMIN_SCHEMAS: Record<string, JsonSchema> = {
         },
         key: { type: 'string', description: 'How the document names it: `acme`, `acme/Support`' },
         id: { type: 'string' },
-        action: ACTION,
+        action: { type: 'string', enum: ['created', 'updated', 'unchanged', 'deleted'] },
       }),
     },
     summary: object({
       created: { type: 'integer' },
       updated: { type: 'integer' },
       unchanged: { type: 'integer' },
+      deleted: { type: 'integer', description: 'Only with `prune`' },
     }),
   }),
   AuditLogEntry: object({
@@ -201,7 +202,10 @@ export const ADMIN_SCHEMAS: Record<string, JsonSchema> = {
       id: { type: 'string', description: 'The key id, or the token subject' },
       issuer: nullable({ type: 'string', description: "The token's issuer (`oidc`)" }),
     }),
-    action: { type: 'string', description: '`created`, `updated`, `revoked`' },
+    action: {
+      type: 'string',
+      description: '`created`, `updated`, `revoked`, `deleted` (`apply` with `prune`)',
+    },
     resourceType: { type: 'string' },
     resourceId: { type: 'string' },
     before: nullable(anyObject('The resource before the change; never a secret or key hash')),
@@ -370,9 +374,18 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     summary: 'Apply a configuration document, as `apply -f` does, in one transaction',
     description:
       'The same document and report as the CLI (without `file`). An admin key may only name its own ' +
-      'organization and may not set `rateLimitPerMinute`.',
+      'organization and may not set `rateLimitPerMinute`. `apiKeys` are refused here (issue keys with ' +
+      '`POST /admin/v1/organizations/{org}/keys`).',
     parameters: [
       query('dry_run', 'Report what would change and change nothing', { type: 'boolean', default: false }),
+      query(
+        'prune',
+        '`apply --prune`: also delete what the document no longer declares, within the organizations and lists it states',
+        {
+          type: 'boolean',
+          default: false,
+        },
+      ),
     ],
     requestBody: body(ref('ApplyDocument')),
     responses: { '200': json(ref('ApplyReport'), 'What was (or would be) done, item by item') },

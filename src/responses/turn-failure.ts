@@ -1,12 +1,38 @@
 import type { Logger } from '@nestjs/common';
 import { unexpectedFailure } from '../common/errors/all-exceptions.filter.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
-import { TurnAbortedError, UpstreamError } from '../llm/llm.types.js';
+import {
+  ContextLengthError,
+  TurnAbortedError,
+  UnsupportedParameterError,
+  UpstreamError,
+} from '../llm/llm.types.js';
+
+/** Chat Completions parameter → the Responses request field a client sent. */
+const RESPONSES_NAME: Record<string, string> = {
+  max_tokens: 'max_output_tokens',
+  max_completion_tokens: 'max_output_tokens',
+  reasoning_effort: 'reasoning.effort',
+  response_format: 'text.format',
+  verbosity: 'text.verbosity',
+  logprobs: 'include (message.output_text.logprobs)',
+  tools: 'tools',
+};
 
 /** What a client hears of a turn that failed; anything unexpected is logged and stays generic. */
 export function turnFailure(error: unknown, logger: Logger): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof UpstreamError) return new ApiError(error.code, error.message);
+  if (error instanceof UnsupportedParameterError) {
+    const name = RESPONSES_NAME[error.param.split('.')[0]] ?? error.param;
+    return new ApiError('invalid_request', `${name} is not supported by the model behind this assistant`);
+  }
+  if (error instanceof ContextLengthError) {
+    return new ApiError(
+      'context_length_exceeded',
+      `The conversation does not fit the model's context window; send truncation: "auto" to leave the oldest turns out`,
+    );
+  }
   if (error instanceof TurnAbortedError) return new ApiError('server_error', 'The request was cancelled');
   return unexpectedFailure(logger, error, 'The turn failed');
 }

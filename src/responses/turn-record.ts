@@ -7,12 +7,15 @@ import { conversationTitle, inputToTranscript, userTextOf } from './transcript.j
 import type { PreparedTurn } from './turn-preparer.js';
 import type { TurnProgress } from './turn-runner.js';
 
-/** Token usage in the Response object's shape. */
+/** Token usage in the Response object's shape, with the upstream's cached and reasoning tokens. */
 export function usageOf(progress: TurnProgress): NonNullable<ResponseObject['usage']> {
+  const usage = progress.usage;
   return {
-    input_tokens: progress.usage.inputTokens,
-    output_tokens: progress.usage.outputTokens,
-    total_tokens: progress.usage.inputTokens + progress.usage.outputTokens,
+    input_tokens: usage.inputTokens,
+    input_tokens_details: { cached_tokens: usage.cachedTokens },
+    output_tokens: usage.outputTokens,
+    output_tokens_details: { reasoning_tokens: usage.reasoningTokens },
+    total_tokens: usage.inputTokens + usage.outputTokens,
   };
 }
 
@@ -25,8 +28,8 @@ export function turnRecord(
   recorder: ResponseRecorder,
   progress: TurnProgress,
   failure: ApiError | null,
-): TurnRecord {
-  const completedAt = new Date();
+  completedAt: Date,
+): Omit<TurnRecord, 'body'> {
   const userTexts = userTextOf(turn.request.input);
   const outputText = recorder.outputText;
   const messages: TurnRecord['messages'] = userTexts.map((content, position) => ({
@@ -36,6 +39,7 @@ export function turnRecord(
     position,
     createdAt: turn.createdAt,
   }));
+  // An incomplete reply (cut by max_output_tokens) is still the assistant's reply.
   if (!failure && outputText.trim()) {
     messages.push({
       id: randomUUID(),
@@ -60,7 +64,7 @@ export function turnRecord(
     input: turn.request.input,
     output: recorder.output,
     outputText,
-    transcript: failure ? inputToTranscript(turn.request.input) : progress.transcript,
+    transcript: failure ? inputToTranscript(turn.modelInput) : progress.transcript,
     usage: usageOf(progress),
     error: failure?.toBody().error ?? null,
     createdAt: turn.createdAt,

@@ -128,3 +128,13 @@ export class AuditLogQueryDto {
   @IsString()
   after?: string;
 }
+
+export class ApplyQueryDto {
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  dry_run?: string;
+
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  prune?: string;
+}

@@ -1,4 +1,5 @@
-export type ApplyAction = 'created' | 'updated' | 'unchanged';
+/** `deleted` only with `apply --prune`. */
+export type ApplyAction = 'created' | 'updated' | 'unchanged' | 'deleted';
 
 export interface ApplyChange {
   /** e.g. `organization`, `assistant`. */
@@ -18,7 +19,7 @@ export class ApplyReport {
   }
 
   summary(): Record<ApplyAction, number> {
-    const counts = { created: 0, updated: 0, unchanged: 0 };
+    const counts = { created: 0, updated: 0, unchanged: 0, deleted: 0 };
     for (const change of this.changes) counts[change.action] += 1;
     return counts;
   }

@@ -30,6 +30,13 @@ export interface ApplySection {
    * transaction), and records each item in `report`. Throws ApplyError to abort everything.
    */
   apply(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void>;
+  /**
+   * `apply --prune`: deletes what this section manages but the document no longer declares,
+   * within the organizations the document names and only for the lists an entry states (an
+   * organization entry without `assistants` leaves its assistants alone; `assistants: []`
+   * deletes them all). Runs after every section applied, in descending order.
+   */
+  prune?(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void>;
 }
 
 /** The metadata ApplyService looks for. */

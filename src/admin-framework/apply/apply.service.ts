@@ -49,6 +49,7 @@ export class ApplyService {
     document: ApplyDocument,
     options: {
       dryRun?: boolean;
+      prune?: boolean;
       beforeCommit?: (manager: EntityManager, report: ApplyReport) => Promise<void>;
     } = {},
   ): Promise<ApplyReport> {
@@ -62,6 +63,10 @@ export class ApplyService {
       await this.connection.withTransaction(async (manager) => {
         await this.repository.lockForTransaction(manager);
         for (const section of sections) await section.apply(document, manager, report);
+        if (options.prune) {
+          // Dependents first: specialists before their assistants, gateways before the tools they expose.
+          for (const section of [...sections].reverse()) await section.prune?.(document, manager, report);
+        }
         await options.beforeCommit?.(manager, report);
         if (options.dryRun) throw new DryRunRollback();
       });

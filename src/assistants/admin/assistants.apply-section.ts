@@ -8,11 +8,15 @@ import {
 } from '../../admin-framework/apply/apply-document.js';
 import { ApplySectionProvider, claimKeys } from '../../admin-framework/apply/apply-section.js';
 import {
+  declaredNames,
   OrganizationApplySection,
   type OrganizationInFile,
 } from '../../organizations/admin/organization-apply-section.js';
 import { OrganizationsService } from '../../organizations/organizations.service.js';
 import { AssistantInputError, AssistantsService } from '../assistants.service.js';
+import type { ApplyDocument } from '../../admin-framework/apply/apply-document.js';
+import type { ApplyReport } from '../../admin-framework/apply/apply-report.js';
+import type { EntityManager } from 'typeorm';
 
 /**
  * `organizations[].assistants: [{name, instructions, model, tools}]`, matched by name within the
@@ -57,5 +61,28 @@ export class AssistantsApplySection extends OrganizationApplySection {
       );
       report.record({ kind: 'assistant', key: `${slug}/${assistant.name}`, id: assistant.id, action });
     }
+  }
+
+  async prune(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
+    await this.eachStatedList(
+      document,
+      'assistants',
+      manager,
+      report,
+      async ({ slug, organization }, declared) => {
+        for (const deleted of await this.assistants.pruneExcept(
+          organization.id,
+          declaredNames(declared),
+          manager,
+        )) {
+          report.record({
+            kind: 'assistant',
+            key: `${slug}/${deleted.name}`,
+            id: deleted.id,
+            action: 'deleted',
+          });
+        }
+      },
+    );
   }
 }

@@ -15,6 +15,8 @@ const CODE_FOR_STATUS: Record<number, ErrorCode> = {
   429: 'rate_limit_exceeded',
 };
 
+const UNKNOWN_ROUTE = 'No endpoint has this method and path; /openapi.json lists every route';
+
 /** Errors thrown by body-parser carry a `type` and a status but are not HttpExceptions. */
 interface BodyParserError {
   type: string;
@@ -58,6 +60,8 @@ export function toApiError(exception: unknown): ApiError | undefined {
     const status = exception.getStatus();
     const code = CODE_FOR_STATUS[status];
     if (code === undefined) return undefined;
+    // Nest's router raises the only 404 HttpException ("Cannot POST /x"): say it our way.
+    if (code === 'not_found') return new ApiError(code, UNKNOWN_ROUTE);
     return new ApiError(code, describeHttpException(exception));
   }
   return undefined;

@@ -1,7 +1,8 @@
 /**
  * Every error code the service answers with: spec section 7.3 plus decisions.md, and the few
- * transport-level codes (not_found, payload_too_large, server_error). The filter maps codes to
- * status and type only through this table.
+ * transport-level codes (not_found, payload_too_large, request_timeout, headers_too_large,
+ * server_error). The filter maps
+ * codes to status and type only through this table.
  */
 export const ERROR_CATALOGUE = {
   invalid_request: { status: 400, type: 'invalid_request_error' },
@@ -13,6 +14,7 @@ export const ERROR_CATALOGUE = {
   invalid_tool_name: { status: 400, type: 'invalid_request_error' },
   invalid_input_type: { status: 400, type: 'invalid_request_error' },
   missing_call_id: { status: 400, type: 'invalid_request_error' },
+  context_length_exceeded: { status: 400, type: 'invalid_request_error' },
   missing_api_key: { status: 401, type: 'authentication_error' },
   invalid_api_key: { status: 401, type: 'authentication_error' },
   /** MCP gateway: OAuth bearer tokens from the identity provider (not API keys). */
@@ -27,11 +29,14 @@ export const ERROR_CATALOGUE = {
   response_not_found: { status: 404, type: 'not_found_error' },
   conversation_not_found: { status: 404, type: 'not_found_error' },
   method_not_allowed: { status: 405, type: 'invalid_request_error' },
+  /** Answered by the HTTP server itself (src/common/http/client-error.ts), before any route. */
+  request_timeout: { status: 408, type: 'invalid_request_error' },
   payload_too_large: { status: 413, type: 'invalid_request_error' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
   claim_value_too_large: { status: 422, type: 'validation_error' },
   bulk_limit_exceeded: { status: 422, type: 'validation_error' },
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error' },
+  headers_too_large: { status: 431, type: 'invalid_request_error' },
   server_error: { status: 500, type: 'server_error' },
   // Every 503 tells the client when to retry (spec 7.3 rule 3: with backoff); a thrower may set
   // its own value, this is the default.

@@ -29,6 +29,10 @@ export interface OrganizationInFile {
  * organization (the organizations section, order 100, wrote it in this same transaction) and
  * hands it to `applyTo`.
  */
+/** The `name` of each declared entry: what prune keeps. */
+export const declaredNames = (entries: readonly DocumentEntry[]): string[] =>
+  entries.map((entry) => requiredString(entry, 'name'));
+
 export abstract class OrganizationApplySection extends ApplySectionBase {
   constructor(protected readonly organizations: OrganizationsService) {
     super();
@@ -39,6 +43,26 @@ export abstract class OrganizationApplySection extends ApplySectionBase {
 
   /** Writes what `target.entry` declares for this section, recording each item in `target.report`. */
   protected abstract applyTo(target: OrganizationInFile): Promise<void>;
+
+  /**
+   * For `apply --prune`: each `organizations[]` entry that states `list` (even empty), with the
+   * entries it declares there, for `work` to delete the rest of.
+   */
+  protected async eachStatedList(
+    document: ApplyDocument,
+    list: string,
+    manager: EntityManager,
+    report: ApplyReport,
+    work: (target: OrganizationInFile, declared: DocumentEntry[]) => Promise<void>,
+  ): Promise<void> {
+    for (const entry of entriesAt(rootEntry(document), 'organizations')) {
+      if (!(list in entry.value)) continue;
+      const slug = requiredString(entry, 'slug');
+      const organization = await this.organizations.findBySlug(slug, manager);
+      if (!organization) throw new ApplyError(`${entry.path}: organization "${slug}" not found`);
+      await work({ entry, slug, organization, manager, report }, entriesAt(entry, list));
+    }
+  }
 
   async apply(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
     for (const entry of entriesAt(rootEntry(document), 'organizations')) {

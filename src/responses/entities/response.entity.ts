@@ -2,7 +2,7 @@ import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typ
 import { ConversationEntity } from './conversation.entity.js';
 import type { ChatMessage } from '../../llm/llm.types.js';
 
-export type StoredResponseStatus = 'completed' | 'requires_action' | 'failed';
+export type StoredResponseStatus = 'completed' | 'requires_action' | 'incomplete' | 'failed';
 
 /**
  * One turn. `output` is what the client saw; `transcript` is what the model saw added by this
@@ -71,4 +71,11 @@ export class ResponseEntity {
 
   @Column({ name: 'completed_at', type: 'timestamptz' })
   completedAt!: Date;
+
+  /**
+   * The Response object as the client was sent it (all echoed parameters, metadata, usage), for
+   * GET. `json`, not `jsonb`: the text is kept as written, so the copy is byte-identical.
+   */
+  @Column({ type: 'json', nullable: true })
+  body!: unknown;
 }

@@ -14,6 +14,8 @@ export interface ThreadHead {
   output: OutputItem[];
   activeAgent: string | null;
   transcript: ChatMessage[];
+  /** False when a response of the chain was deleted: the thread cannot be rebuilt whole. */
+  complete: boolean;
 }
 
 /** Everything one finished turn writes, in a single statement. */
@@ -34,10 +36,12 @@ export interface TurnRecord {
   output: OutputItem[];
   outputText: string;
   transcript: ChatMessage[];
-  usage: Record<string, number> | null;
+  usage: object | null;
   error: { type: string; code: string; message: string } | null;
   createdAt: Date;
   completedAt: Date;
+  /** The Response object exactly as the client was sent it, for GET (JSON text, key order kept). */
+  body: string | null;
   /** Chat-history messages: the user's text, and the reply unless the turn failed. */
   messages: { id: string; role: 'user' | 'assistant'; content: string; position: number; createdAt: Date }[];
 }
@@ -54,6 +58,9 @@ export interface StoredResponse {
   usage: Record<string, number> | null;
   error: { type: string; code: string; message: string } | null;
   createdAt: Date;
+  completedAt: Date;
+  /** The stored Response object; null for responses stored before it was kept. */
+  body: unknown;
 }
 
 interface ChainRow {
@@ -116,7 +123,55 @@ export class TurnStore {
       output: head.output ?? [],
       activeAgent: head.active_agent,
       transcript: rows.flatMap((row) => row.transcript),
+      // The walk reaches depth 1 unless a turn on the way was deleted (DELETE /v1/responses/{id}).
+      complete: rows[0].depth === 1,
     };
+  }
+
+  /**
+   * The input items a response was created with, as stored; null when the response is not this
+   * organization's, or not this end user's (the same rule as continuing a thread).
+   */
+  async findInput(
+    organizationId: string,
+    userId: string | null,
+    responseId: string,
+  ): Promise<unknown[] | null> {
+    const [row] = await this.dataSource.query<{ input: unknown[] }[]>(
+      `SELECT input FROM responses
+        WHERE id = $1 AND organization_id = $2 AND user_id IS NOT DISTINCT FROM $3::varchar`,
+      [responseId, organizationId, userId],
+    );
+    return row ? row.input : null;
+  }
+
+  /**
+   * Deletes one response of this organization and end user in one statement: its chat-history
+   * messages go with it (foreign key), its conversation then shows the branch up to the turn
+   * before it, and a conversation left without responses is deleted. False when there was none.
+   */
+  async deleteResponse(organizationId: string, userId: string | null, responseId: string): Promise<boolean> {
+    const [row] = await this.dataSource.query<{ deleted: number }[]>(
+      `WITH deleted AS (
+         DELETE FROM responses
+          WHERE id = $1 AND organization_id = $2 AND user_id IS NOT DISTINCT FROM $3::varchar
+         RETURNING id, conversation_id, previous_response_id
+       ), emptied AS (
+         DELETE FROM conversations c USING deleted d
+          WHERE c.id = d.conversation_id AND c.organization_id = $2
+            AND NOT EXISTS (SELECT 1 FROM responses r WHERE r.conversation_id = c.id AND r.id <> d.id)
+         RETURNING c.id
+       ), moved AS (
+         UPDATE conversations c SET last_response_id = d.previous_response_id
+           FROM deleted d
+          WHERE c.id = d.conversation_id AND c.organization_id = $2 AND c.last_response_id = d.id
+            AND c.id NOT IN (SELECT id FROM emptied)
+         RETURNING c.id
+       )
+       SELECT (SELECT count(*)::integer FROM deleted) AS deleted`,
+      [responseId, organizationId, userId],
+    );
+    return row.deleted > 0;
   }
 
   /**
@@ -135,9 +190,9 @@ export class TurnStore {
        ), response AS (
          INSERT INTO responses (id, organization_id, assistant_id, conversation_id, previous_response_id, user_id,
                                 status, depth, active_agent, instructions, input, output, output_text, transcript,
-                                usage, error, created_at, completed_at)
+                                usage, error, created_at, completed_at, body)
          SELECT $6::uuid, $2::uuid, $3::uuid, conversation.id, $9::uuid, $4::varchar, $10::varchar, $11::int, $12::varchar,
-                $13::text, $14::jsonb, $15::jsonb, $16::text, $17::jsonb, $18::jsonb, $19::jsonb, $7::timestamptz, $8::timestamptz
+                $13::text, $14::jsonb, $15::jsonb, $16::text, $17::jsonb, $18::jsonb, $19::jsonb, $7::timestamptz, $8::timestamptz, $21::json
            FROM conversation
          RETURNING id, conversation_id
        )
@@ -167,6 +222,7 @@ export class TurnStore {
         JSON.stringify(
           turn.messages.map(({ createdAt, ...message }) => ({ ...message, created_at: createdAt })),
         ),
+        turn.body,
       ],
     );
   }
@@ -174,7 +230,7 @@ export class TurnStore {
   async findResponse(organizationId: string, responseId: string): Promise<StoredResponse | null> {
     const rows: Record<string, unknown>[] = await this.dataSource.query(
       `SELECT id, assistant_id, conversation_id, previous_response_id, status, instructions, output, output_text,
-              usage, error, created_at
+              usage, error, created_at, completed_at, body
          FROM responses WHERE id = $1 AND organization_id = $2`,
       [responseId, organizationId],
     );
@@ -192,6 +248,8 @@ export class TurnStore {
       usage: row.usage as Record<string, number> | null,
       error: row.error as StoredResponse['error'],
       createdAt: row.created_at as Date,
+      completedAt: row.completed_at as Date,
+      body: row.body,
     };
   }
 

@@ -15,6 +15,9 @@ import {
 } from '../../organizations/admin/organization-apply-section.js';
 import { OrganizationsService } from '../../organizations/organizations.service.js';
 import { SpecialistInputError, SpecialistsService } from '../specialists.service.js';
+import type { ApplyDocument } from '../../admin-framework/apply/apply-document.js';
+import type { ApplyReport } from '../../admin-framework/apply/apply-report.js';
+import type { EntityManager } from 'typeorm';
 
 /**
  * `organizations[].assistants[].specialists: [{name, role, instructions, model, tools}]`, matched
@@ -81,6 +84,39 @@ export class SpecialistsApplySection extends OrganizationApplySection {
         });
       }
     }
+  }
+
+  async prune(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
+    await this.eachStatedList(
+      document,
+      'assistants',
+      manager,
+      report,
+      async ({ entry, slug, organization }) => {
+        for (const assistantEntry of entriesAt(entry, 'assistants')) {
+          if (!('specialists' in assistantEntry.value)) continue;
+          const assistantName = requiredString(assistantEntry, 'name');
+          const assistant = await this.assistants.findUniqueByName(organization.id, assistantName, manager);
+          if (!assistant) continue;
+          const declared = entriesAt(assistantEntry, 'specialists').map((item) =>
+            requiredString(item, 'name'),
+          );
+          for (const deleted of await this.specialists.pruneExcept(
+            organization.id,
+            assistant.id,
+            declared,
+            manager,
+          )) {
+            report.record({
+              kind: 'specialist',
+              key: `${slug}/${assistant.name}/${deleted.name}`,
+              id: deleted.id,
+              action: 'deleted',
+            });
+          }
+        }
+      },
+    );
   }
 }
 

@@ -8,11 +8,15 @@ import {
 } from '../../admin-framework/apply/apply-document.js';
 import { ApplySectionProvider, claimKeys } from '../../admin-framework/apply/apply-section.js';
 import {
+  declaredNames,
   OrganizationApplySection,
   type OrganizationInFile,
 } from '../../organizations/admin/organization-apply-section.js';
 import { OrganizationsService } from '../../organizations/organizations.service.js';
 import { ToolInputError, ToolsService } from '../tools.service.js';
+import type { ApplyDocument } from '../../admin-framework/apply/apply-document.js';
+import type { ApplyReport } from '../../admin-framework/apply/apply-report.js';
+import type { EntityManager } from 'typeorm';
 
 /**
  * `organizations[].plugins: [{name, oauth}]` and `organizations[].tools: [{name, kind,
@@ -75,5 +79,43 @@ export class ToolsApplySection extends OrganizationApplySection {
       );
       report.record({ kind: 'tool', key: `${slug}/${tool.name}`, id: tool.id, action });
     }
+  }
+
+  async prune(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
+    await this.eachStatedList(
+      document,
+      'tools',
+      manager,
+      report,
+      async ({ slug, organization }, declared) => {
+        for (const deleted of await this.tools.pruneToolsExcept(
+          organization.id,
+          declaredNames(declared),
+          manager,
+        )) {
+          report.record({ kind: 'tool', key: `${slug}/${deleted.name}`, id: deleted.id, action: 'deleted' });
+        }
+      },
+    );
+    await this.eachStatedList(
+      document,
+      'plugins',
+      manager,
+      report,
+      async ({ slug, organization }, declared) => {
+        for (const deleted of await this.tools.prunePluginsExcept(
+          organization.id,
+          declaredNames(declared),
+          manager,
+        )) {
+          report.record({
+            kind: 'plugin',
+            key: `${slug}/${deleted.name}`,
+            id: deleted.id,
+            action: 'deleted',
+          });
+        }
+      },
+    );
   }
 }

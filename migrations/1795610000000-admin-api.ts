@@ -1,8 +1,8 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /** The admin API's audit log. The new `admin` key scope needs no change: scopes are a text array. */
-export class AdminApi1795600000000 implements MigrationInterface {
-  name = 'AdminApi1795600000000';
+export class AdminApi1795610000000 implements MigrationInterface {
+  name = 'AdminApi1795610000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(
