@@ -2,6 +2,9 @@ import { applyDecorators, UseGuards } from '@nestjs/common';
 import { OwnAuthentication } from '../auth/auth.decorators.js';
 import { AdminAccessGuard } from './admin-access.guard.js';
 
+/** The admin API's prefix: `@Controller(ADMIN_PREFIX)` or `` `${ADMIN_PREFIX}/…` ``. */
+export const ADMIN_PREFIX = 'admin/v1';
+
 /**
  * Opens a route to admin callers only (an organization's `admin` key, or a platform
  * administrator's token) instead of the global API-key scopes. The handler reads who with

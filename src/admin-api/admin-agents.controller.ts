@@ -1,8 +1,7 @@
 import { Body, Controller, Get, Param, Put } from '@nestjs/common';
-import { AdminAccess } from './admin-access.decorator.js';
+import { ADMIN_PREFIX, AdminAccess } from './admin-access.decorator.js';
 import { AdminAgentsService } from './admin-agents.service.js';
 import { Caller, type AdminCaller } from './admin-caller.js';
-import { ADMIN_PREFIX } from './admin-organizations.controller.js';
 import { PutAssistantDto, PutGatewayDto, PutSpecialistDto, PutToolDto } from './dto/admin-bodies.dto.js';
 
 const ORG = `${ADMIN_PREFIX}/organizations/:org`;

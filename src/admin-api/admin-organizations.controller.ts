@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { AdminAccess } from './admin-access.decorator.js';
+import { ADMIN_PREFIX, AdminAccess } from './admin-access.decorator.js';
 import { Caller, type AdminCaller } from './admin-caller.js';
 import { AdminOrganizationsService } from './admin-organizations.service.js';
 import {
@@ -8,9 +8,6 @@ import {
   CreateApiKeyDto,
   PutOrganizationDto,
 } from './dto/admin-bodies.dto.js';
-
-/** The admin API's prefix; other modules adding admin routes (usage) use it too. */
-export const ADMIN_PREFIX = 'admin/v1';
 
 @Controller(ADMIN_PREFIX)
 @AdminAccess()
