@@ -28,6 +28,7 @@ import {
   type EchoedParams,
 } from './turn-options.js';
 import type { TurnPlan } from './turn-runner.js';
+import { inSpan } from '../common/tracing/tracing.js';
 
 /** A turn validated against the database and ready to run: nothing left to read but tools' own servers. */
 export interface PreparedTurn {
@@ -87,23 +88,26 @@ export class TurnPreparer {
 
     const previousId =
       request.previousResponseId === null ? null : parseResponseId(request.previousResponseId);
-    const [modelInput, previous, userContext, [roster, catalogue]] = await Promise.all([
-      this.attachments.forModel(request.input, assistant.model),
-      previousId ? this.store.loadThread(organizationId, assistant.id, user.userId, previousId) : null,
-      user.userId
-        ? this.userContexts.loadForTurn(
-            organizationId,
-            user.userId,
-            assistant.id,
-            this.config.memory.contextBudgetChars,
-          )
-        : null,
-      this.rosters.forAssistant(assistant).then(async (roster) => {
-        const agents = [roster.generic, ...roster.specialists.values()];
-        const names = agents.flatMap((agent) => agent.toolNames);
-        return [roster, await this.toolCatalog.load(organizationId, names)] as const;
-      }),
-    ]);
+    // Every read before the first byte, at once (one span when tracing is on).
+    const [modelInput, previous, userContext, [roster, catalogue]] = await inSpan('load context', {}, () =>
+      Promise.all([
+        this.attachments.forModel(request.input, assistant.model),
+        previousId ? this.store.loadThread(organizationId, assistant.id, user.userId, previousId) : null,
+        user.userId
+          ? this.userContexts.loadForTurn(
+              organizationId,
+              user.userId,
+              assistant.id,
+              this.config.memory.contextBudgetChars,
+            )
+          : null,
+        this.rosters.forAssistant(assistant).then(async (roster) => {
+          const agents = [roster.generic, ...roster.specialists.values()];
+          const names = agents.flatMap((agent) => agent.toolNames);
+          return [roster, await this.toolCatalog.load(organizationId, names)] as const;
+        }),
+      ]),
+    );
     if (request.previousResponseId !== null && !previous) {
       throw new ApiError('response_not_found', `No response ${request.previousResponseId}`);
     }

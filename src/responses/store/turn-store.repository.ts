@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { ChatMessage } from '../../llm/llm.types.js';
 import type { StoredResponseStatus } from '../entities/response.entity.js';
 import type { OutputItem } from '../streaming/response-recorder.js';
+import { inSpan } from '../../common/tracing/tracing.js';
 
 /** The end of the branch a new turn continues, with the whole model transcript before it. */
 export interface ThreadHead {
@@ -86,6 +87,8 @@ export interface ErasedHistory {
  * two statements on every turn's path, one read of the thread and one write of the result, and
  * for the erase-user deletes. The tenant (organization, assistant, user) is part of each query.
  */
+const SAVE_TURN_SPAN = { 'db.system.name': 'postgresql', 'db.operation.name': 'INSERT' };
+
 @Injectable()
 export class TurnStore {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -178,7 +181,11 @@ export class TurnStore {
    * Stores a finished turn atomically in one statement: the conversation (created, or touched),
    * the response and its chat-history messages.
    */
-  async saveTurn(turn: TurnRecord): Promise<void> {
+  saveTurn(turn: TurnRecord): Promise<void> {
+    return inSpan('save turn', SAVE_TURN_SPAN, () => this.writeTurn(turn));
+  }
+
+  private async writeTurn(turn: TurnRecord): Promise<void> {
     await this.dataSource.query(
       `WITH conversation AS (
          INSERT INTO conversations (id, organization_id, assistant_id, user_id, title, last_response_id, created_at, updated_at)
