@@ -55,6 +55,8 @@ export interface PreparedTurn {
  * assistant, then at once the thread, the user's context and the roster with its tool rows.
  * Errors here are plain HTTP errors even for `stream: true`.
  */
+const NO_ATTRIBUTES = {};
+
 @Injectable()
 export class TurnPreparer {
   constructor(
@@ -89,24 +91,27 @@ export class TurnPreparer {
     const previousId =
       request.previousResponseId === null ? null : parseResponseId(request.previousResponseId);
     // Every read before the first byte, at once (one span when tracing is on).
-    const [modelInput, previous, userContext, [roster, catalogue]] = await inSpan('load context', {}, () =>
-      Promise.all([
-        this.attachments.forModel(request.input, assistant.model),
-        previousId ? this.store.loadThread(organizationId, assistant.id, user.userId, previousId) : null,
-        user.userId
-          ? this.userContexts.loadForTurn(
-              organizationId,
-              user.userId,
-              assistant.id,
-              this.config.memory.contextBudgetChars,
-            )
-          : null,
-        this.rosters.forAssistant(assistant).then(async (roster) => {
-          const agents = [roster.generic, ...roster.specialists.values()];
-          const names = agents.flatMap((agent) => agent.toolNames);
-          return [roster, await this.toolCatalog.load(organizationId, names)] as const;
-        }),
-      ]),
+    const [modelInput, previous, userContext, [roster, catalogue]] = await inSpan(
+      'load context',
+      NO_ATTRIBUTES,
+      () =>
+        Promise.all([
+          this.attachments.forModel(request.input, assistant.model),
+          previousId ? this.store.loadThread(organizationId, assistant.id, user.userId, previousId) : null,
+          user.userId
+            ? this.userContexts.loadForTurn(
+                organizationId,
+                user.userId,
+                assistant.id,
+                this.config.memory.contextBudgetChars,
+              )
+            : null,
+          this.rosters.forAssistant(assistant).then(async (roster) => {
+            const agents = [roster.generic, ...roster.specialists.values()];
+            const names = agents.flatMap((agent) => agent.toolNames);
+            return [roster, await this.toolCatalog.load(organizationId, names)] as const;
+          }),
+        ]),
     );
     if (request.previousResponseId !== null && !previous) {
       throw new ApiError('response_not_found', `No response ${request.previousResponseId}`);

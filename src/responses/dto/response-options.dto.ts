@@ -106,8 +106,6 @@ const KNOWN_FIELDS = new Set([
 const INCLUDABLE = new Set([
   'message.output_text.logprobs',
   'reasoning.encrypted_content',
-  'web_search_call.action.sources',
-  'web_search_call.results',
   'message.input_image.image_url',
   'file_search_call.results',
   'code_interpreter_call.outputs',
