@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ERROR_CATALOGUE, type ErrorCode } from '../common/errors/error-catalogue.js';
 import { CONVERSATION_PAGE, MESSAGE_PAGE } from '../conversations/dto/chat-history-query.dto.js';
+import { ITEM_PAGE } from '../conversations/dto/conversation-limits.js';
 import { MEMORY_PAGE } from '../memory/dto/memory-query.dto.js';
 import { ERROR_MEANINGS } from './error-meanings.js';
 import { OPERATIONS, TAGS, type Access, type HttpMethod, type OperationSpec } from './operations.js';
@@ -201,6 +202,31 @@ const PARAMETERS: Record<string, JsonSchema> = {
     minimum: 1,
     maximum: MESSAGE_PAGE.max,
     default: MESSAGE_PAGE.default,
+  }),
+  ConversationApiId: pathParam(
+    'id',
+    'A conversation id: `conv_<uuid>`, or the bare UUID chat history shows',
+    {
+      type: 'string',
+    },
+  ),
+  ConversationItemId: pathParam('itemId', 'An item id, as the item list shows it', { type: 'string' }),
+  ItemLimit: queryParam('limit', `Items per page (default ${ITEM_PAGE.default})`, {
+    type: 'integer',
+    minimum: 1,
+    maximum: ITEM_PAGE.max,
+    default: ITEM_PAGE.default,
+  }),
+  ItemAfter: queryParam('after', 'The `last_id` of the previous page', { type: 'string' }),
+  ItemOrder: queryParam('order', 'Oldest first (`asc`) or newest first (`desc`, the default)', {
+    type: 'string',
+    enum: ['asc', 'desc'],
+    default: 'desc',
+  }),
+  ItemInclude: queryParam('include', 'No value is supported: any is refused with 400', {
+    type: 'array',
+    items: { type: 'string' },
+    maxItems: 0,
   }),
   HistoryAfter: queryParam('after', 'The `x-next-cursor` of the previous page (opaque)', { type: 'string' }),
 };

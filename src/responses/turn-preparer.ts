@@ -11,7 +11,13 @@ import { renderUserContext } from '../memory/user-context.prompt.js';
 import { UserContextService, type TurnUserContext } from '../memory/user-context.service.js';
 import { AgentRosterService, type AgentRoster } from '../specialists/agent-roster.service.js';
 import { ToolCatalogService, type LoadedCatalogue } from '../tools/tool-catalog.service.js';
-import { parseResponseId, type CreateResponseDto, type UserHeaders } from './dto/create-response.dto.js';
+import {
+  parseConversationId,
+  parseResponseId,
+  type CreateResponseDto,
+  type UserHeaders,
+} from './dto/create-response.dto.js';
+import { ConversationStore } from './store/conversation-store.repository.js';
 import { TurnStore, type ThreadHead } from './store/turn-store.repository.js';
 import { inputToTranscript } from './transcript.js';
 import type { TurnPlan } from './turn-runner.js';
@@ -43,6 +49,7 @@ export class TurnPreparer {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly assistants: AssistantsService,
     private readonly store: TurnStore,
+    private readonly conversations: ConversationStore,
     private readonly rosters: AgentRosterService,
     private readonly userContexts: UserContextService,
     private readonly toolCatalog: ToolCatalogService,
@@ -68,8 +75,11 @@ export class TurnPreparer {
 
     const previousId =
       request.previousResponseId === null ? null : parseResponseId(request.previousResponseId);
-    const [previous, userContext, [roster, catalogue]] = await Promise.all([
+    const conversationId =
+      request.conversationId === null ? null : parseConversationId(request.conversationId);
+    const [previous, conversation, userContext, [roster, catalogue]] = await Promise.all([
       previousId ? this.store.loadThread(organizationId, assistant.id, user.userId, previousId) : null,
+      conversationId ? this.conversations.loadThread(organizationId, user.userId, conversationId) : null,
       user.userId
         ? this.userContexts.loadForTurn(
             organizationId,
@@ -87,7 +97,18 @@ export class TurnPreparer {
     if (request.previousResponseId !== null && !previous) {
       throw new ApiError('response_not_found', `No response ${request.previousResponseId}`);
     }
-    checkCallIds(request, previous);
+    if (request.conversationId !== null && !conversation) {
+      throw new ApiError('conversation_not_found', `No conversation ${request.conversationId}`);
+    }
+    if (conversation?.conversation.assistantId && conversation.conversation.assistantId !== assistant.id) {
+      throw new ApiError(
+        'invalid_request',
+        `Conversation ${request.conversationId} belongs to assistant asst_${conversation.conversation.assistantId}`,
+      );
+    }
+    // Continuing a conversation is continuing its newest turn, as previous_response_id would.
+    const head = conversation ? conversation.head : previous;
+    checkCallIds(request, head);
 
     return {
       responseId: randomUUID(),
@@ -96,8 +117,8 @@ export class TurnPreparer {
       assistant,
       request,
       user,
-      previous,
-      conversationId: previous?.conversationId ?? randomUUID(),
+      previous: head,
+      conversationId: conversation?.conversation.id ?? previous?.conversationId ?? randomUUID(),
       roster,
       catalogue,
       userContext,

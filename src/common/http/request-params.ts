@@ -29,6 +29,11 @@ export function requireUserId(headers: Headers): string {
   return value;
 }
 
+/** For the endpoints where `x-user-id` is optional: without it they reach anonymous data only. */
+export function optionalUserId(headers: Headers): string | null {
+  return headers['x-user-id'] === undefined ? null : requireUserId(headers);
+}
+
 /** A query parameter given at most once. */
 export function singleQueryParam(query: Query, name: string): string | undefined {
   const value = query[name];
