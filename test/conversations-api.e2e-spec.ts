@@ -489,7 +489,23 @@ describe('the Conversations API', () => {
           'invalid_request',
           'metadata has 17 keys; at most 16',
         ],
+        [
+          'POST',
+          path,
+          { metadata: { ['k'.repeat(65)]: 'v' } },
+          400,
+          'invalid_request',
+          'metadata keys must be at most 64 characters (got 65)',
+        ],
         ['POST', path, {}, 400, 'missing_required_field', 'Missing required field: metadata'],
+        [
+          'POST',
+          `${path}/items?include=message.input_image.image_url`,
+          { items: [{ role: 'user', content: 'x' }] },
+          400,
+          'invalid_request',
+          'include value "message.input_image.image_url" is not supported',
+        ],
         ['POST', `${path}/items`, { items: [] }, 400, 'invalid_request', 'items must not be empty'],
         ['POST', `${path}/items`, {}, 400, 'missing_required_field', 'Missing required field: items'],
         [

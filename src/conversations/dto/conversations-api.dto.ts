@@ -88,7 +88,7 @@ export function checkMetadata(metadata: Record<string, unknown> | null | undefin
     if (key.length > MAX_METADATA_KEY_LENGTH) {
       throw new ApiError(
         'invalid_request',
-        `metadata key "${key.slice(0, 70)}…" is longer than ${MAX_METADATA_KEY_LENGTH} characters`,
+        `metadata keys must be at most ${MAX_METADATA_KEY_LENGTH} characters (got ${key.length})`,
       );
     }
     if (typeof value !== 'string' || value.length > MAX_METADATA_VALUE_LENGTH) {
