@@ -447,7 +447,7 @@ describe('the Conversations API', () => {
           { items: 'x' },
           400,
           'invalid_request',
-          'items: at most 20 items per request; items must be an array of input items',
+          'items must be an array of input items',
         ],
         [
           'POST',
@@ -500,11 +500,11 @@ describe('the Conversations API', () => {
         ['POST', path, {}, 400, 'missing_required_field', 'Missing required field: metadata'],
         [
           'POST',
-          `${path}/items?include=message.input_image.image_url`,
+          `${path}/items?include=reasoning.encrypted_content`,
           { items: [{ role: 'user', content: 'x' }] },
           400,
           'invalid_request',
-          'include value "message.input_image.image_url" is not supported',
+          'include value "reasoning.encrypted_content" is not supported by this endpoint (supported: message.input_image.image_url)',
         ],
         ['POST', `${path}/items`, { items: [] }, 400, 'invalid_request', 'items must not be empty'],
         ['POST', `${path}/items`, {}, 400, 'missing_required_field', 'Missing required field: items'],
@@ -524,14 +524,14 @@ describe('the Conversations API', () => {
           'invalid_request',
           'limit must be a whole number from 1 to 100',
         ],
-        ['GET', `${path}/items?order=up`, undefined, 400, 'invalid_request', 'order must be asc or desc'],
+        ['GET', `${path}/items?order=up`, undefined, 400, 'invalid_request', 'order must be "asc" or "desc"'],
         [
           'GET',
           `${path}/items?after=msg_nope`,
           undefined,
           400,
           'invalid_request',
-          'after: no item msg_nope in this conversation',
+          'after is not a cursor this endpoint returned',
         ],
         [
           'GET',
@@ -539,7 +539,7 @@ describe('the Conversations API', () => {
           undefined,
           400,
           'invalid_request',
-          'include value "message.output_text.logprobs" is not supported',
+          'include value "message.output_text.logprobs" is not supported by this endpoint (supported: message.input_image.image_url)',
         ],
         [
           'GET',
@@ -580,7 +580,10 @@ describe('the Conversations API', () => {
         alice.conversations.items.list(conversationId, { include: ['message.output_text.logprobs'] }),
       ).rejects.toMatchObject({
         status: 400,
-        error: { message: 'include value "message.output_text.logprobs" is not supported' },
+        error: {
+          message:
+            'include value "message.output_text.logprobs" is not supported by this endpoint (supported: message.input_image.image_url)',
+        },
       });
     });
 

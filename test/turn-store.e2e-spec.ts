@@ -210,6 +210,7 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
         output: third.output,
         activeAgent: null,
         transcript: [...first.transcript, ...second.transcript, ...third.transcript],
+        complete: true,
       });
       expect((await store.loadThread(orgA, asstA, 'u1', second.responseId))?.activeAgent).toBe('billing');
     });

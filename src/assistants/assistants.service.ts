@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AssistantsRepository } from './assistants.repository.js';
 import { AssistantEntity } from './entities/assistant.entity.js';
-import { ModelSettingsError, parseModelSettings } from './model-settings.js';
+import { ModelSettingsError, parseModelSettings } from '../llm/model-settings.js';
 
 export class AssistantInputError extends Error {}
 

@@ -10,6 +10,8 @@ export interface AppConfig {
     host: string;
     port: number;
     bodyLimitBytes: number;
+    /** Largest request line plus headers Node's HTTP parser accepts; beyond it, 431. */
+    maxHeaderBytes: number;
     /** Public origin of this backend, used in absolute URLs when set. */
     publicBaseUrl: string | undefined;
     trustProxy: boolean;
@@ -101,6 +103,15 @@ export interface AppConfig {
     /** Where tools' `fromEnv` / `apiKeyEnv` / `env` names are looked up (the process environment). */
     secretEnvironment: Readonly<Record<string, string | undefined>>;
   };
+  /** Images and files in user messages (input_image / input_file parts). */
+  inputs: {
+    /** Largest image, decoded, whether sent inline or fetched from its URL. */
+    maxImageBytes: number;
+    /** Largest file, decoded, whether sent inline or fetched from its URL. */
+    maxFileBytes: number;
+    /** How long fetching one image_url / file_url may take. */
+    urlTimeoutMs: number;
+  };
   logging: {
     level: LogLevel;
   };
@@ -182,6 +193,13 @@ function byteSize(env: Env, name: string, fallback: number): number {
   if (bytes < 1024 || bytes > 64 * 1024 * 1024) {
     throw new ConfigError(name, 'must be between 1kb and 64mb');
   }
+  return bytes;
+}
+
+/** MAX_HEADER_SIZE: Node's own default (16 KB), at most 1 MB (every header is held in memory). */
+function headerSize(env: Env): number {
+  const bytes = byteSize(env, 'MAX_HEADER_SIZE', 16 * 1024);
+  if (bytes > 1024 * 1024) throw new ConfigError('MAX_HEADER_SIZE', 'must be between 1kb and 1mb');
   return bytes;
 }
 
@@ -339,6 +357,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       host: raw(env, 'HOST') ?? '0.0.0.0',
       port: integer(env, 'PORT', 8080, 0, 65535),
       bodyLimitBytes: byteSize(env, 'BODY_LIMIT', 4 * 1024 * 1024),
+      maxHeaderBytes: headerSize(env),
       publicBaseUrl: url(env, 'PUBLIC_BASE_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
       trustProxy: boolean(env, 'TRUST_PROXY', false),
     },
@@ -379,6 +398,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
     metrics: loadMetrics(env),
     lifecycle: loadLifecycle(env),
     tools: loadTools(env),
+    inputs: {
+      maxImageBytes: byteSize(env, 'INPUT_IMAGE_MAX_BYTES', 5 * 1024 * 1024),
+      maxFileBytes: byteSize(env, 'INPUT_FILE_MAX_BYTES', 10 * 1024 * 1024),
+      urlTimeoutMs: integer(env, 'INPUT_URL_TIMEOUT_SECONDS', 10, 1, 300) * 1000,
+    },
     logging: { level: logLevel },
   };
 }

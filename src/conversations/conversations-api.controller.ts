@@ -5,13 +5,13 @@ import { Principal, RequireScopes } from '../auth/auth.decorators.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { optionalUserId } from '../common/http/request-params.js';
 import type { ConversationItem } from '../responses/conversation-items.js';
+import { ListInputItemsQueryDto } from '../responses/dto/list-input-items.dto.js';
 import type { StoredConversationRecord } from '../responses/store/conversation-store.repository.js';
 import { ConversationsApiService, type ConversationOwner } from './conversations-api.service.js';
 import {
   checkMetadata,
   CreateConversationDto,
   CreateItemsDto,
-  ListItemsQueryDto,
   refuseInclude,
   UpdateConversationDto,
 } from './dto/conversations-api.dto.js';
@@ -116,11 +116,13 @@ export class ConversationsApiController {
     @Principal() principal: ApiKeyPrincipal,
     @Headers() headers: RequestHeaders,
     @Param('id') id: string,
-    @Query() query: ListItemsQueryDto,
-    @Req() req: Request,
+    @Query() query: ListInputItemsQueryDto,
   ): Promise<ItemList> {
-    refuseInclude(req.query);
-    const page = await this.conversations.listItems(ownerOf(principal, headers), id, query);
+    const page = await this.conversations.listItems(ownerOf(principal, headers), id, {
+      after: query.after ?? null,
+      limit: query.limit,
+      order: query.order,
+    });
     return itemList(page.items, page.hasMore);
   }
 

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { ApiError } from '../common/errors/error-catalogue.js';
@@ -6,17 +5,16 @@ import {
   branchItems,
   itemMessages,
   removeItem,
-  withIds,
   type ConversationItem,
   type LocatedItem,
 } from '../responses/conversation-items.js';
 import { parseConversationId, parseInput } from '../responses/dto/create-response.dto.js';
+import type { ListInputItemsQuery } from '../responses/dto/list-input-items.dto.js';
 import {
   ConversationStore,
   type StoredConversationRecord,
 } from '../responses/store/conversation-store.repository.js';
 import { conversationTitle, inputToTranscript } from '../responses/transcript.js';
-import { ITEM_PAGE } from './dto/conversation-limits.js';
 
 /** Who is asking: the key's organization and the end user (`x-user-id`), null for anonymous. */
 export interface ConversationOwner {
@@ -99,22 +97,17 @@ export class ConversationsApiService {
   }
 
   /** One page of the current branch's items; `after` is an item id of the previous page. */
-  async listItems(
-    owner: ConversationOwner,
-    rawId: string,
-    query: { after?: string; limit?: number; order?: 'asc' | 'desc' },
-  ): Promise<ItemPage> {
+  async listItems(owner: ConversationOwner, rawId: string, query: ListInputItemsQuery): Promise<ItemPage> {
     const conversation = await this.retrieve(owner, rawId);
     const ordered = (await this.items(owner, conversation)).map((located) => located.item);
     if (query.order !== 'asc') ordered.reverse();
     let start = 0;
-    if (query.after !== undefined) {
+    if (query.after !== null) {
       const index = ordered.findIndex((item) => item.id === query.after);
-      if (index < 0)
-        throw new ApiError('invalid_request', `after: no item ${query.after} in this conversation`);
+      if (index < 0) throw new ApiError('invalid_request', 'after is not a cursor this endpoint returned');
       start = index + 1;
     }
-    const limit = query.limit ?? ITEM_PAGE.default;
+    const limit = query.limit;
     return { items: ordered.slice(start, start + limit), hasMore: start + limit < ordered.length };
   }
 
@@ -171,16 +164,15 @@ export class ConversationsApiService {
     items: ReturnType<typeof parseInput>,
     now: Date,
   ): Promise<ConversationItem[]> {
-    const stored = withIds(items, (prefix) => `${prefix}_${randomUUID().replaceAll('-', '')}`);
     const messages = itemMessages(items);
     const firstUserText = messages.find((message) => message.role === 'user')?.content ?? '';
-    await this.store.appendItems(
+    const turnId = await this.store.appendItems(
       manager,
       owner.organizationId,
       owner.userId,
       conversation,
       {
-        items: stored,
+        items,
         transcript: inputToTranscript(items),
         messages,
         title: conversationTitle(firstUserText),
@@ -188,21 +180,35 @@ export class ConversationsApiService {
       now,
     );
     return branchItems([
-      { id: '', assistantId: null, input: stored, output: [], transcript: [], outputText: '' },
+      { id: turnId, assistantId: null, input: items, output: [], transcript: [], outputText: '' },
     ]).map((located) => located.item);
   }
 }
 
 /** The responses parser, its messages naming `items` instead of `input`. */
 function parseItems(raw: unknown[]): ReturnType<typeof parseInput> {
+  let items: ReturnType<typeof parseInput>;
   try {
-    return parseInput(raw);
+    items = parseInput(raw);
   } catch (error) {
     if (error instanceof ApiError) {
       throw new ApiError(error.code, error.message.replace(/^input/, 'items'));
     }
     throw error;
   }
+  // A turn fetches file_url parts for the model of its assistant; stored items have neither yet.
+  const fetched = items.findIndex(
+    (item) =>
+      item.type === 'message' &&
+      item.parts?.some((part) => part.type === 'input_file' && part.fileData === null),
+  );
+  if (fetched >= 0) {
+    throw new ApiError(
+      'invalid_request',
+      `items[${fetched}]: input_file with file_url is not supported here; send file_data, or send the file as input of a turn`,
+    );
+  }
+  return items;
 }
 
 function notFound(rawId: string): ApiError {

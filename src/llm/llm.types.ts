@@ -1,11 +1,17 @@
-import type { ModelSettings } from '../assistants/model-settings.js';
+import type { ModelSettings } from './model-settings.js';
 
 /** A Chat Completions message: the lingua franca of every provider behind the service. */
 export type ChatMessage =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: string }
+  | { role: 'user'; content: string | ChatContentPart[] }
   | { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[] }
   | { role: 'tool'; tool_call_id: string; content: string };
+
+/** Chat Completions user content parts: text, an image (URL or data URL), a file (data URL). */
+export type ChatContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string; detail?: 'low' | 'high' | 'auto' } }
+  | { type: 'file'; file: { file_data: string; filename?: string } };
 
 export interface ChatToolCall {
   id: string;

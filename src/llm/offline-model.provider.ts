@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { OfflineModelSettings, OfflineRule } from '../assistants/model-settings.js';
+import type { OfflineModelSettings, OfflineRule } from './model-settings.js';
 import {
   TurnAbortedError,
+  type ChatContentPart,
   type ChatMessage,
   type LlmProvider,
   type ModelEvent,
@@ -62,7 +63,11 @@ export class OfflineModelProvider implements LlmProvider {
 
 interface LatestInput {
   source: 'user' | 'tool';
+  /** What scripts match: the text, then one sentence per image or file. */
   text: string;
+  /** The text alone, and the sentences for images and files. */
+  said: string;
+  attachments: string[];
   toolName?: string;
 }
 
@@ -72,10 +77,46 @@ function latestInput(messages: ChatMessage[]): LatestInput {
     const call = messages
       .flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []) : []))
       .find((c) => c.id === last.tool_call_id);
-    return { source: 'tool', text: last.content, toolName: call?.function.name };
+    return {
+      source: 'tool',
+      text: last.content,
+      said: last.content,
+      attachments: [],
+      toolName: call?.function.name,
+    };
   }
   const user = [...messages].reverse().find((m) => m.role === 'user');
-  return { source: 'user', text: user?.content ?? '' };
+  const { said, attachments } = readUserContent(user?.content ?? '');
+  return { source: 'user', text: [said.trim(), ...attachments].filter(Boolean).join(' '), said, attachments };
+}
+
+/**
+ * A user message as the offline model reads it: its text, and one sentence per image or file
+ * (type and size, the file's name), so scripts can match on them and CI sees they arrived.
+ */
+function readUserContent(content: string | ChatContentPart[]): { said: string; attachments: string[] } {
+  if (typeof content === 'string') return { said: content, attachments: [] };
+  const said = content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+  const attachments = content.flatMap((part) => {
+    if (part.type === 'image_url') return [`You sent an image (${describeDataUrl(part.image_url.url)}).`];
+    if (part.type === 'file') {
+      return [
+        `You sent the file ${part.file.filename ?? 'attachment'} (${describeDataUrl(part.file.file_data)}).`,
+      ];
+    }
+    return [];
+  });
+  return { said, attachments };
+}
+
+/** `image/png, 68 bytes` for a base64 data URL; the URL itself otherwise. */
+function describeDataUrl(url: string): string {
+  const match = /^data:([^;,]+);base64,/.exec(url);
+  if (!match) return url;
+  const base64 = url.slice(match[0].length);
+  const bytes =
+    Math.floor((base64.length * 3) / 4) - (base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0);
+  return `${match[1]}, ${bytes} bytes`;
 }
 
 function matches(rule: OfflineRule, latest: LatestInput): boolean {
@@ -87,7 +128,9 @@ function replyFor(rule: OfflineRule | undefined, latest: LatestInput): string {
   if (rule?.reply !== undefined) return rule.reply.replaceAll('{{input}}', latest.text);
   if (rule?.call) return `The tool ${rule.call.tool} is not available in this conversation.`;
   if (latest.source === 'tool') return `The tool ${latest.toolName ?? 'call'} returned: ${latest.text}`;
-  return latest.text.trim().length > 0 ? `You said: ${latest.text.trim()}` : 'Hello from the offline model.';
+  const said = latest.said.trim();
+  if (!said && latest.attachments.length === 0) return 'Hello from the offline model.';
+  return [said ? `You said: ${said}` : '', ...latest.attachments].filter(Boolean).join(' ');
 }
 
 function digest(messages: ChatMessage[], salt: string): string {
@@ -96,6 +139,8 @@ function digest(messages: ChatMessage[], salt: string): string {
 
 function usage(messages: ChatMessage[], output: string): ModelEvent {
   const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
-  const input = messages.reduce((sum, m) => sum + words(typeof m.content === 'string' ? m.content : ''), 0);
+  const text = (m: ChatMessage) =>
+    typeof m.content === 'string' ? m.content : m.role === 'user' ? readUserContent(m.content).said : '';
+  const input = messages.reduce((sum, m) => sum + words(text(m)), 0);
   return { type: 'usage', usage: { inputTokens: input, outputTokens: words(output) } };
 }

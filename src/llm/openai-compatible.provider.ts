@@ -4,7 +4,7 @@ import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
 } from 'openai/resources/chat/completions';
-import type { OpenAiCompatibleModelSettings } from '../assistants/model-settings.js';
+import type { OpenAiCompatibleModelSettings } from './model-settings.js';
 import { readChatCompletionChunks } from './chat-completion-chunks.js';
 import {
   TurnAbortedError,

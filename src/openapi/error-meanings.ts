@@ -7,7 +7,7 @@ import { ERROR_CATALOGUE, type ErrorCode } from '../common/errors/error-catalogu
  */
 export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   invalid_request:
-    'Body not JSON or not an object, a field or header of the wrong type or size, a cursor this endpoint did not issue, a `function_call_output` for no pending call',
+    'Body not JSON or not an object; a field, header, path or query of wrong type, size or text; JSON over 256 levels; malformed HTTP; a foreign cursor or `call_id`',
   missing_required_field:
     'A required field (`model`, `input`, `userId`…) or the `x-user-id` header is absent',
   invalid_model: '`model` is neither an assistant UUID nor `asst_<uuid>`',
@@ -34,6 +34,9 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   item_not_found: "No item with that id on the conversation's current branch",
   method_not_allowed: 'MCP gateway: GET or DELETE on a stateless endpoint (`Allow: POST`)',
   payload_too_large: 'The request body exceeds `BODY_LIMIT`',
+  request_timeout: "The request's headers or body did not arrive in time; the connection is closed",
+  headers_too_large:
+    'The request line and headers exceed `MAX_HEADER_SIZE` (default 16 KB); the connection is closed',
   unsupported_media_type: 'The request body is of a media type the route does not read',
   claim_value_too_large: '`claimValue` above 64 KB serialized',
   bulk_limit_exceeded: 'More than 50 claims in one bulk request',
@@ -45,6 +48,8 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
     'This replica is at its in-flight cap, out of database connections, or shutting down; see `Retry-After`',
   identity_provider_unavailable:
     "MCP gateway: the identity provider's keys could not be fetched; see `Retry-After`",
+  service_unavailable:
+    'The database is unreachable or cannot serve (an outage, a failover); see `Retry-After`',
 };
 
 export interface ErrorCatalogueRow {

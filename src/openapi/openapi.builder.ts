@@ -3,7 +3,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ERROR_CATALOGUE, type ErrorCode } from '../common/errors/error-catalogue.js';
 import { CONVERSATION_PAGE, MESSAGE_PAGE } from '../conversations/dto/chat-history-query.dto.js';
-import { ITEM_PAGE } from '../conversations/dto/conversation-limits.js';
 import { MEMORY_PAGE } from '../memory/dto/memory-query.dto.js';
 import { ERROR_MEANINGS } from './error-meanings.js';
 import { OPERATIONS, TAGS, type Access, type HttpMethod, type OperationSpec } from './operations.js';
@@ -21,18 +20,19 @@ const ACCESS_ERRORS: Record<Access['kind'], ErrorCode[]> = {
     'rate_limit_exceeded',
     // Also when every database connection stayed busy for the pool's whole wait.
     'service_overloaded',
+    // The database is unreachable (the key lookup is the first query of every such route).
+    'service_unavailable',
     'server_error',
   ],
   public: ['server_error'],
-  'mcp-oauth': ['server_error'],
+  'mcp-oauth': ['service_unavailable', 'server_error'],
   'metrics-token': ['missing_token', 'invalid_token', 'server_error'],
 };
 
-/** Codes whose answers carry `Retry-After` (the upstream 503s do not: retry with backoff). */
+/** Codes whose answers carry `Retry-After`: 429 and every 503 (the catalogue's default). */
 const RETRY_AFTER_CODES: readonly ErrorCode[] = [
   'rate_limit_exceeded',
-  'service_overloaded',
-  'identity_provider_unavailable',
+  ...(Object.keys(ERROR_CATALOGUE) as ErrorCode[]).filter((code) => ERROR_CATALOGUE[code].status === 503),
 ];
 
 /** Codes the JSON body parser answers before any route runs. */
@@ -203,6 +203,23 @@ const PARAMETERS: Record<string, JsonSchema> = {
     maximum: MESSAGE_PAGE.max,
     default: MESSAGE_PAGE.default,
   }),
+  InputItemsLimit: queryParam('limit', 'Items per page (default 20)', {
+    type: 'integer',
+    minimum: 1,
+    maximum: 100,
+    default: 20,
+  }),
+  InputItemsAfter: queryParam('after', 'The `last_id` of the previous page', { type: 'string' }),
+  InputItemsOrder: queryParam('order', 'Newest first (`desc`, the default) or oldest first', {
+    type: 'string',
+    enum: ['asc', 'desc'],
+    default: 'desc',
+  }),
+  InputItemsInclude: queryParam(
+    'include',
+    'Only `message.input_image.image_url` (image URLs are always included); any other value is refused',
+    { type: 'array', items: { type: 'string', enum: ['message.input_image.image_url'] } },
+  ),
   ConversationApiId: pathParam(
     'id',
     'A conversation id: `conv_<uuid>`, or the bare UUID chat history shows',
@@ -211,23 +228,6 @@ const PARAMETERS: Record<string, JsonSchema> = {
     },
   ),
   ConversationItemId: pathParam('itemId', 'An item id, as the item list shows it', { type: 'string' }),
-  ItemLimit: queryParam('limit', `Items per page (default ${ITEM_PAGE.default})`, {
-    type: 'integer',
-    minimum: 1,
-    maximum: ITEM_PAGE.max,
-    default: ITEM_PAGE.default,
-  }),
-  ItemAfter: queryParam('after', 'The `last_id` of the previous page', { type: 'string' }),
-  ItemOrder: queryParam('order', 'Oldest first (`asc`) or newest first (`desc`, the default)', {
-    type: 'string',
-    enum: ['asc', 'desc'],
-    default: 'desc',
-  }),
-  ItemInclude: queryParam('include', 'No value is supported: any is refused with 400', {
-    type: 'array',
-    items: { type: 'string' },
-    maxItems: 0,
-  }),
   HistoryAfter: queryParam('after', 'The `x-next-cursor` of the previous page (opaque)', { type: 'string' }),
 };
 

@@ -138,6 +138,43 @@ const responseOperations: OperationSpec[] = [
     responses: { '200': json(ref('Response'), 'The stored response') },
     errors: ['response_not_found'],
   },
+  {
+    method: 'get',
+    paths: ['/v1/responses/{id}/input_items'],
+    operationId: 'listResponseInputItems',
+    tag: 'Responses',
+    summary: 'The input items a response was created with',
+    description:
+      "The items of that request as sent (not those of earlier turns), in OpenAI's list shape. Only the " +
+      "response's own end user sees them: `x-user-id` must be the one the turn was made with (none for an " +
+      'anonymous turn), as for `previous_response_id`.',
+    access: ASSISTANT_KEY,
+    parameters: [
+      param('ResponseId'),
+      param('XUserId'),
+      param('InputItemsLimit'),
+      param('InputItemsAfter'),
+      param('InputItemsOrder'),
+      param('InputItemsInclude'),
+    ],
+    responses: { '200': json(ref('InputItemList'), 'A page of input items') },
+    errors: ['invalid_request', 'response_not_found'],
+  },
+  {
+    method: 'delete',
+    paths: ['/v1/responses/{id}'],
+    operationId: 'deleteResponse',
+    tag: 'Responses',
+    summary: 'Delete a stored response',
+    description:
+      'Removes the response and its chat-history messages for good (same `x-user-id` rule as input_items). ' +
+      'It can no longer be read or continued, and neither can turns that continued from it: continuing one is ' +
+      '400 `invalid_request` naming `previous_response_id`. Earlier turns stay and can start a new branch.',
+    access: ASSISTANT_KEY,
+    parameters: [param('ResponseId'), param('XUserId')],
+    responses: { '200': json(ref('ResponseDeleted'), 'Deleted') },
+    errors: ['invalid_request', 'response_not_found'],
+  },
 ];
 
 const historyOperations: OperationSpec[] = [
@@ -261,10 +298,10 @@ const conversationOperations: OperationSpec[] = [
     parameters: [
       param('XUserId'),
       param('ConversationApiId'),
-      param('ItemAfter'),
-      param('ItemLimit'),
-      param('ItemOrder'),
-      param('ItemInclude'),
+      param('InputItemsAfter'),
+      param('InputItemsLimit'),
+      param('InputItemsOrder'),
+      param('InputItemsInclude'),
     ],
     responses: { '200': json(ref('ConversationItemList'), 'A page of items') },
     errors: ['invalid_request', 'conversation_not_found'],
@@ -277,7 +314,7 @@ const conversationOperations: OperationSpec[] = [
     summary: 'Append up to 20 items; the next turn sees them',
     description: CONVERSATION_OWNER,
     access: USER_KEY,
-    parameters: [param('XUserId'), param('ConversationApiId'), param('ItemInclude')],
+    parameters: [param('XUserId'), param('ConversationApiId'), param('InputItemsInclude')],
     requestBody: jsonBody(ref('CreateConversationItemsRequest')),
     responses: { '200': json(ref('ConversationItemList'), 'The items added') },
     errors: ['invalid_request', 'invalid_input_type', 'missing_call_id', 'conversation_not_found'],
@@ -294,7 +331,7 @@ const conversationOperations: OperationSpec[] = [
       param('XUserId'),
       param('ConversationApiId'),
       param('ConversationItemId'),
-      param('ItemInclude'),
+      param('InputItemsInclude'),
     ],
     responses: { '200': json(ref('ConversationItem'), 'The item') },
     errors: ['invalid_request', 'conversation_not_found', 'item_not_found'],

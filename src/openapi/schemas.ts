@@ -176,6 +176,39 @@ const requestSchemas: Record<string, JsonSchema> = {
     type: { type: 'string', enum: ['input_text', 'output_text', 'text'] },
     text: { type: 'string' },
   }),
+  InputImagePart: {
+    type: 'object',
+    required: ['type', 'image_url'],
+    properties: {
+      type: constant('input_image'),
+      image_url: {
+        type: 'string',
+        description:
+          'An http(s) URL (fetched by the service through the SSRF guard and sent inline) or a base64 data URL ' +
+          'of a PNG, JPEG, GIF or WebP image, at most INPUT_IMAGE_MAX_BYTES. `file_id` is refused.',
+      },
+      detail: { type: 'string', enum: ['low', 'high', 'auto'], default: 'auto' },
+    },
+    description: "User messages only; the assistant's model needs the `vision` setting.",
+  },
+  InputFilePart: {
+    type: 'object',
+    required: ['type'],
+    properties: {
+      type: constant('input_file'),
+      filename: { type: 'string', maxLength: 255 },
+      file_data: {
+        type: 'string',
+        description: 'Base64, or a base64 data URL; at most INPUT_FILE_MAX_BYTES',
+      },
+      file_url: {
+        type: 'string',
+        description: 'An http(s) URL, fetched by the service through the SSRF guard',
+      },
+    },
+    description:
+      "Exactly one of `file_data` and `file_url`. User messages only; the assistant's model needs the `fileInput` setting.",
+  },
   InputMessage: {
     type: 'object',
     required: ['role', 'content'],
@@ -183,7 +216,13 @@ const requestSchemas: Record<string, JsonSchema> = {
       type: constant('message'),
       role: { type: 'string', enum: ['user', 'assistant', 'system', 'developer'] },
       content: {
-        oneOf: [{ type: 'string' }, { type: 'array', items: ref('InputTextPart') }],
+        oneOf: [
+          { type: 'string' },
+          {
+            type: 'array',
+            items: { oneOf: [ref('InputTextPart'), ref('InputImagePart'), ref('InputFilePart')] },
+          },
+        ],
       },
     },
     description: '`type` may be omitted. `system` and `developer` messages become system messages in place.',
@@ -595,10 +634,42 @@ const platformSchemas: Record<string, JsonSchema> = {
   }),
 };
 
+/** src/responses/input-item-view.ts and responses.service.ts (`delete`). */
+const responseManagementSchemas: Record<string, JsonSchema> = {
+  InputItemList: object({
+    object: constant('list'),
+    data: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'type'],
+        properties: {
+          id: {
+            type: 'string',
+            description: 'The id the client sent with the item, or one derived from the response',
+          },
+          type: { type: 'string', enum: ['message', 'function_call', 'function_call_output'] },
+        },
+        description:
+          'OpenAI item shapes: `message` (role, status, content parts as sent), `function_call`, `function_call_output`.',
+      },
+    },
+    first_id: nullable({ type: 'string' }),
+    last_id: nullable({ type: 'string', description: 'Pass as `after` for the next page' }),
+    has_more: { type: 'boolean' },
+  }),
+  ResponseDeleted: object({
+    id: { type: 'string', pattern: `^resp_${UUID_PATTERN}$` },
+    object: constant('response'),
+    deleted: { type: 'boolean', const: true },
+  }),
+};
+
 export const SCHEMAS: Record<string, JsonSchema> = {
   ...errorSchemas,
   ...responseSchemas,
   ...requestSchemas,
+  ...responseManagementSchemas,
   ...streamSchemas,
   ...historySchemas,
   ...conversationApiSchemas,

@@ -1,4 +1,5 @@
-import { branchItems, inputItemId, removeItem, type BranchTurn } from './conversation-items.js';
+import { branchItems, removeItem, type BranchTurn } from './conversation-items.js';
+import { inputItemObject } from './input-item-view.js';
 import type { OutputItem } from './streaming/response-recorder.js';
 
 const TURN_ID = '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0';
@@ -49,8 +50,8 @@ describe('conversation items', () => {
   it('derives stable ids for a model turn’s input items, from the turn and the place', () => {
     const items = branchItems([modelTurn()]).map((located) => located.item.id);
     expect(items).toEqual([
-      'msg_0f1e2d3c4b5a69788796a5b4c3d2e1f00000',
-      'msg_0f1e2d3c4b5a69788796a5b4c3d2e1f00001',
+      'msg_0f1e2d3c4b5a69788796a5b4c3d2e1f0_0',
+      'msg_0f1e2d3c4b5a69788796a5b4c3d2e1f0_1',
       'fc_1',
       'msg_out',
     ]);
@@ -58,8 +59,8 @@ describe('conversation items', () => {
 
   it('removes an input item from the transcript and keeps the other items’ ids', () => {
     const turn = modelTurn();
-    const id = inputItemId(turn.id, turn.input[0], 0);
-    const second = inputItemId(turn.id, turn.input[1], 1);
+    const id = inputItemObject(turn.input[0], 0, turn.id).id;
+    const second = inputItemObject(turn.input[1], 1, turn.id).id;
     const rewritten = removeItem(turn, id)!;
     expect(rewritten.input).toEqual([{ type: 'message', role: 'user', text: 'Look it up', id: second }]);
     expect(rewritten.transcript).toEqual(turn.transcript.slice(1));

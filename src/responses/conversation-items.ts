@@ -1,16 +1,16 @@
 import type { ChatMessage } from '../llm/llm.types.js';
 import type { InputItem } from './dto/create-response.dto.js';
 import type { OutputItem } from './streaming/response-recorder.js';
+import { inputItemObject, type InputItemObject } from './input-item-view.js';
 import { inputToTranscript } from './transcript.js';
 
 /**
  * A conversation's items are the turns of its current branch, oldest first: each turn's input
- * items, then its output items. Output items keep the ids the Response object showed. Input items
- * of a model turn were stored without ids: theirs is derived from the turn and the item's place
- * (`<prefix>_<32 hex of the turn><4 hex of the index>`, never the 32 hex of a generated id), and
- * written into the row once an item of that turn is deleted, so the others keep their ids.
+ * items, then its output items. Output items keep the ids the Response object showed; input items
+ * the ids input_items shows (the client's, or one derived from the turn and the item's place),
+ * written into the row once an item of that turn is deleted, so the others keep theirs.
  */
-export type StoredInputItem = InputItem & { id?: string };
+export type StoredInputItem = InputItem;
 
 /** One row of the branch, as the conversation store reads it. */
 export interface BranchTurn {
@@ -23,61 +23,19 @@ export interface BranchTurn {
   outputText: string;
 }
 
-export type ConversationItem = Record<string, unknown> & { id: string; type: string };
+export type ConversationItem = InputItemObject;
 
 export interface LocatedItem {
   turn: BranchTurn;
   item: ConversationItem;
 }
 
-const PREFIX: Record<InputItem['type'], string> = {
-  message: 'msg',
-  function_call: 'fc',
-  function_call_output: 'fco',
-};
-
-export function inputItemId(turnId: string, item: StoredInputItem, index: number): string {
-  return (
-    item.id ?? `${PREFIX[item.type]}_${turnId.replaceAll('-', '')}${index.toString(16).padStart(4, '0')}`
-  );
-}
-
-/** An input item in the OpenAI conversation-item shape. */
-export function inputItemView(id: string, item: InputItem): ConversationItem {
-  if (item.type === 'message') {
-    const part =
-      item.role === 'assistant'
-        ? { type: 'output_text', text: item.text, annotations: [] }
-        : { type: 'input_text', text: item.text };
-    return { type: 'message', id, status: 'completed', role: item.role, content: [part] };
-  }
-  if (item.type === 'function_call') {
-    return {
-      type: 'function_call',
-      id,
-      call_id: item.callId,
-      name: item.name,
-      arguments: item.arguments,
-      status: 'completed',
-    };
-  }
-  return { type: 'function_call_output', id, call_id: item.callId, output: item.output, status: 'completed' };
-}
-
 /** Every item of the branch, oldest first. */
 export function branchItems(turns: BranchTurn[]): LocatedItem[] {
   return turns.flatMap((turn) => [
-    ...turn.input.map((item, index) => ({
-      turn,
-      item: inputItemView(inputItemId(turn.id, item, index), item),
-    })),
+    ...turn.input.map((item, index) => ({ turn, item: inputItemObject(item, index, turn.id) })),
     ...turn.output.map((item) => ({ turn, item })),
   ]);
-}
-
-/** Items added through the API get their ids when stored. */
-export function withIds(items: InputItem[], newId: (prefix: string) => string): StoredInputItem[] {
-  return items.map((item) => ({ ...item, id: newId(PREFIX[item.type]) }));
 }
 
 /** The chat-history messages of items added through the API: user and assistant text, in order. */
@@ -111,7 +69,7 @@ export interface TurnWithoutItem {
  * part of a transcript is exactly `inputToTranscript(input)`; the rest is the model's own output.
  */
 export function removeItem(turn: BranchTurn, itemId: string): TurnWithoutItem | null {
-  const input = turn.input.map((item, index) => ({ ...item, id: inputItemId(turn.id, item, index) }));
+  const input = turn.input.map((item, index) => ({ ...item, id: inputItemObject(item, index, turn.id).id }));
   const inputIndex = input.findIndex((item) => item.id === itemId);
   const generated = turn.transcript.slice(inputToTranscript(turn.input).length);
   if (inputIndex >= 0) {

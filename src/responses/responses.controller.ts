@@ -1,11 +1,13 @@
-import { Body, Controller, Get, Headers, Inject, Param, Post, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import type { ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
 import { Principal, RequireScopes } from '../auth/auth.decorators.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { parseCreateResponse, parseUserHeaders } from './dto/create-response.dto.js';
+import { ListInputItemsQueryDto } from './dto/list-input-items.dto.js';
+import type { InputItemList } from './input-item-view.js';
 import type { ResponseObject } from './response-view.js';
-import { ResponsesService } from './responses.service.js';
+import { ResponsesService, type ResponseDeleted } from './responses.service.js';
 import { SseWriter } from './streaming/sse-writer.js';
 
 type RequestHeaders = Record<string, string | string[] | undefined>;
@@ -41,6 +43,29 @@ export class ResponsesController {
   @RequireScopes('assistant')
   find(@Principal() principal: ApiKeyPrincipal, @Param('id') id: string): Promise<ResponseObject> {
     return this.responses.find(principal, id);
+  }
+
+  @Get(':id/input_items')
+  @RequireScopes('assistant')
+  inputItems(
+    @Principal() principal: ApiKeyPrincipal,
+    @Param('id') id: string,
+    @Headers() headers: RequestHeaders,
+    @Query() query: ListInputItemsQueryDto,
+  ): Promise<InputItemList> {
+    const { userId } = parseUserHeaders(headers);
+    const { after, limit, order } = query;
+    return this.responses.inputItems(principal, id, userId, { after: after ?? null, limit, order });
+  }
+
+  @Delete(':id')
+  @RequireScopes('assistant')
+  delete(
+    @Principal() principal: ApiKeyPrincipal,
+    @Param('id') id: string,
+    @Headers() headers: RequestHeaders,
+  ): Promise<ResponseDeleted> {
+    return this.responses.delete(principal, id, parseUserHeaders(headers).userId);
   }
 }
 

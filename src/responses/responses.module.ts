@@ -4,6 +4,7 @@ import { LlmModule } from '../llm/llm.module.js';
 import { MemoryModule } from '../memory/memory.module.js';
 import { SpecialistsModule } from '../specialists/specialists.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
+import { InputAttachments } from './input-attachments.js';
 import { ResponsesController } from './responses.controller.js';
 import { ResponsesService } from './responses.service.js';
 import { TurnStoreModule } from './store/turn-store.module.js';
@@ -14,6 +15,6 @@ import { TurnRunner } from './turn-runner.js';
 @Module({
   imports: [AssistantsModule, LlmModule, MemoryModule, SpecialistsModule, ToolsModule, TurnStoreModule],
   controllers: [ResponsesController],
-  providers: [ResponsesService, TurnPreparer, TurnRunner, TurnStreams],
+  providers: [ResponsesService, TurnPreparer, TurnRunner, TurnStreams, InputAttachments],
 })
 export class ResponsesModule {}

@@ -1,7 +1,14 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
-import { parseResponseId, type CreateResponseDto, type UserHeaders } from './dto/create-response.dto.js';
+import {
+  parseResponseId,
+  type CreateResponseDto,
+  type InputItem,
+  type UserHeaders,
+} from './dto/create-response.dto.js';
+import type { ListInputItemsQuery } from './dto/list-input-items.dto.js';
+import { inputItemPage, type InputItemList } from './input-item-view.js';
 import { responseObject, storedToObject, type ResponseObject } from './response-view.js';
 import { TurnStore } from './store/turn-store.repository.js';
 import { ResponseRecorder } from './streaming/response-recorder.js';
@@ -10,6 +17,13 @@ import { turnFailure } from './turn-failure.js';
 import { TurnPreparer, type PreparedTurn } from './turn-preparer.js';
 import { turnRecord, usageOf } from './turn-record.js';
 import { TurnProgress, TurnRunner } from './turn-runner.js';
+
+/** OpenAI's deletion object. */
+export interface ResponseDeleted {
+  id: string;
+  object: 'response';
+  deleted: true;
+}
 
 /**
  * A turn from request to stored response: the preparer reads everything before the first byte,
@@ -80,6 +94,27 @@ export class ResponsesService {
     const stored = uuid ? await this.store.findResponse(principal.organizationId, uuid) : null;
     if (!stored) throw new ApiError('response_not_found', `No response ${id}`);
     return storedToObject(stored);
+  }
+
+  /** A page of the items the response was created with; the end user must match, as for threads. */
+  async inputItems(
+    principal: ApiKeyPrincipal,
+    id: string,
+    userId: string | null,
+    query: ListInputItemsQuery,
+  ): Promise<InputItemList> {
+    const uuid = parseResponseId(id);
+    const input = uuid ? await this.store.findInput(principal.organizationId, userId, uuid) : null;
+    if (!uuid || !input) throw new ApiError('response_not_found', `No response ${id}`);
+    return inputItemPage(input as InputItem[], uuid, query);
+  }
+
+  /** Deletes a response for good; turns that continued from it can no longer be continued. */
+  async delete(principal: ApiKeyPrincipal, id: string, userId: string | null): Promise<ResponseDeleted> {
+    const uuid = parseResponseId(id);
+    const deleted = uuid ? await this.store.deleteResponse(principal.organizationId, userId, uuid) : false;
+    if (!deleted) throw new ApiError('response_not_found', `No response ${id}`);
+    return { id: `resp_${uuid}`, object: 'response', deleted: true };
   }
 
   /** The turn's only write: response, conversation and messages in one statement. */

@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import { describeUnexpected } from '../common/errors/all-exceptions.filter.js';
+import { unexpectedFailure } from '../common/errors/all-exceptions.filter.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { TurnAbortedError, UpstreamError } from '../llm/llm.types.js';
 
@@ -8,6 +8,5 @@ export function turnFailure(error: unknown, logger: Logger): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof UpstreamError) return new ApiError(error.code, error.message);
   if (error instanceof TurnAbortedError) return new ApiError('server_error', 'The request was cancelled');
-  logger.error(describeUnexpected(error));
-  return new ApiError('server_error', 'The turn failed');
+  return unexpectedFailure(logger, error, 'The turn failed');
 }

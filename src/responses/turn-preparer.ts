@@ -15,8 +15,10 @@ import {
   parseConversationId,
   parseResponseId,
   type CreateResponseDto,
+  type InputItem,
   type UserHeaders,
 } from './dto/create-response.dto.js';
+import { InputAttachments } from './input-attachments.js';
 import { ConversationStore } from './store/conversation-store.repository.js';
 import { TurnStore, type ThreadHead } from './store/turn-store.repository.js';
 import { inputToTranscript } from './transcript.js';
@@ -29,6 +31,8 @@ export interface PreparedTurn {
   principal: ApiKeyPrincipal;
   assistant: AssistantEntity;
   request: CreateResponseDto;
+  /** The input as the model sees it: images and files checked, their URLs fetched and inlined. */
+  modelInput: InputItem[];
   user: UserHeaders;
   previous: ThreadHead | null;
   conversationId: string;
@@ -54,6 +58,7 @@ export class TurnPreparer {
     private readonly userContexts: UserContextService,
     private readonly toolCatalog: ToolCatalogService,
     private readonly saveToMemory: SaveToMemoryTool,
+    private readonly attachments: InputAttachments,
   ) {}
 
   async prepare(
@@ -77,7 +82,8 @@ export class TurnPreparer {
       request.previousResponseId === null ? null : parseResponseId(request.previousResponseId);
     const conversationId =
       request.conversationId === null ? null : parseConversationId(request.conversationId);
-    const [previous, conversation, userContext, [roster, catalogue]] = await Promise.all([
+    const [modelInput, previous, conversation, userContext, [roster, catalogue]] = await Promise.all([
+      this.attachments.forModel(request.input, assistant.model),
       previousId ? this.store.loadThread(organizationId, assistant.id, user.userId, previousId) : null,
       conversationId ? this.conversations.loadThread(organizationId, user.userId, conversationId) : null,
       user.userId
@@ -97,6 +103,12 @@ export class TurnPreparer {
     if (request.previousResponseId !== null && !previous) {
       throw new ApiError('response_not_found', `No response ${request.previousResponseId}`);
     }
+    if (previous && !previous.complete) {
+      throw new ApiError(
+        'invalid_request',
+        `previous_response_id ${request.previousResponseId} continues a thread from which an earlier response was deleted; it can no longer be continued`,
+      );
+    }
     if (request.conversationId !== null && !conversation) {
       throw new ApiError('conversation_not_found', `No conversation ${request.conversationId}`);
     }
@@ -104,6 +116,12 @@ export class TurnPreparer {
       throw new ApiError(
         'invalid_request',
         `Conversation ${request.conversationId} belongs to assistant asst_${conversation.conversation.assistantId}`,
+      );
+    }
+    if (conversation?.head && !conversation.head.complete) {
+      throw new ApiError(
+        'invalid_request',
+        `Conversation ${request.conversationId} continues a thread from which a response was deleted; it can no longer be continued`,
       );
     }
     // Continuing a conversation is continuing its newest turn, as previous_response_id would.
@@ -116,6 +134,7 @@ export class TurnPreparer {
       principal,
       assistant,
       request,
+      modelInput,
       user,
       previous: head,
       conversationId: conversation?.conversation.id ?? previous?.conversationId ?? randomUUID(),
@@ -157,7 +176,7 @@ export class TurnPreparer {
       // Claims reach every agent; so does what the assistant remembers of the user.
       userContext: userContext ? renderUserContext(userContext) : null,
       history: turn.previous?.transcript ?? [],
-      newMessages: inputToTranscript(turn.request.input),
+      newMessages: inputToTranscript(turn.modelInput),
       clientTools: turn.request.tools.map((tool) => ({
         name: tool.name,
         description: tool.description,

@@ -60,7 +60,7 @@ export function turnRecord(
     input: turn.request.input,
     output: recorder.output,
     outputText,
-    transcript: failure ? inputToTranscript(turn.request.input) : progress.transcript,
+    transcript: failure ? inputToTranscript(turn.modelInput) : progress.transcript,
     usage: usageOf(progress),
     error: failure?.toBody().error ?? null,
     createdAt: turn.createdAt,

@@ -1,4 +1,4 @@
-import type { ModelSettings } from '../assistants/model-settings.js';
+import type { ModelSettings } from '../llm/model-settings.js';
 import type { LlmProvidersService } from '../llm/llm-providers.service.js';
 import { TurnAbortedError, type ModelEvent, type ModelRequest } from '../llm/llm.types.js';
 import type { Metrics } from '../metrics/metrics.service.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { ModelSettingsError, parseModelSettings } from '../assistants/model-settings.js';
+import { ModelSettingsError, parseModelSettings } from '../llm/model-settings.js';
 import { SpecialistEntity } from './entities/specialist.entity.js';
 import { AgentRosterService } from './agent-roster.service.js';
 import { GENERIC_AGENT, SPECIALIST_NAME } from './specialist-names.js';

@@ -13,7 +13,6 @@ import {
 } from 'class-validator';
 import { ApiError } from '../../common/errors/error-catalogue.js';
 import {
-  ITEM_PAGE,
   MAX_ITEMS_PER_REQUEST,
   MAX_METADATA_KEY_LENGTH,
   MAX_METADATA_KEYS,
@@ -27,11 +26,12 @@ import {
  */
 
 export class CreateConversationDto {
+  // The pipe reports the first failed rule, and the rule nearest the property runs first.
   @IsOptional()
-  @IsArray({ message: 'items must be an array of input items' })
   @ArrayMaxSize(MAX_ITEMS_PER_REQUEST, {
     message: `items: at most ${MAX_ITEMS_PER_REQUEST} items per request`,
   })
+  @IsArray({ message: 'items must be an array of input items' })
   items?: unknown[] | null;
 
   @IsOptional()
@@ -49,29 +49,12 @@ export class UpdateConversationDto {
 export class CreateItemsDto {
   // Required: its absence is reported as a missing field by the controller, not as three failed rules.
   @IsOptional()
-  @IsArray({ message: 'items must be an array of input items' })
-  @ArrayNotEmpty({ message: 'items must not be empty' })
   @ArrayMaxSize(MAX_ITEMS_PER_REQUEST, {
     message: `items: at most ${MAX_ITEMS_PER_REQUEST} items per request`,
   })
+  @ArrayNotEmpty({ message: 'items must not be empty' })
+  @IsArray({ message: 'items must be an array of input items' })
   items?: unknown[];
-}
-
-export class ListItemsQueryDto {
-  @IsOptional()
-  @IsString({ message: 'after must be an item id, given once' })
-  after?: string;
-
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: `limit must be a whole number from 1 to ${ITEM_PAGE.max}` })
-  @Min(1, { message: `limit must be a whole number from 1 to ${ITEM_PAGE.max}` })
-  @Max(ITEM_PAGE.max, { message: `limit must be a whole number from 1 to ${ITEM_PAGE.max}` })
-  limit?: number;
-
-  @IsOptional()
-  @IsIn(['asc', 'desc'], { message: 'order must be asc or desc' })
-  order?: 'asc' | 'desc';
 }
 
 /** OpenAI's metadata: at most 16 pairs, keys up to 64 characters, string values up to 512. */
@@ -102,15 +85,17 @@ export function checkMetadata(metadata: Record<string, unknown> | null | undefin
 }
 
 /**
- * `include` (as `include` or, from the official SDKs, `include[]`): no value of OpenAI's list
- * concerns an item this service stores (no images, logprobs, reasoning or hosted-tool results in
- * conversation items), so any value is refused by name rather than ignored.
+ * `include` (as `include` or, from the official SDKs, `include[]`) on the routes that take no
+ * other query parameter, as the item list (ListInputItemsQueryDto) takes it: image URLs are
+ * always in the items, so that value changes nothing; any other is refused by name.
  */
 export function refuseInclude(query: Record<string, unknown>): void {
-  const raw = query['include'] ?? query['include[]'];
-  if (raw === undefined) return;
-  const values = (Array.isArray(raw) ? raw : [raw]).map(String).filter((value) => value !== '');
-  if (values.length > 0) {
-    throw new ApiError('invalid_request', `include value ${JSON.stringify(values[0])} is not supported`);
+  const values = [query['include'], query['include[]']].flat().filter((value) => value !== undefined);
+  const unsupported = values.find((value) => value !== 'message.input_image.image_url');
+  if (unsupported !== undefined) {
+    throw new ApiError(
+      'invalid_request',
+      `include value ${JSON.stringify(unsupported)} is not supported by this endpoint (supported: message.input_image.image_url)`,
+    );
   }
 }

@@ -129,7 +129,7 @@ export class ConversationStore {
   }
 
   /**
-   * Appends items as a turn after the conversation's newest one (locked by the caller), with
+   * Appends items as a turn (whose id it returns) after the conversation's newest one (locked by the caller), with
    * their chat-history messages, and makes it the newest. The row keeps the active specialist
    * of the turn before it, so the next turn starts where the thread was.
    */
@@ -140,7 +140,7 @@ export class ConversationStore {
     conversation: StoredConversationRecord,
     turn: ItemsTurn,
     now: Date,
-  ): Promise<void> {
+  ): Promise<string> {
     const turnId = randomUUID();
     await manager.query(
       `INSERT INTO responses (id, organization_id, assistant_id, conversation_id, previous_response_id, user_id, status,
@@ -181,6 +181,7 @@ export class ConversationStore {
         WHERE id = $1 AND organization_id = $2`,
       [conversation.id, organizationId, turnId, now, turn.title],
     );
+    return turnId;
   }
 
   /** The turns of the branch ending at `lastResponseId`, oldest first. */
@@ -300,6 +301,8 @@ export class ConversationStore {
         output: head.output ?? [],
         activeAgent: head.active_agent,
         transcript: rows.flatMap((row) => row.transcript),
+        // As TurnStore.loadThread: the walk reaches depth 1 unless a turn on the way was deleted.
+        complete: rows[0].depth === 1,
       },
     };
   }

@@ -14,6 +14,8 @@ export interface ThreadHead {
   output: OutputItem[];
   activeAgent: string | null;
   transcript: ChatMessage[];
+  /** False when a response of the chain was deleted: the thread cannot be rebuilt whole. */
+  complete: boolean;
 }
 
 /** Everything one finished turn writes, in a single statement. */
@@ -116,7 +118,55 @@ export class TurnStore {
       output: head.output ?? [],
       activeAgent: head.active_agent,
       transcript: rows.flatMap((row) => row.transcript),
+      // The walk reaches depth 1 unless a turn on the way was deleted (DELETE /v1/responses/{id}).
+      complete: rows[0].depth === 1,
     };
+  }
+
+  /**
+   * The input items a response was created with, as stored; null when the response is not this
+   * organization's, or not this end user's (the same rule as continuing a thread).
+   */
+  async findInput(
+    organizationId: string,
+    userId: string | null,
+    responseId: string,
+  ): Promise<unknown[] | null> {
+    const [row] = await this.dataSource.query<{ input: unknown[] }[]>(
+      `SELECT input FROM responses
+        WHERE id = $1 AND organization_id = $2 AND user_id IS NOT DISTINCT FROM $3::varchar`,
+      [responseId, organizationId, userId],
+    );
+    return row ? row.input : null;
+  }
+
+  /**
+   * Deletes one response of this organization and end user in one statement: its chat-history
+   * messages go with it (foreign key), its conversation then shows the branch up to the turn
+   * before it, and a conversation left without responses is deleted. False when there was none.
+   */
+  async deleteResponse(organizationId: string, userId: string | null, responseId: string): Promise<boolean> {
+    const [row] = await this.dataSource.query<{ deleted: number }[]>(
+      `WITH deleted AS (
+         DELETE FROM responses
+          WHERE id = $1 AND organization_id = $2 AND user_id IS NOT DISTINCT FROM $3::varchar
+         RETURNING id, conversation_id, previous_response_id
+       ), emptied AS (
+         DELETE FROM conversations c USING deleted d
+          WHERE c.id = d.conversation_id AND c.organization_id = $2
+            AND NOT EXISTS (SELECT 1 FROM responses r WHERE r.conversation_id = c.id AND r.id <> d.id)
+         RETURNING c.id
+       ), moved AS (
+         UPDATE conversations c SET last_response_id = d.previous_response_id
+           FROM deleted d
+          WHERE c.id = d.conversation_id AND c.organization_id = $2 AND c.last_response_id = d.id
+            AND c.id NOT IN (SELECT id FROM emptied)
+         RETURNING c.id
+       )
+       SELECT (SELECT count(*)::integer FROM deleted) AS deleted`,
+      [responseId, organizationId, userId],
+    );
+    return row.deleted > 0;
   }
 
   /**

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { describeUnexpected } from '../../common/errors/all-exceptions.filter.js';
+import { logUnexpected } from '../../common/errors/all-exceptions.filter.js';
 import type { ApiError } from '../../common/errors/error-catalogue.js';
 import { LifecycleState, shutdownError } from '../../lifecycle/lifecycle.state.js';
 import { Metrics } from '../../metrics/metrics.service.js';
@@ -59,7 +59,7 @@ export class TurnStream {
     const stored = store(failure).then(
       () => undefined,
       (persistError: unknown) => {
-        this.logger.error({ ...describeUnexpected(persistError), msg: 'could not store a failed response' });
+        logUnexpected(this.logger, persistError, 'could not store a failed response');
       },
     );
     if (cutByShutdown) {
