@@ -1,16 +1,4 @@
-import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  ArrayNotEmpty,
-  IsArray,
-  IsIn,
-  IsInt,
-  IsObject,
-  IsOptional,
-  IsString,
-  Max,
-  Min,
-} from 'class-validator';
+import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsObject, IsOptional } from 'class-validator';
 import { ApiError } from '../../common/errors/error-catalogue.js';
 import {
   MAX_ITEMS_PER_REQUEST,
