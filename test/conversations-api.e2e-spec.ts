@@ -500,6 +500,19 @@ describe('the Conversations API', () => {
         ['POST', path, {}, 400, 'missing_required_field', 'Missing required field: metadata'],
         [
           'POST',
+          `${path}/items`,
+          {
+            items: [
+              { role: 'user', content: 'x' },
+              { role: 'user', content: [{ type: 'input_file', file_url: 'https://example.com/a.pdf' }] },
+            ],
+          },
+          400,
+          'invalid_request',
+          'items[1]: input_file with file_url is not supported here; send file_data, or send the file as input of a turn',
+        ],
+        [
+          'POST',
           `${path}/items?include=reasoning.encrypted_content`,
           { items: [{ role: 'user', content: 'x' }] },
           400,
