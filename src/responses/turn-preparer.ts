@@ -12,12 +12,14 @@ import { UserContextService, type TurnUserContext } from '../memory/user-context
 import { AgentRosterService, type AgentRoster } from '../specialists/agent-roster.service.js';
 import { ToolCatalogService, type LoadedCatalogue } from '../tools/tool-catalog.service.js';
 import {
+  parseConversationId,
   parseResponseId,
   type CreateResponseDto,
   type InputItem,
   type UserHeaders,
 } from './dto/create-response.dto.js';
 import { InputAttachments } from './input-attachments.js';
+import { ConversationStore } from './store/conversation-store.repository.js';
 import { TurnStore, type ThreadHead } from './store/turn-store.repository.js';
 import { inputToTranscript } from './transcript.js';
 import {
@@ -63,6 +65,7 @@ export class TurnPreparer {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly assistants: AssistantsService,
     private readonly store: TurnStore,
+    private readonly conversations: ConversationStore,
     private readonly rosters: AgentRosterService,
     private readonly userContexts: UserContextService,
     private readonly toolCatalog: ToolCatalogService,
@@ -90,14 +93,17 @@ export class TurnPreparer {
 
     const previousId =
       request.previousResponseId === null ? null : parseResponseId(request.previousResponseId);
+    const conversationId =
+      request.conversationId === null ? null : parseConversationId(request.conversationId);
     // Every read before the first byte, at once (one span when tracing is on).
-    const [modelInput, previous, userContext, [roster, catalogue]] = await inSpan(
+    const [modelInput, previous, conversation, userContext, [roster, catalogue]] = await inSpan(
       'load context',
       NO_ATTRIBUTES,
       () =>
         Promise.all([
           this.attachments.forModel(request.input, assistant.model),
           previousId ? this.store.loadThread(organizationId, assistant.id, user.userId, previousId) : null,
+          conversationId ? this.conversations.loadThread(organizationId, user.userId, conversationId) : null,
           user.userId
             ? this.userContexts.loadForTurn(
                 organizationId,
@@ -122,7 +128,24 @@ export class TurnPreparer {
         `previous_response_id ${request.previousResponseId} continues a thread from which an earlier response was deleted; it can no longer be continued`,
       );
     }
-    checkCallIds(request, previous);
+    if (request.conversationId !== null && !conversation) {
+      throw new ApiError('conversation_not_found', `No conversation ${request.conversationId}`);
+    }
+    if (conversation?.conversation.assistantId && conversation.conversation.assistantId !== assistant.id) {
+      throw new ApiError(
+        'invalid_request',
+        `Conversation ${request.conversationId} belongs to assistant asst_${conversation.conversation.assistantId}`,
+      );
+    }
+    if (conversation?.head && !conversation.head.complete) {
+      throw new ApiError(
+        'invalid_request',
+        `Conversation ${request.conversationId} continues a thread from which a response was deleted; it can no longer be continued`,
+      );
+    }
+    // Continuing a conversation is continuing its newest turn, as previous_response_id would.
+    const head = conversation ? conversation.head : previous;
+    checkCallIds(request, head);
 
     return {
       responseId: randomUUID(),
@@ -132,8 +155,8 @@ export class TurnPreparer {
       request,
       modelInput,
       user,
-      previous,
-      conversationId: previous?.conversationId ?? randomUUID(),
+      previous: head,
+      conversationId: conversation?.conversation.id ?? previous?.conversationId ?? randomUUID(),
       roster,
       catalogue,
       userContext,

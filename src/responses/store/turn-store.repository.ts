@@ -191,7 +191,10 @@ export class TurnStore {
          INSERT INTO conversations (id, organization_id, assistant_id, user_id, title, last_response_id, created_at, updated_at)
          VALUES ($1::uuid, $2::uuid, $3::uuid, $4::varchar, $5::varchar, $6::uuid, $7::timestamptz, $8::timestamptz)
          ON CONFLICT (id) DO UPDATE
-            SET updated_at = EXCLUDED.updated_at, last_response_id = EXCLUDED.last_response_id
+            SET updated_at = EXCLUDED.updated_at, last_response_id = EXCLUDED.last_response_id,
+                -- A conversation created through the Conversations API takes its first assistant and title here.
+                assistant_id = COALESCE(conversations.assistant_id, EXCLUDED.assistant_id),
+                title = CASE WHEN conversations.title = '' THEN EXCLUDED.title ELSE conversations.title END
           WHERE conversations.organization_id = EXCLUDED.organization_id
          RETURNING id
        ), response AS (
@@ -234,11 +237,12 @@ export class TurnStore {
     );
   }
 
+  /** A response; items appended through the Conversations API (no assistant) are none. */
   async findResponse(organizationId: string, responseId: string): Promise<StoredResponse | null> {
     const rows: Record<string, unknown>[] = await this.dataSource.query(
       `SELECT id, assistant_id, conversation_id, previous_response_id, status, instructions, output, output_text,
               usage, error, created_at, completed_at, body
-         FROM responses WHERE id = $1 AND organization_id = $2`,
+         FROM responses WHERE id = $1 AND organization_id = $2 AND assistant_id IS NOT NULL`,
       [responseId, organizationId],
     );
     const row = rows[0];
