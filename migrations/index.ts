@@ -3,6 +3,7 @@ import { ConversationsAndAgents1795301086401 } from './1795301086401-conversatio
 import { UserClaimsAndMemory1795301293355 } from './1795301293355-user-claims-and-memory.js';
 import { McpGateways1795301371344 } from './1795301371344-mcp-gateways.js';
 import { ToolsAndPlugins1795301492442 } from './1795301492442-tools-and-plugins.js';
+import { ConversationsApi1795500000000 } from './1795500000000-conversations-api.js';
 import { ResponseBody1795609207091 } from './1795609207091-response-body.js';
 import { AdminApi1795610000000 } from './1795610000000-admin-api.js';
 
@@ -13,6 +14,7 @@ export const MIGRATIONS: Function[] = [
   UserClaimsAndMemory1795301293355,
   McpGateways1795301371344,
   ToolsAndPlugins1795301492442,
+  ConversationsApi1795500000000,
   ResponseBody1795609207091,
   AdminApi1795610000000,
 ];

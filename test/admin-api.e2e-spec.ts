@@ -474,12 +474,12 @@ describe('admin HTTP API', () => {
       expect(httpDry.status).toBe(200);
       const cliDry = await cli('apply', '-f', file, '--dry-run');
       expect(comparable(httpDry.body)).toEqual(comparable(cliDry));
-      expect(httpDry.body.summary).toEqual({ created: 4, updated: 1, unchanged: 0, deleted: 0 });
+      expect(httpDry.body.summary).toEqual({ created: 4, updated: 1, unchanged: 0 });
       expect(await auditCount()).toBe(before);
 
       const applied = await admin('POST', '/apply', acme.keys.admin, document);
       expect(applied.status).toBe(200);
-      expect(applied.body.summary).toEqual({ created: 4, updated: 1, unchanged: 0, deleted: 0 });
+      expect(applied.body.summary).toEqual({ created: 4, updated: 1, unchanged: 0 });
       const rows = await app.dataSource.query(
         'SELECT resource_type, resource_id, action, organization_id, actor_type FROM audit_log WHERE request_id = $1 ORDER BY resource_type',
         [applied.headers.get('x-request-id')],
@@ -503,7 +503,7 @@ describe('admin HTTP API', () => {
       const cliAgain = await cli('apply', '-f', file);
       const httpAgain = await admin('POST', '/apply', platformToken, document);
       expect(httpAgain.body).toEqual({ dryRun: false, changes: cliAgain.changes, summary: cliAgain.summary });
-      expect(httpAgain.body.summary).toEqual({ created: 0, updated: 0, unchanged: 5, deleted: 0 });
+      expect(httpAgain.body.summary).toEqual({ created: 0, updated: 0, unchanged: 5 });
       expect(await auditCount()).toBe(before + 5);
     });
   });

@@ -599,7 +599,7 @@ describe('admin command-line tool', () => {
     it('creates what the file declares, then finds it unchanged the second time (no duplicates)', async () => {
       const file = await writeWorkFile('switchboard.yaml', declaration('Help with invoices.'));
       const first = await ok('apply', '-f', file);
-      expect(first.summary).toEqual({ created: 5, updated: 0, unchanged: 0, deleted: 0 });
+      expect(first.summary).toEqual({ created: 5, updated: 0, unchanged: 0 });
       expect(first.changes.map((c: any) => `${c.kind} ${c.key} ${c.action}`)).toEqual([
         'organization apply-acme created',
         'organization apply-globex created',
@@ -620,7 +620,7 @@ describe('admin command-line tool', () => {
       });
 
       const second = await ok('apply', '--file', file);
-      expect(second.summary).toEqual({ created: 0, updated: 0, unchanged: 5, deleted: 0 });
+      expect(second.summary).toEqual({ created: 0, updated: 0, unchanged: 5 });
       expect(second.changes.map((c: any) => c.id)).toEqual(first.changes.map((c: any) => c.id));
       expect(await snapshot()).toEqual(afterFirst);
 
@@ -632,7 +632,7 @@ describe('admin command-line tool', () => {
       const before = await snapshot();
       const file = await writeWorkFile('switchboard.yaml', declaration('Help with invoices and refunds.'));
       const report = await ok('apply', '-f', file);
-      expect(report.summary).toEqual({ created: 0, updated: 1, unchanged: 4, deleted: 0 });
+      expect(report.summary).toEqual({ created: 0, updated: 1, unchanged: 4 });
       expect(report.changes.find((c: any) => c.action === 'updated')).toMatchObject({
         kind: 'assistant',
         key: 'apply-acme/Billing',
@@ -705,7 +705,6 @@ describe('admin command-line tool', () => {
         created: 0,
         updated: 0,
         unchanged: first.changes.length,
-        deleted: 0,
       });
     });
   });

@@ -471,7 +471,7 @@ organizations:
       ]);
 
       const second = await ok('apply', '-f', file);
-      expect(second.summary).toEqual({ created: 0, updated: 0, unchanged: 7, deleted: 0 });
+      expect(second.summary).toEqual({ created: 0, updated: 0, unchanged: 7 });
       expect(second.changes.map((c: any) => c.id)).toEqual(first.changes.map((c: any) => c.id));
       expect(await snapshot()).toEqual(afterFirst);
 
@@ -524,7 +524,7 @@ organizations:
       const before = await snapshot();
       const file = await writeWorkFile('agents.yaml', declaration('Invoices, refunds and payment plans'));
       const report = await ok('apply', '-f', file);
-      expect(report.summary).toEqual({ created: 0, updated: 1, unchanged: 6, deleted: 0 });
+      expect(report.summary).toEqual({ created: 0, updated: 1, unchanged: 6 });
       expect(report.changes.find((c: any) => c.action === 'updated')).toMatchObject({
         kind: 'specialist',
         key: 'spec-apply/Desk/billing',

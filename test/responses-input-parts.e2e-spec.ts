@@ -231,7 +231,7 @@ describe('POST /v1/responses with input_image and input_file parts', () => {
       [
         'an image URL on a non-public address',
         () => respond(vision, { input: userMessage(image(`${internal.origin}/secret.png`)) }),
-        `input[0].content[0].image_url was not fetched: Refused to connect to 127.0.0.1: a loopback address that tools may not reach`,
+        `input[0].content[0].image_url was not fetched: the address is not allowed`,
       ],
       [
         'an allowed URL redirecting to a non-public address',
@@ -239,7 +239,7 @@ describe('POST /v1/responses with input_image and input_file parts', () => {
           respond(vision, {
             input: userMessage({ type: 'input_file', file_url: `${files.origin}/to-internal` }),
           }),
-        `input[0].content[0].file_url was not fetched: Refused to connect to 127.0.0.1: a loopback address that tools may not reach`,
+        `input[0].content[0].file_url was not fetched: the address is not allowed`,
       ],
       [
         'a URL that is not an image',

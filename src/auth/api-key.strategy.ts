@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import passport from 'passport';
 import { ApiKeysService, type ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
+import { inSpan } from '../common/tracing/tracing.js';
 
 export const API_KEY_STRATEGY = 'api-key';
 
@@ -45,6 +46,8 @@ class HeaderApiKeyStrategy extends passport.Strategy {
 }
 
 /** The `api-key` passport strategy: an organization's API key, looked up (cached) by its hash. */
+const AUTHENTICATE_SPAN = { 'switchboard.auth.method': 'api_key' };
+
 @Injectable()
 export class ApiKeyStrategy extends PassportStrategy(HeaderApiKeyStrategy, API_KEY_STRATEGY) {
   constructor(private readonly apiKeys: ApiKeysService) {
@@ -52,6 +55,10 @@ export class ApiKeyStrategy extends PassportStrategy(HeaderApiKeyStrategy, API_K
   }
 
   async validate(key: string): Promise<ApiKeyPrincipal | false> {
-    return (await this.apiKeys.authenticate(key)) ?? false;
+    return inSpan(
+      'authenticate',
+      AUTHENTICATE_SPAN,
+      async () => (await this.apiKeys.authenticate(key)) ?? false,
+    );
   }
 }

@@ -400,7 +400,11 @@ function loadTracing(env: Env): TracingConfig {
     const at = pair.indexOf('=');
     if (at <= 0)
       throw new ConfigError('OTEL_EXPORTER_OTLP_HEADERS', 'must be key=value pairs separated by commas');
-    headers[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(pair.slice(at + 1).trim());
+    try {
+      headers[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      throw new ConfigError('OTEL_EXPORTER_OTLP_HEADERS', 'holds a malformed percent-encoding');
+    }
   }
   const ratio = raw(env, 'OTEL_TRACES_SAMPLER_ARG');
   const sampleRatio = ratio === undefined ? 1 : Number(ratio);

@@ -17,7 +17,8 @@ export interface ConversationView {
   isActive: boolean;
   createdAt: string;
   updatedAt: string;
-  assistantId: string;
+  /** Null until an assistant answers in a conversation created through the Conversations API. */
+  assistantId: string | null;
 }
 
 /** Spec 2.6. */
@@ -35,7 +36,7 @@ function toConversationView(conversation: HistoryConversation): ConversationView
     isActive: conversation.isActive,
     createdAt: conversation.createdAt.toISOString(),
     updatedAt: conversation.updatedAt.toISOString(),
-    assistantId: `asst_${conversation.assistantId}`,
+    assistantId: conversation.assistantId === null ? null : `asst_${conversation.assistantId}`,
   };
 }
 

@@ -3,11 +3,16 @@ import { AssistantsModule } from '../assistants/assistants.module.js';
 import { TurnStoreModule } from '../responses/store/turn-store.module.js';
 import { ChatHistoryController } from './chat-history.controller.js';
 import { ChatHistoryService } from './chat-history.service.js';
+import { ConversationsApiController } from './conversations-api.controller.js';
+import { ConversationsApiService } from './conversations-api.service.js';
 
-/** Chat history (spec 4): reads the turn store that the responses feature writes. */
+/**
+ * Chat history (spec 4) and the Conversations API: two views of the turn store that the
+ * responses feature owns.
+ */
 @Module({
   imports: [AssistantsModule, TurnStoreModule],
-  controllers: [ChatHistoryController],
-  providers: [ChatHistoryService],
+  controllers: [ChatHistoryController, ConversationsApiController],
+  providers: [ChatHistoryService, ConversationsApiService],
 })
 export class ConversationsModule {}

@@ -187,12 +187,15 @@ export const ADMIN_SCHEMAS: Record<string, JsonSchema> = {
         action: { type: 'string', enum: ['created', 'updated', 'unchanged', 'deleted'] },
       }),
     },
-    summary: object({
-      created: { type: 'integer' },
-      updated: { type: 'integer' },
-      unchanged: { type: 'integer' },
-      deleted: { type: 'integer', description: 'Only with `prune`' },
-    }),
+    summary: object(
+      {
+        created: { type: 'integer' },
+        updated: { type: 'integer' },
+        unchanged: { type: 'integer' },
+        deleted: { type: 'integer', description: 'Only with `prune`' },
+      },
+      ['created', 'updated', 'unchanged'],
+    ),
   }),
   AuditLogEntry: object({
     id: { type: 'string', format: 'uuid' },

@@ -34,6 +34,7 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   memory_item_not_found: "No memory item with that id for this user in the key's organization",
   response_not_found: "No response with that id for this assistant and user in the key's organization",
   conversation_not_found: "No conversation with that id for this user in the key's organization",
+  item_not_found: "No item with that id on the conversation's current branch",
   method_not_allowed: 'MCP gateway: GET or DELETE on a stateless endpoint (`Allow: POST`)',
   payload_too_large: 'The request body exceeds `BODY_LIMIT`',
   request_timeout: "The request's headers or body did not arrive in time; the connection is closed",

@@ -236,6 +236,14 @@ const PARAMETERS: Record<string, JsonSchema> = {
     'Only `message.input_image.image_url` (image URLs are always included); any other value is refused',
     { type: 'array', items: { type: 'string', enum: ['message.input_image.image_url'] } },
   ),
+  ConversationApiId: pathParam(
+    'id',
+    'A conversation id: `conv_<uuid>`, or the bare UUID chat history shows',
+    {
+      type: 'string',
+    },
+  ),
+  ConversationItemId: pathParam('itemId', 'An item id, as the item list shows it', { type: 'string' }),
   HistoryAfter: queryParam('after', 'The `x-next-cursor` of the previous page (opaque)', { type: 'string' }),
 };
 

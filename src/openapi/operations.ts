@@ -122,6 +122,7 @@ const responseOperations: OperationSpec[] = [
       'context_length_exceeded',
       'assistant_not_found',
       'response_not_found',
+      'conversation_not_found',
       'upstream_unavailable',
       'upstream_timeout',
       'service_overloaded',
@@ -225,6 +226,130 @@ const historyOperations: OperationSpec[] = [
       }),
     },
     errors: ['missing_required_field', 'invalid_request', 'conversation_not_found'],
+  },
+];
+
+const CONVERSATION_OWNER =
+  'Owned as chat history owns conversations: the organization and `x-user-id` (without the header, ' +
+  "anonymous conversations only). Another user's or organization's conversation is the same 404 as a missing one.";
+const conversationPath = (suffix = '') => [`/v1/conversations${suffix}`];
+
+const conversationOperations: OperationSpec[] = [
+  {
+    method: 'post',
+    paths: conversationPath(),
+    operationId: 'createConversation',
+    tag: 'Conversations',
+    summary: 'Create a conversation, optionally with items and metadata',
+    description:
+      'The conversation appears in the chat history of `x-user-id` and can be continued with `conversation` on ' +
+      'POST /v1/responses. ' +
+      CONVERSATION_OWNER,
+    access: USER_KEY,
+    parameters: [param('XUserId')],
+    requestBody: { content: { 'application/json': { schema: ref('CreateConversationRequest') } } },
+    responses: { '200': json(ref('ConversationObject'), 'The conversation') },
+    errors: ['invalid_request', 'invalid_input_type', 'missing_call_id'],
+  },
+  {
+    method: 'get',
+    paths: conversationPath('/{id}'),
+    operationId: 'retrieveConversation',
+    tag: 'Conversations',
+    summary: 'One conversation',
+    description: CONVERSATION_OWNER,
+    access: USER_KEY,
+    parameters: [param('XUserId'), param('ConversationApiId')],
+    responses: { '200': json(ref('ConversationObject'), 'The conversation') },
+    errors: ['invalid_request', 'conversation_not_found'],
+  },
+  {
+    method: 'post',
+    paths: conversationPath('/{id}'),
+    operationId: 'updateConversation',
+    tag: 'Conversations',
+    summary: "Replace a conversation's metadata",
+    description: CONVERSATION_OWNER,
+    access: USER_KEY,
+    parameters: [param('XUserId'), param('ConversationApiId')],
+    requestBody: jsonBody(ref('UpdateConversationRequest')),
+    responses: { '200': json(ref('ConversationObject'), 'The conversation') },
+    errors: ['missing_required_field', 'invalid_request', 'conversation_not_found'],
+  },
+  {
+    method: 'delete',
+    paths: conversationPath('/{id}'),
+    operationId: 'deleteConversation',
+    tag: 'Conversations',
+    summary: 'Delete a conversation with its responses and chat-history messages',
+    description: CONVERSATION_OWNER,
+    access: USER_KEY,
+    parameters: [param('XUserId'), param('ConversationApiId')],
+    responses: { '200': json(ref('ConversationDeleted'), 'Deleted') },
+    errors: ['invalid_request', 'conversation_not_found'],
+  },
+  {
+    method: 'get',
+    paths: conversationPath('/{id}/items'),
+    operationId: 'listConversationItems',
+    tag: 'Conversations',
+    summary: "The items of the conversation's current branch",
+    description:
+      "Each turn's input items, then its output items, along the branch of the newest turn. " +
+      CONVERSATION_OWNER,
+    access: USER_KEY,
+    parameters: [
+      param('XUserId'),
+      param('ConversationApiId'),
+      param('InputItemsAfter'),
+      param('InputItemsLimit'),
+      param('InputItemsOrder'),
+      param('InputItemsInclude'),
+    ],
+    responses: { '200': json(ref('ConversationItemList'), 'A page of items') },
+    errors: ['invalid_request', 'conversation_not_found'],
+  },
+  {
+    method: 'post',
+    paths: conversationPath('/{id}/items'),
+    operationId: 'createConversationItems',
+    tag: 'Conversations',
+    summary: 'Append up to 20 items; the next turn sees them',
+    description: CONVERSATION_OWNER,
+    access: USER_KEY,
+    parameters: [param('XUserId'), param('ConversationApiId'), param('InputItemsInclude')],
+    requestBody: jsonBody(ref('CreateConversationItemsRequest')),
+    responses: { '200': json(ref('ConversationItemList'), 'The items added') },
+    errors: ['invalid_request', 'invalid_input_type', 'missing_call_id', 'conversation_not_found'],
+  },
+  {
+    method: 'get',
+    paths: conversationPath('/{id}/items/{itemId}'),
+    operationId: 'retrieveConversationItem',
+    tag: 'Conversations',
+    summary: 'One item',
+    description: CONVERSATION_OWNER,
+    access: USER_KEY,
+    parameters: [
+      param('XUserId'),
+      param('ConversationApiId'),
+      param('ConversationItemId'),
+      param('InputItemsInclude'),
+    ],
+    responses: { '200': json(ref('ConversationItem'), 'The item') },
+    errors: ['invalid_request', 'conversation_not_found', 'item_not_found'],
+  },
+  {
+    method: 'delete',
+    paths: conversationPath('/{id}/items/{itemId}'),
+    operationId: 'deleteConversationItem',
+    tag: 'Conversations',
+    summary: 'Remove an item from the conversation, from what the model sees next and from chat history',
+    description: CONVERSATION_OWNER,
+    access: USER_KEY,
+    parameters: [param('XUserId'), param('ConversationApiId'), param('ConversationItemId')],
+    responses: { '200': json(ref('ConversationObject'), 'The conversation') },
+    errors: ['invalid_request', 'conversation_not_found', 'item_not_found'],
   },
 ];
 
@@ -535,6 +660,7 @@ const operationsOperations: OperationSpec[] = [
 export const OPERATIONS: readonly OperationSpec[] = [
   ...responseOperations,
   ...historyOperations,
+  ...conversationOperations,
   ...claimOperations,
   ...memoryOperations,
   ...gatewayOperations,
@@ -544,6 +670,10 @@ export const OPERATIONS: readonly OperationSpec[] = [
 export const TAGS: readonly { name: string; description: string }[] = [
   { name: 'Responses', description: 'The OpenAI-compatible Responses API (spec 4.1, 6)' },
   { name: 'Chat history', description: "A user's conversations and their messages (spec 4.2, 4.3)" },
+  {
+    name: 'Conversations',
+    description: "OpenAI's Conversations API on the conversations chat history shows",
+  },
   {
     name: 'User claims',
     description:

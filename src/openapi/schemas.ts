@@ -9,6 +9,7 @@ import {
 import { MAX_BULK_CLAIMS, MAX_CLAIM_VALUE_BYTES } from '../claims/dto/claim-input.dto.js';
 import { MAX_USER_ID_LENGTH } from '../common/http/request-params.js';
 import { MEMORY_PAGE } from '../memory/dto/memory-query.dto.js';
+import { MAX_ITEMS_PER_REQUEST, MAX_METADATA_KEYS } from '../conversations/dto/conversation-limits.js';
 
 /**
  * The JSON Schemas of the OpenAPI document (components.schemas), written by hand like the request
@@ -437,6 +438,15 @@ const requestSchemas: Record<string, JsonSchema> = {
       truncation: nullable({ type: 'string', enum: ['auto', 'disabled'] }),
       background: { type: 'boolean', const: false, description: '`true` is refused' },
       stream_options: nullable({ type: 'object' }),
+      conversation: nullable({
+        oneOf: [
+          { type: 'string', description: '`conv_<uuid>` or the bare UUID' },
+          object({ id: { type: 'string' } }),
+        ],
+        description:
+          'Continue this conversation from its newest turn and append to it (the alternative to ' +
+          '`previous_response_id`; both at once is 400)',
+      }),
     },
     description:
       'Every field is honoured or refused by name (docs/api.md, "Request parameters"); an unknown field is 400 `invalid_request`.',
@@ -630,6 +640,59 @@ const streamSchemas: Record<string, JsonSchema> = {
 /** The event types in stream order (spec 6.2), for descriptions. */
 export const STREAM_EVENT_TYPES: readonly string[] = Object.values(STREAM_EVENTS).map(eventTypeOf);
 
+/** The Conversations API of src/conversations (OpenAI's shapes). */
+const metadataSchema: JsonSchema = {
+  type: 'object',
+  maxProperties: MAX_METADATA_KEYS,
+  additionalProperties: { type: 'string', maxLength: 512 },
+  description: 'At most 16 pairs; keys up to 64 characters, string values up to 512',
+};
+const conversationApiSchemas: Record<string, JsonSchema> = {
+  ConversationObject: object({
+    id: { type: 'string', pattern: `^conv_${UUID_PATTERN}$`, description: 'The chat-history id, prefixed' },
+    object: constant('conversation'),
+    created_at: { type: 'integer', description: 'Unix seconds' },
+    metadata: metadataSchema,
+  }),
+  ConversationDeleted: object({
+    id: { type: 'string', pattern: `^conv_${UUID_PATTERN}$` },
+    object: constant('conversation.deleted'),
+    deleted: { type: 'boolean', const: true },
+  }),
+  ConversationItem: {
+    oneOf: [ref('OutputItem'), object({ type: { type: 'string' }, id: { type: 'string' } })],
+    description:
+      'An input item (message with `input_text` or `output_text` parts, `function_call`, `function_call_output`, ' +
+      'each with an `id` and `status`) or an output item as its response showed it',
+  },
+  ConversationItemList: object({
+    object: constant('list'),
+    data: { type: 'array', items: ref('ConversationItem') },
+    first_id: nullable({ type: 'string' }),
+    last_id: nullable({ type: 'string' }),
+    has_more: { type: 'boolean' },
+  }),
+  CreateConversationRequest: {
+    type: 'object',
+    properties: {
+      items: nullable({ type: 'array', maxItems: MAX_ITEMS_PER_REQUEST, items: ref('InputItem') }),
+      metadata: nullable(metadataSchema),
+    },
+  },
+  UpdateConversationRequest: {
+    type: 'object',
+    required: ['metadata'],
+    properties: { metadata: nullable(metadataSchema) },
+  },
+  CreateConversationItemsRequest: {
+    type: 'object',
+    required: ['items'],
+    properties: {
+      items: { type: 'array', minItems: 1, maxItems: MAX_ITEMS_PER_REQUEST, items: ref('InputItem') },
+    },
+  },
+};
+
 /** The chat-history views of src/conversations (spec 2.5, 2.6). */
 const historySchemas: Record<string, JsonSchema> = {
   Conversation: object({
@@ -638,7 +701,10 @@ const historySchemas: Record<string, JsonSchema> = {
     isActive: { type: 'boolean', description: 'False once idle longer than `CONVERSATION_IDLE_HOURS`' },
     createdAt: dateTime('Start of the conversation'),
     updatedAt: dateTime('Last message'),
-    assistantId: assistantShown,
+    assistantId: nullable({
+      ...assistantShown,
+      description: 'Null until an assistant answers in a conversation created with POST /v1/conversations',
+    }),
   }),
   Message: object({
     id: { type: 'string', pattern: `^msg_${UUID_PATTERN}$` },
@@ -784,6 +850,7 @@ export const SCHEMAS: Record<string, JsonSchema> = {
   ...responseManagementSchemas,
   ...streamSchemas,
   ...historySchemas,
+  ...conversationApiSchemas,
   ...claimSchemas,
   ...memorySchemas,
   ...platformSchemas,

@@ -109,7 +109,8 @@ export class InputAttachments {
       response = await this.http.request(url, { signal: deadline, headers: { accept: '*/*' } });
     } catch (error) {
       if (error instanceof SsrfRefusedError) {
-        throw new ApiError('invalid_request', `${param} was not fetched: ${error.message}`);
+        // The guard's own message names hosts and addresses: an internal network's layout stays inside.
+        throw new ApiError('invalid_request', `${param} was not fetched: the address is not allowed`);
       }
       const reason = deadline.aborted ? 'it did not answer in time' : 'it could not be reached';
       throw new ApiError('invalid_request', `${param} was not fetched: ${reason}`);

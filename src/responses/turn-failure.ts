@@ -19,12 +19,33 @@ const RESPONSES_NAME: Record<string, string> = {
   tools: 'tools',
 };
 
+/** Chat Completions parameters that carry a request field of the same name. */
+const SAME_NAME = new Set([
+  'temperature',
+  'top_p',
+  'presence_penalty',
+  'frequency_penalty',
+  'top_logprobs',
+  'tool_choice',
+  'parallel_tool_calls',
+  'user',
+  'safety_identifier',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'service_tier',
+]);
+
 /** What a client hears of a turn that failed; anything unexpected is logged and stays generic. */
 export function turnFailure(error: unknown, logger: Logger): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof UpstreamError) return new ApiError(error.code, error.message);
   if (error instanceof UnsupportedParameterError) {
-    const name = RESPONSES_NAME[error.param.split('.')[0]] ?? error.param;
+    const upstreamName = error.param.split('.')[0];
+    const name = RESPONSES_NAME[upstreamName] ?? (SAME_NAME.has(upstreamName) ? upstreamName : undefined);
+    // A parameter the service built (model, messages…) is the operator's misconfiguration, not the client's.
+    if (name === undefined) {
+      return new ApiError('upstream_unavailable', 'The upstream model refused the request the service built');
+    }
     return new ApiError('invalid_request', `${name} is not supported by the model behind this assistant`);
   }
   if (error instanceof ContextLengthError) {

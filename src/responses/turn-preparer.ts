@@ -12,12 +12,14 @@ import { UserContextService, type TurnUserContext } from '../memory/user-context
 import { AgentRosterService, type AgentRoster } from '../specialists/agent-roster.service.js';
 import { ToolCatalogService, type LoadedCatalogue } from '../tools/tool-catalog.service.js';
 import {
+  parseConversationId,
   parseResponseId,
   type CreateResponseDto,
   type InputItem,
   type UserHeaders,
 } from './dto/create-response.dto.js';
 import { InputAttachments } from './input-attachments.js';
+import { ConversationStore } from './store/conversation-store.repository.js';
 import { TurnStore, type ThreadHead } from './store/turn-store.repository.js';
 import { inputToTranscript } from './transcript.js';
 import {
@@ -28,6 +30,7 @@ import {
   type EchoedParams,
 } from './turn-options.js';
 import type { TurnPlan } from './turn-runner.js';
+import { inSpan } from '../common/tracing/tracing.js';
 
 /** A turn validated against the database and ready to run: nothing left to read but tools' own servers. */
 export interface PreparedTurn {
@@ -54,12 +57,15 @@ export interface PreparedTurn {
  * assistant, then at once the thread, the user's context and the roster with its tool rows.
  * Errors here are plain HTTP errors even for `stream: true`.
  */
+const NO_ATTRIBUTES = {};
+
 @Injectable()
 export class TurnPreparer {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly assistants: AssistantsService,
     private readonly store: TurnStore,
+    private readonly conversations: ConversationStore,
     private readonly rosters: AgentRosterService,
     private readonly userContexts: UserContextService,
     private readonly toolCatalog: ToolCatalogService,
@@ -87,23 +93,32 @@ export class TurnPreparer {
 
     const previousId =
       request.previousResponseId === null ? null : parseResponseId(request.previousResponseId);
-    const [modelInput, previous, userContext, [roster, catalogue]] = await Promise.all([
-      this.attachments.forModel(request.input, assistant.model),
-      previousId ? this.store.loadThread(organizationId, assistant.id, user.userId, previousId) : null,
-      user.userId
-        ? this.userContexts.loadForTurn(
-            organizationId,
-            user.userId,
-            assistant.id,
-            this.config.memory.contextBudgetChars,
-          )
-        : null,
-      this.rosters.forAssistant(assistant).then(async (roster) => {
-        const agents = [roster.generic, ...roster.specialists.values()];
-        const names = agents.flatMap((agent) => agent.toolNames);
-        return [roster, await this.toolCatalog.load(organizationId, names)] as const;
-      }),
-    ]);
+    const conversationId =
+      request.conversationId === null ? null : parseConversationId(request.conversationId);
+    // Every read before the first byte, at once (one span when tracing is on).
+    const [modelInput, previous, conversation, userContext, [roster, catalogue]] = await inSpan(
+      'load context',
+      NO_ATTRIBUTES,
+      () =>
+        Promise.all([
+          this.attachments.forModel(request.input, assistant.model),
+          previousId ? this.store.loadThread(organizationId, assistant.id, user.userId, previousId) : null,
+          conversationId ? this.conversations.loadThread(organizationId, user.userId, conversationId) : null,
+          user.userId
+            ? this.userContexts.loadForTurn(
+                organizationId,
+                user.userId,
+                assistant.id,
+                this.config.memory.contextBudgetChars,
+              )
+            : null,
+          this.rosters.forAssistant(assistant).then(async (roster) => {
+            const agents = [roster.generic, ...roster.specialists.values()];
+            const names = agents.flatMap((agent) => agent.toolNames);
+            return [roster, await this.toolCatalog.load(organizationId, names)] as const;
+          }),
+        ]),
+    );
     if (request.previousResponseId !== null && !previous) {
       throw new ApiError('response_not_found', `No response ${request.previousResponseId}`);
     }
@@ -113,7 +128,24 @@ export class TurnPreparer {
         `previous_response_id ${request.previousResponseId} continues a thread from which an earlier response was deleted; it can no longer be continued`,
       );
     }
-    checkCallIds(request, previous);
+    if (request.conversationId !== null && !conversation) {
+      throw new ApiError('conversation_not_found', `No conversation ${request.conversationId}`);
+    }
+    if (conversation?.conversation.assistantId && conversation.conversation.assistantId !== assistant.id) {
+      throw new ApiError(
+        'invalid_request',
+        `Conversation ${request.conversationId} belongs to assistant asst_${conversation.conversation.assistantId}`,
+      );
+    }
+    if (conversation?.head && !conversation.head.complete) {
+      throw new ApiError(
+        'invalid_request',
+        `Conversation ${request.conversationId} continues a thread from which a response was deleted; it can no longer be continued`,
+      );
+    }
+    // Continuing a conversation is continuing its newest turn, as previous_response_id would.
+    const head = conversation ? conversation.head : previous;
+    checkCallIds(request, head);
 
     return {
       responseId: randomUUID(),
@@ -123,8 +155,8 @@ export class TurnPreparer {
       request,
       modelInput,
       user,
-      previous,
-      conversationId: previous?.conversationId ?? randomUUID(),
+      previous: head,
+      conversationId: conversation?.conversation.id ?? previous?.conversationId ?? randomUUID(),
       roster,
       catalogue,
       userContext,

@@ -18,6 +18,8 @@ import type { ServerTool, ToolExecutionContext, ToolResult } from '../tools/serv
 import type { AgentProfile, AgentRoster } from '../specialists/agent-roster.service.js';
 import { GENERIC_AGENT } from '../specialists/specialist-names.js';
 import { itemId, type ResponseRecorder } from './streaming/response-recorder.js';
+import type { Attributes } from '@opentelemetry/api';
+import { capturesContent, inSpan, SpanKind, tracingActive } from '../common/tracing/tracing.js';
 
 export interface TurnPlan {
   roster: AgentRoster;
@@ -84,7 +86,16 @@ export class TurnRunner {
     private readonly metrics: Metrics,
   ) {}
 
-  async run(plan: TurnPlan, recorder: ResponseRecorder, progress: TurnProgress): Promise<void> {
+  /** The turn's agent loop; one `invoke_agent` span around it when tracing is on. */
+  run(plan: TurnPlan, recorder: ResponseRecorder, progress: TurnProgress): Promise<void> {
+    return inSpan(
+      'invoke_agent',
+      { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.id': plan.toolContext.assistantId },
+      () => this.loop(plan, recorder, progress),
+    );
+  }
+
+  private async loop(plan: TurnPlan, recorder: ResponseRecorder, progress: TurnProgress): Promise<void> {
     let agent = (plan.startAgent && plan.roster.specialists.get(plan.startAgent)) || plan.roster.generic;
     progress.activeAgent = agent.name;
     let tools = await plan.toolsFor(agent);
@@ -162,9 +173,10 @@ export class TurnRunner {
             to_specialist: target.name ?? GENERIC_AGENT,
             reason: handoverReason(call.arguments),
           });
+          const from = agent;
           agent = target;
           progress.activeAgent = agent.name;
-          tools = await plan.toolsFor(agent);
+          tools = await inSpan('handover', handoverAttributes(from, target), () => plan.toolsFor(target));
           reply = JSON.stringify({ transferred_to: agent.name ?? GENERIC_AGENT });
         }
         progress.transcript.push({ role: 'tool', tool_call_id: call.id, content: reply });
@@ -177,8 +189,43 @@ export class TurnRunner {
     }
   }
 
+  /** One model call in a GenAI `chat` span (when tracing is on); returns the tool calls it made. */
+  private callModel(
+    plan: TurnPlan,
+    agent: AgentProfile,
+    serverTools: ServerTool[],
+    handoverTools: ModelTool[],
+    recorder: ResponseRecorder,
+    progress: TurnProgress,
+    forced: boolean,
+  ): Promise<CollectedCall[]> {
+    const call = () => this.streamModel(plan, agent, serverTools, handoverTools, recorder, progress, forced);
+    if (!tracingActive()) return call();
+    const before = { ...progress.usage };
+    const attributes = chatAttributes(agent);
+    return inSpan(
+      `chat ${String(attributes['gen_ai.request.model'])}`,
+      attributes,
+      async (span) => {
+        const calls = await call();
+        span?.setAttributes({
+          'gen_ai.usage.input_tokens': progress.usage.inputTokens - before.inputTokens,
+          'gen_ai.usage.output_tokens': progress.usage.outputTokens - before.outputTokens,
+          'gen_ai.response.finish_reasons': [
+            progress.incompleteReason ? 'length' : calls.length > 0 ? 'tool_calls' : 'stop',
+          ],
+        });
+        // Completion text only when the operator turned it on (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT).
+        if (capturesContent())
+          span?.setAttribute('gen_ai.output.messages', JSON.stringify([progress.transcript.at(-1)]));
+        return calls;
+      },
+      SpanKind.CLIENT,
+    );
+  }
+
   /** One model call; returns the tool calls it made (none means it answered). */
-  private async callModel(
+  private async streamModel(
     plan: TurnPlan,
     agent: AgentProfile,
     serverTools: ServerTool[],
@@ -339,7 +386,9 @@ export class TurnRunner {
       started.map(({ tool, args }, index): Promise<ToolResult> => {
         if (!tool) return Promise.resolve({ ok: false, error: `Unknown tool "${calls[index].name}"` });
         if (!args) return Promise.resolve({ ok: false, error: 'The tool arguments were not a JSON object' });
-        return tool.execute(args, context);
+        return inSpan(`execute_tool ${tool.definition.name}`, toolAttributes(tool, calls[index].id), () =>
+          tool.execute(args, context),
+        );
       }),
     );
     for (const [index, { complete }] of started.entries()) {
@@ -391,4 +440,32 @@ function handoverReason(raw: string): string {
 /** What the model reads back from a server tool: its output, or a readable error. */
 function toolMessage(result: ToolResult): string {
   return result.ok ? result.output : JSON.stringify({ error: result.error });
+}
+
+/** GenAI semantic conventions of a model call: names, never prompt or completion text. */
+function chatAttributes(agent: AgentProfile): Attributes {
+  const model = agent.model;
+  return {
+    'gen_ai.operation.name': 'chat',
+    'gen_ai.provider.name': model.provider === 'offline' ? 'switchboard.offline' : 'openai',
+    'gen_ai.request.model': model.provider === 'offline' ? 'offline' : model.model,
+    'gen_ai.agent.name': agent.name ?? GENERIC_AGENT,
+    ...(model.provider === 'offline' ? {} : { 'server.address': new URL(model.baseUrl).hostname }),
+  };
+}
+
+function toolAttributes(tool: ServerTool, callId: string): Attributes {
+  return {
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': tool.definition.name,
+    'gen_ai.tool.call.id': callId,
+    'gen_ai.tool.type': 'extension',
+  };
+}
+
+function handoverAttributes(from: AgentProfile, to: AgentProfile): Attributes {
+  return {
+    'switchboard.handover.from': from.name ?? GENERIC_AGENT,
+    'switchboard.handover.to': to.name ?? GENERIC_AGENT,
+  };
 }

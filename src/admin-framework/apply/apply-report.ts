@@ -18,9 +18,11 @@ export class ApplyReport {
     this.changes.push(change);
   }
 
-  summary(): Record<ApplyAction, number> {
-    const counts = { created: 0, updated: 0, unchanged: 0, deleted: 0 };
-    for (const change of this.changes) counts[change.action] += 1;
+  /** Counts by action; `deleted` only for a pruning apply, so other reports keep their shape. */
+  summary(pruning = false): Partial<Record<ApplyAction, number>> {
+    const counts: Partial<Record<ApplyAction, number>> = { created: 0, updated: 0, unchanged: 0 };
+    if (pruning) counts.deleted = 0;
+    for (const change of this.changes) counts[change.action] = (counts[change.action] ?? 0) + 1;
     return counts;
   }
 }

@@ -27,7 +27,7 @@ export const applyCommand: AdminCommand = {
     const dryRun = options['dry-run'] === true;
     const prune = options.prune === true;
     const report = await app.get(ApplyService).apply(document, { dryRun, prune });
-    const summary = report.summary();
+    const summary = report.summary(prune);
     const verb = dryRun ? 'Would apply' : 'Applied';
     return {
       json: { file, dryRun, prune, changes: report.changes, summary },

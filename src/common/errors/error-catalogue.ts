@@ -28,6 +28,7 @@ export const ERROR_CATALOGUE = {
   memory_item_not_found: { status: 404, type: 'not_found_error' },
   response_not_found: { status: 404, type: 'not_found_error' },
   conversation_not_found: { status: 404, type: 'not_found_error' },
+  item_not_found: { status: 404, type: 'not_found_error' },
   method_not_allowed: { status: 405, type: 'invalid_request_error' },
   /** Answered by the HTTP server itself (src/common/http/client-error.ts), before any route. */
   request_timeout: { status: 408, type: 'invalid_request_error' },

@@ -31,6 +31,11 @@ export function requireUserId(headers: Headers): string {
   return value;
 }
 
+/** For the endpoints where `x-user-id` is optional: without it they reach anonymous data only. */
+export function optionalUserId(headers: Headers): string | null {
+  return headers['x-user-id'] === undefined ? null : requireUserId(headers);
+}
+
 /** `limit`: whole digits from 1 to `max`; `limit=1&limit=2` and anything else is a 400. */
 export const PageLimit = (max: number) => {
   const message = `$path must be a whole number from 1 to ${max}`;

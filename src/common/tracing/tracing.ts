@@ -16,11 +16,13 @@ import {
  */
 let active = false;
 let contentCapture = false;
-const tracer = trace.getTracer('switchboard');
+let tracer = trace.getTracer('switchboard');
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 export function setTracingActive(on: boolean, captureContent = false): void {
   active = on;
+  // From the provider registered now: one from an earlier start (a test's app) was shut down.
+  if (on) tracer = trace.getTracer('switchboard');
   contentCapture = on && captureContent;
 }
 

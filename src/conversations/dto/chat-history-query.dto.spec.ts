@@ -103,9 +103,10 @@ describe('chat history query parameters', () => {
     );
   });
 
-  it('takes bare UUIDs as conversation ids, in any case, and nothing else', () => {
+  it("takes bare UUIDs (and the Conversations API's conv_<uuid>) as conversation ids, in any case, and nothing else", () => {
     expect(parseConversationId(UUID.toUpperCase())).toBe(UUID);
-    expect(parseConversationId(`conv_${UUID}`)).toBeNull();
+    expect(parseConversationId(`conv_${UUID}`)).toBe(UUID);
+    expect(parseConversationId(`resp_${UUID}`)).toBeNull();
     expect(parseConversationId('')).toBeNull();
   });
 });

@@ -3,6 +3,7 @@ import {
   encodeCursor,
   IssuedCursor,
   PageLimit,
+  parsePrefixedUuid,
   UUID,
   type CursorFormat,
 } from '../../common/http/request-params.js';
@@ -75,9 +76,10 @@ export function encodeMessageCursor(cursor: MessageCursor): string {
 }
 
 /**
- * Conversation ids are bare UUIDs (the Response object's `conversation.id`). Anything else names
- * no conversation: null, which the caller answers with the same 404 as a missing one.
+ * Conversation ids are bare UUIDs (the Response object's `conversation.id`); the Conversations
+ * API's `conv_<uuid>` names the same one. Anything else names no conversation: null, which the
+ * caller answers with the same 404 as a missing one.
  */
 export function parseConversationId(raw: string): string | null {
-  return UUID.test(raw) ? raw.toLowerCase() : null;
+  return parsePrefixedUuid(raw, 'conv_', true);
 }

@@ -10,6 +10,8 @@ export interface CreateResponseDto {
   assistantId: string;
   input: InputItem[];
   previousResponseId: string | null;
+  /** The Conversations API's alternative to `previous_response_id`: the raw id, parsed on use. */
+  conversationId: string | null;
   stream: boolean;
   tools: FunctionToolDto[];
   instructions: string | null;
@@ -143,17 +145,42 @@ export function parseCreateResponse(body: unknown): CreateResponseDto {
   ) {
     throw new ApiError('invalid_request', 'previous_response_id must be a string');
   }
+  const conversationId = parseConversationParam(body.conversation);
+  if (
+    conversationId !== null &&
+    body.previous_response_id !== undefined &&
+    body.previous_response_id !== null
+  ) {
+    throw new ApiError(
+      'invalid_request',
+      'previous_response_id and conversation are mutually exclusive: send only one of them',
+    );
+  }
   const options = parseResponseOptions(body);
   const tools = parseTools(body.tools);
   return {
     assistantId,
     input: parseInput(body.input),
     previousResponseId: (body.previous_response_id as string | undefined) ?? null,
+    conversationId,
     stream: body.stream === true,
     tools,
     instructions: (body.instructions as string | undefined) ?? null,
     options,
   };
+}
+
+/** `conversation`: an id (`conv_<uuid>` or the bare UUID) or `{id}`. */
+function parseConversationParam(raw: unknown): string | null {
+  if (raw === undefined || raw === null) return null;
+  if (typeof raw === 'string') return raw;
+  if (isObject(raw) && typeof raw.id === 'string') return raw.id;
+  throw new ApiError('invalid_request', 'conversation must be a conversation id or an object {id}');
+}
+
+/** `conv_<uuid>` or the bare UUID (chat history's format) → the bare UUID, or null. */
+export function parseConversationId(id: string): string | null {
+  return parsePrefixedUuid(id, 'conv_', true);
 }
 
 function parseTools(raw: unknown): FunctionToolDto[] {
@@ -199,7 +226,8 @@ function parseTools(raw: unknown): FunctionToolDto[] {
   });
 }
 
-function parseInput(raw: unknown): InputItem[] {
+/** Input items, as `input` and the Conversations API's `items` take them. */
+export function parseInput(raw: unknown): InputItem[] {
   if (typeof raw === 'string') return [{ type: 'message', role: 'user', text: raw }];
   if (!Array.isArray(raw))
     throw new ApiError('invalid_request', 'input must be a string or an array of items');

@@ -106,8 +106,6 @@ const KNOWN_FIELDS = new Set([
 const INCLUDABLE = new Set([
   'message.output_text.logprobs',
   'reasoning.encrypted_content',
-  'web_search_call.action.sources',
-  'web_search_call.results',
   'message.input_image.image_url',
   'file_search_call.results',
   'code_interpreter_call.outputs',
@@ -175,9 +173,6 @@ export function parseResponseOptions(body: Record<string, unknown>): ResponseOpt
     refuse('background must be true or false');
   if (!absent(body.prompt))
     refuse('prompt (stored prompt templates) is not supported; send instructions instead');
-  if (!absent(body.conversation)) {
-    refuse('conversation is not supported; continue a conversation with previous_response_id');
-  }
   if (!absent(body.context_management)) refuse('context_management is not supported; see truncation');
   if (!absent(body.stream_options) && !isObject(body.stream_options))
     refuse('stream_options must be an object');

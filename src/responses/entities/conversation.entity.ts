@@ -16,8 +16,9 @@ export class ConversationEntity {
   @JoinColumn({ name: 'organization_id' })
   organization?: OrganizationEntity;
 
-  @Column({ name: 'assistant_id', type: 'uuid' })
-  assistantId!: string;
+  /** Null until an assistant answers in a conversation created through the Conversations API. */
+  @Column({ name: 'assistant_id', type: 'uuid', nullable: true })
+  assistantId!: string | null;
 
   @ManyToOne(() => AssistantEntity, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'assistant_id' })
@@ -33,6 +34,10 @@ export class ConversationEntity {
   /** The newest turn; chat history follows the branch that ends here. */
   @Column({ name: 'last_response_id', type: 'uuid', nullable: true })
   lastResponseId!: string | null;
+
+  /** The Conversations API's metadata: at most 16 string pairs. */
+  @Column({ type: 'jsonb', default: {} })
+  metadata!: Record<string, string>;
 
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;

@@ -18,8 +18,9 @@ export class ResponseEntity {
   @Column({ name: 'organization_id', type: 'uuid' })
   organizationId!: string;
 
-  @Column({ name: 'assistant_id', type: 'uuid' })
-  assistantId!: string;
+  /** Null on a row that holds items added through the Conversations API (no model call). */
+  @Column({ name: 'assistant_id', type: 'uuid', nullable: true })
+  assistantId!: string | null;
 
   @Column({ name: 'conversation_id', type: 'uuid' })
   conversationId!: string;

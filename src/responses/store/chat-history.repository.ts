@@ -18,7 +18,8 @@ export interface MessageCursor {
 
 export interface StoredConversation {
   id: string;
-  assistantId: string;
+  /** Null for a conversation created through the Conversations API that no assistant answered yet. */
+  assistantId: string | null;
   title: string;
   createdAt: Date;
   updatedAt: Date;
@@ -36,7 +37,7 @@ export interface StoredMessage {
 
 interface ConversationRow {
   id: string;
-  assistant_id: string;
+  assistant_id: string | null;
   title: string;
   created_at: Date;
   updated_at: Date;

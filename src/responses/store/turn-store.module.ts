@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ChatHistoryRepository } from './chat-history.repository.js';
+import { ConversationStore } from './conversation-store.repository.js';
 import { TurnStore } from './turn-store.repository.js';
 
 /**
@@ -7,7 +8,7 @@ import { TurnStore } from './turn-store.repository.js';
  * chat history reads through it, and the erase-user command deletes through it.
  */
 @Module({
-  providers: [TurnStore, ChatHistoryRepository],
-  exports: [TurnStore, ChatHistoryRepository],
+  providers: [TurnStore, ChatHistoryRepository, ConversationStore],
+  exports: [TurnStore, ChatHistoryRepository, ConversationStore],
 })
 export class TurnStoreModule {}

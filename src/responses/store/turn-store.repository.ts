@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { ChatMessage } from '../../llm/llm.types.js';
 import type { StoredResponseStatus } from '../entities/response.entity.js';
 import type { OutputItem } from '../streaming/response-recorder.js';
+import { inSpan } from '../../common/tracing/tracing.js';
 
 /** The end of the branch a new turn continues, with the whole model transcript before it. */
 export interface ThreadHead {
@@ -86,6 +87,8 @@ export interface ErasedHistory {
  * two statements on every turn's path, one read of the thread and one write of the result, and
  * for the erase-user deletes. The tenant (organization, assistant, user) is part of each query.
  */
+const SAVE_TURN_SPAN = { 'db.system.name': 'postgresql', 'db.operation.name': 'INSERT' };
+
 @Injectable()
 export class TurnStore {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -178,13 +181,20 @@ export class TurnStore {
    * Stores a finished turn atomically in one statement: the conversation (created, or touched),
    * the response and its chat-history messages.
    */
-  async saveTurn(turn: TurnRecord): Promise<void> {
+  saveTurn(turn: TurnRecord): Promise<void> {
+    return inSpan('save turn', SAVE_TURN_SPAN, () => this.writeTurn(turn));
+  }
+
+  private async writeTurn(turn: TurnRecord): Promise<void> {
     await this.dataSource.query(
       `WITH conversation AS (
          INSERT INTO conversations (id, organization_id, assistant_id, user_id, title, last_response_id, created_at, updated_at)
          VALUES ($1::uuid, $2::uuid, $3::uuid, $4::varchar, $5::varchar, $6::uuid, $7::timestamptz, $8::timestamptz)
          ON CONFLICT (id) DO UPDATE
-            SET updated_at = EXCLUDED.updated_at, last_response_id = EXCLUDED.last_response_id
+            SET updated_at = EXCLUDED.updated_at, last_response_id = EXCLUDED.last_response_id,
+                -- A conversation created through the Conversations API takes its first assistant and title here.
+                assistant_id = COALESCE(conversations.assistant_id, EXCLUDED.assistant_id),
+                title = CASE WHEN conversations.title = '' THEN EXCLUDED.title ELSE conversations.title END
           WHERE conversations.organization_id = EXCLUDED.organization_id
          RETURNING id
        ), response AS (
@@ -227,11 +237,12 @@ export class TurnStore {
     );
   }
 
+  /** A response; items appended through the Conversations API (no assistant) are none. */
   async findResponse(organizationId: string, responseId: string): Promise<StoredResponse | null> {
     const rows: Record<string, unknown>[] = await this.dataSource.query(
       `SELECT id, assistant_id, conversation_id, previous_response_id, status, instructions, output, output_text,
               usage, error, created_at, completed_at, body
-         FROM responses WHERE id = $1 AND organization_id = $2`,
+         FROM responses WHERE id = $1 AND organization_id = $2 AND assistant_id IS NOT NULL`,
       [responseId, organizationId],
     );
     const row = rows[0];

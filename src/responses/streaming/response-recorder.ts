@@ -80,6 +80,9 @@ export function itemId(prefix: 'msg' | 'fc' | 'hov' | 'oar' | 'ws' | 'rs'): stri
  * spec and the official SDK's stream helper require: every event carries `sequence_number`;
  * item events carry `output_index` (the append position) and `item_id`.
  */
+/** Shared by every text delta without log probabilities: serialized, never mutated. */
+const NO_LOGPROBS: readonly never[] = Object.freeze([]);
+
 export class ResponseRecorder {
   readonly output: OutputItem[] = [];
   private sequence = 0;
@@ -87,10 +90,17 @@ export class ResponseRecorder {
   private openReasoning: { index: number; item: Extract<OutputItem, { type: 'reasoning' }> } | undefined;
   private readonly openCalls: { index: number; item: Extract<OutputItem, { type: 'function_call' }> }[] = [];
 
+  /** Event names of reasoning text, fixed per stream (computed once, not per token). */
+  private readonly reasoningDelta: string;
+  private readonly reasoningDone: string;
+
   constructor(
     private readonly sink: EventSink | undefined,
     private readonly style: EventStyle = DEFAULT_EVENT_STYLE,
-  ) {}
+  ) {
+    this.reasoningDelta = `${style.reasoning}.delta`;
+    this.reasoningDone = `${style.reasoning}.done`;
+  }
 
   get outputText(): string {
     return this.output
@@ -157,7 +167,7 @@ export class ResponseRecorder {
       output_index: open.index,
       content_index: 0,
       delta,
-      logprobs: logprobs ?? [],
+      logprobs: logprobs ?? NO_LOGPROBS,
     });
   }
 
@@ -187,7 +197,7 @@ export class ResponseRecorder {
       });
     }
     open.item.content[0].text += delta;
-    this.emit(`${this.style.reasoning}.delta`, {
+    this.emit(this.reasoningDelta, {
       item_id: open.item.id,
       output_index: open.index,
       content_index: 0,
@@ -201,7 +211,7 @@ export class ResponseRecorder {
     this.openReasoning = undefined;
     open.item.status = status;
     const ids = { item_id: open.item.id, output_index: open.index, content_index: 0 };
-    this.emit(`${this.style.reasoning}.done`, { ...ids, text: open.item.content[0].text });
+    this.emit(this.reasoningDone, { ...ids, text: open.item.content[0].text });
     this.emit('response.content_part.done', { ...ids, part: open.item.content[0] });
     this.emit('response.output_item.done', { output_index: open.index, item: open.item });
   }

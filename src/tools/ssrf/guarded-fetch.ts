@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import type { OnModuleDestroy } from '@nestjs/common';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 import { SsrfPolicy, SsrfRefusedError } from './ssrf-policy.js';
+import { traceHeaders } from '../../common/tracing/tracing.js';
 
 /** The fetch signature the MCP SDK transports and the tools use. */
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -66,6 +67,8 @@ export class GuardedFetch implements OnModuleDestroy {
     let method = (init.method ?? 'GET').toUpperCase();
     let body = init.body;
     const headers = new Headers(init.headers);
+    // W3C trace context to REST tools, MCP servers and search engines (nothing when tracing is off).
+    for (const [name, value] of Object.entries(traceHeaders())) headers.set(name, value);
     const redirectMode = init.redirect ?? 'follow';
     for (let hop = 0; ; hop++) {
       if (url.protocol !== 'http:' && url.protocol !== 'https:') {
