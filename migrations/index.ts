@@ -5,6 +5,7 @@ import { McpGateways1795301371344 } from './1795301371344-mcp-gateways.js';
 import { ToolsAndPlugins1795301492442 } from './1795301492442-tools-and-plugins.js';
 import { ConversationsApi1795500000000 } from './1795500000000-conversations-api.js';
 import { ResponseBody1795609207091 } from './1795609207091-response-body.js';
+import { AdminApi1795610000000 } from './1795610000000-admin-api.js';
 
 /** Every migration in order. `npm run migration:generate` appends to this list. */
 export const MIGRATIONS: Function[] = [
@@ -15,4 +16,5 @@ export const MIGRATIONS: Function[] = [
   ToolsAndPlugins1795301492442,
   ConversationsApi1795500000000,
   ResponseBody1795609207091,
+  AdminApi1795610000000,
 ];

@@ -1,6 +1,7 @@
 import { DynamicModule, Inject, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import type { RequestHandler } from 'express';
+import { AdminApiModule } from './admin-api/admin-api.module.js';
 import { ApiKeysModule } from './api-keys/api-keys.module.js';
 import { AssistantsModule } from './assistants/assistants.module.js';
 import { AuthModule } from './auth/auth.module.js';
@@ -61,6 +62,7 @@ export class AppModule implements NestModule {
         ResponsesModule,
         ConversationsModule,
         McpGatewayModule,
+        AdminApiModule,
         OpenApiModule,
       ],
       providers: [

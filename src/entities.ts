@@ -1,3 +1,4 @@
+import { AuditLogEntity } from './admin-framework/audit/audit-log.entity.js';
 import { ApiKeyEntity } from './api-keys/entities/api-key.entity.js';
 import { AssistantEntity } from './assistants/entities/assistant.entity.js';
 import { UserClaimEntity } from './claims/entities/user-claim.entity.js';
@@ -31,4 +32,5 @@ export const ENTITIES = [
   McpGatewayEntity,
   PluginEntity,
   ToolEntity,
+  AuditLogEntity,
 ];

@@ -314,9 +314,12 @@ describe('admin command-line tool', () => {
     });
 
     it('validates scopes, the organization and the key id', async () => {
-      expect(
-        await fails('keys', 'create', '--org', 'keys-org', '--name', 'x', '--scopes', 'admin'),
-      ).toContain('unknown scope "admin"');
+      expect(await fails('keys', 'create', '--org', 'keys-org', '--name', 'x', '--scopes', 'root')).toContain(
+        'unknown scope "root"',
+      );
+      // `admin` (the admin HTTP API) is a scope like the others.
+      const adminKey = await ok('keys', 'create', '--org', 'keys-org', '--name', 'ops', '--scopes', 'admin');
+      expect(adminKey.scopes).toEqual(['admin']);
       expect(await fails('keys', 'create', '--org', 'nobody', '--name', 'x', '--scopes', 'user')).toContain(
         'not found',
       );

@@ -74,6 +74,7 @@ export class ApiKeysService {
     organizationId: string,
     name: string,
     scopes: readonly string[],
+    manager?: EntityManager,
   ): Promise<{ key: ApiKeyEntity; secret: string }> {
     const secret = generateApiKey();
     const key = await this.repository.insert(
@@ -85,6 +86,7 @@ export class ApiKeysService {
         parseScopes(scopes),
         false,
       ),
+      manager,
     );
     return { key, secret };
   }
@@ -113,8 +115,9 @@ export class ApiKeysService {
     return this.repository.listForOrganization(organizationId);
   }
 
-  async revoke(organizationId: string, keyId: string): Promise<boolean> {
-    const revoked = await this.repository.revoke(organizationId, keyId, new Date());
+  /** `manager` joins a caller's transaction (the admin API writes its audit row in it). */
+  async revoke(organizationId: string, keyId: string, manager?: EntityManager): Promise<boolean> {
+    const revoked = await this.repository.revoke(organizationId, keyId, new Date(), manager);
     // This process forgets at once; other processes within the cache TTL.
     if (revoked) this.forget(keyId);
     return revoked;

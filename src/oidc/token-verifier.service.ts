@@ -26,6 +26,9 @@ export interface VerifiedAccessToken {
   subject: string | undefined;
   /** Organization slugs named by the token's group paths. */
   organizations: string[];
+  /** The full group paths as the token lists them (the admin API checks its admin group). */
+  groups: string[];
+  issuer: string;
 }
 
 type Claims = Record<string, unknown>;
@@ -95,7 +98,9 @@ export class TokenVerifierService extends PassportStrategy(Strategy, OIDC_JWT_ST
         `The token's "${this.oidc.groupsClaim}" claim holds no full group paths such as /organization/team`,
       );
     }
-    return { subject: typeof payload.sub === 'string' ? payload.sub : undefined, organizations };
+    const subject = typeof payload.sub === 'string' ? payload.sub : undefined;
+    // passport-jwt checked `iss` against OIDC_ISSUER already.
+    return { subject, organizations, groups, issuer: String(payload.iss) };
   }
 
   /**

@@ -23,11 +23,12 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   missing_api_key: 'Neither `x-api-key` nor `Authorization: Bearer` was sent',
   invalid_api_key: 'The API key is malformed, unknown or revoked',
   missing_token: 'MCP gateway or `/metrics`: no bearer token was sent',
-  invalid_token: 'MCP gateway or `/metrics`: the bearer token failed verification',
+  invalid_token: 'MCP gateway, `/metrics` or admin API: the bearer token failed verification',
   insufficient_scope:
-    "The key lacks the route's scope, or (MCP gateway) the token is of another organization",
+    "The key lacks the route's scope, or (MCP gateway) the token is of another organization, or (admin API) the token's groups lack `ADMIN_GROUP`",
   origin_not_allowed: 'MCP gateway: a browser `Origin` that is not allowed',
-  not_found: 'No such route, or no MCP gateway of that name',
+  not_found:
+    'No such route, or no MCP gateway of that name, or (admin API) an organization or key the caller may not see',
   assistant_not_found: "No assistant with that id in the key's organization",
   claim_not_found: "No claim for that userId and claimKey in the key's organization",
   memory_item_not_found: "No memory item with that id for this user in the key's organization",

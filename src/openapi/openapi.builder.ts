@@ -3,11 +3,12 @@ import { CONVERSATION_PAGE, MESSAGE_PAGE } from '../conversations/dto/chat-histo
 import { MEMORY_PAGE } from '../memory/dto/memory-query.dto.js';
 import { packageVersion } from '../common/runtime/package-version.js';
 import { ERROR_MEANINGS } from './error-meanings.js';
+import { ADMIN_OPERATIONS, ADMIN_SCHEMAS, ADMIN_TAG } from './admin-operations.js';
 import { OPERATIONS, TAGS, type Access, type HttpMethod, type OperationSpec } from './operations.js';
 import { SCHEMAS, ref, type JsonSchema } from './schemas.js';
 
 /** Path item keys in a fixed order, so the document is byte-stable. */
-const METHOD_ORDER: readonly HttpMethod[] = ['get', 'post', 'delete', 'options'];
+const METHOD_ORDER: readonly HttpMethod[] = ['get', 'put', 'post', 'delete', 'options'];
 
 /** Codes any route of an access kind can answer, besides its own. */
 const ACCESS_ERRORS: Record<Access['kind'], ErrorCode[]> = {
@@ -25,6 +26,15 @@ const ACCESS_ERRORS: Record<Access['kind'], ErrorCode[]> = {
   public: ['server_error'],
   'mcp-oauth': ['service_unavailable', 'server_error'],
   'metrics-token': ['missing_token', 'invalid_token', 'server_error'],
+  admin: [
+    'missing_api_key',
+    'invalid_api_key',
+    'invalid_token',
+    'insufficient_scope',
+    'identity_provider_unavailable',
+    'service_unavailable',
+    'server_error',
+  ],
 };
 
 /** Codes whose answers carry `Retry-After`: 429 and every 503 (the catalogue's default). */
@@ -44,9 +54,9 @@ const SECURITY_SCHEMES: Record<string, JsonSchema> = {
     in: 'header',
     name: 'x-api-key',
     description:
-      'An API key (`swb_…`, or a 64-hex key of the earlier format). A key has scopes `full_access`, `assistant` ' +
-      'and/or `user`; the roles listed in a security requirement are the scopes that grant the operation, ' +
-      '`full_access` always among them.',
+      'An API key (`swb_…`, or a 64-hex key of the earlier format). A key has scopes `full_access`, `assistant`, ' +
+      '`user` and/or `admin`; the roles listed in a security requirement are the scopes that grant the operation, ' +
+      '`full_access` always among them except on the admin API, which only `admin` opens.',
   },
   ApiKeyBearer: {
     type: 'http',
@@ -61,6 +71,14 @@ const SECURITY_SCHEMES: Record<string, JsonSchema> = {
       'MCP gateway: an OAuth 2.0 access token from the identity provider (Authorization Code + PKCE), with the ' +
       "backend as audience and the `groups` claim naming the gateway's organization. The authorization server " +
       "is named in the gateway's Protected Resource Metadata.",
+  },
+  AdminToken: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description:
+      'Admin API: an access token of the identity provider (`OIDC_ISSUER`, verified as the MCP gateway verifies ' +
+      'its tokens) whose groups include `ADMIN_GROUP`: a platform administrator, for every organization.',
   },
   MetricsToken: {
     type: 'http',
@@ -244,6 +262,8 @@ function security(access: Access): JsonSchema[] {
     case 'metrics-token':
       // `{}`: the token is optional, depending on configuration.
       return [{}, { MetricsToken: [] }];
+    case 'admin':
+      return [{ ApiKeyHeader: ['admin'] }, { ApiKeyBearer: ['admin'] }, { AdminToken: [] }];
   }
 }
 
@@ -364,7 +384,7 @@ const byName = <T>(entries: Record<string, T>): Record<string, T> =>
  */
 export function buildOpenApiDocument(): Record<string, unknown> {
   const paths: Record<string, Record<string, JsonSchema>> = {};
-  for (const operation of OPERATIONS) {
+  for (const operation of [...OPERATIONS, ...ADMIN_OPERATIONS]) {
     operation.paths.forEach((path, index) => {
       paths[path] ??= {};
       paths[path][operation.method] = operationObject(operation, index);
@@ -393,10 +413,10 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       servers: [{ url: '/' }],
-      tags: TAGS,
+      tags: [...TAGS, ADMIN_TAG],
       paths: orderedPaths,
       components: {
-        schemas: byName(SCHEMAS),
+        schemas: byName({ ...SCHEMAS, ...ADMIN_SCHEMAS }),
         parameters: byName(PARAMETERS),
         headers: byName(HEADERS),
         securitySchemes: byName(SECURITY_SCHEMES),

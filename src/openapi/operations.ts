@@ -7,9 +7,11 @@ export type Access =
   | { kind: 'api-key'; scopes: Exclude<ApiKeyScope, 'full_access'>[] }
   | { kind: 'public' }
   | { kind: 'mcp-oauth' }
-  | { kind: 'metrics-token' };
+  | { kind: 'metrics-token' }
+  /** The admin API: an `admin` key or a platform administrator's token (`@AdminAccess()`). */
+  | { kind: 'admin' };
 
-export type HttpMethod = 'get' | 'post' | 'delete' | 'options';
+export type HttpMethod = 'get' | 'put' | 'post' | 'delete' | 'options';
 
 /**
  * One operation of the interface. `errors` lists the codes particular to it; the builder adds

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
+import type { EntityManager } from 'typeorm';
 import { TransactionalConnection } from '../../database/transactional-connection.js';
 import { ApplyError, unclaimedKeys, type ApplyDocument } from './apply-document.js';
 import { ApplyReport } from './apply-report.js';
@@ -40,9 +41,17 @@ export class ApplyService {
     return sections;
   }
 
+  /**
+   * `beforeCommit` runs last inside the transaction, with the report: the admin API writes its
+   * audit rows there, so they commit (or roll back) with the changes.
+   */
   async apply(
     document: ApplyDocument,
-    options: { dryRun?: boolean; prune?: boolean } = {},
+    options: {
+      dryRun?: boolean;
+      prune?: boolean;
+      beforeCommit?: (manager: EntityManager, report: ApplyReport) => Promise<void>;
+    } = {},
   ): Promise<ApplyReport> {
     const sections = this.sections();
     const unknown = unclaimedKeys(document, new Set(sections.flatMap((section) => section.keys)));
@@ -58,6 +67,7 @@ export class ApplyService {
           // Dependents first: specialists before their assistants, gateways before the tools they expose.
           for (const section of [...sections].reverse()) await section.prune?.(document, manager, report);
         }
+        await options.beforeCommit?.(manager, report);
         if (options.dryRun) throw new DryRunRollback();
       });
     } catch (error) {

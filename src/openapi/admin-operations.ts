@@ -1,0 +1,424 @@
+import type { OperationSpec } from './operations.js';
+import { ref, type JsonSchema } from './schemas.js';
+
+/**
+ * The admin HTTP API (/admin/v1, src/admin-api): its operations and schemas. Kept apart from
+ * operations.ts, which describes the API-key interface; the builder joins the two.
+ */
+
+const ADMIN = { kind: 'admin' } as const;
+const TAG = 'Admin';
+
+const nullable = (schema: JsonSchema): JsonSchema => ({ oneOf: [schema, { type: 'null' }] });
+const dateTime: JsonSchema = { type: 'string', format: 'date-time' };
+const strings: JsonSchema = { type: 'array', items: { type: 'string' } };
+const anyObject = (description: string): JsonSchema => ({ type: 'object', description });
+const object = (properties: Record<string, JsonSchema>, required = Object.keys(properties)): JsonSchema => ({
+  type: 'object',
+  required,
+  properties,
+});
+const json = (schema: JsonSchema, description: string): JsonSchema => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+const body = (schema: JsonSchema): JsonSchema => ({
+  required: true,
+  content: { 'application/json': { schema } },
+});
+const list = (item: string): JsonSchema =>
+  object({ object: { type: 'string', const: 'list' }, data: { type: 'array', items: ref(item) } });
+const path = (name: string, description: string): JsonSchema => ({
+  name,
+  in: 'path',
+  required: true,
+  description,
+  schema: { type: 'string' },
+});
+const query = (name: string, description: string, schema: JsonSchema): JsonSchema => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema,
+});
+
+const ORG = path('org', 'The organization, by slug or id');
+const ASSISTANT = path('assistant', 'The assistant, by id (bare or `asst_<uuid>`) or by name');
+const ACTION: JsonSchema = {
+  type: 'string',
+  enum: ['created', 'updated', 'unchanged'],
+  description: 'What the call did; `unchanged` writes nothing (and no audit row)',
+};
+const withAction = (schema: string): JsonSchema => ({
+  allOf: [ref(schema), object({ action: ACTION })],
+});
+
+export const ADMIN_SCHEMAS: Record<string, JsonSchema> = {
+  AdminOrganization: object({
+    id: { type: 'string', format: 'uuid' },
+    slug: { type: 'string' },
+    name: { type: 'string' },
+    rateLimitPerMinute: nullable({ type: 'integer', description: 'null: the configured default' }),
+    createdAt: dateTime,
+  }),
+  AdminOrganizationInput: object(
+    {
+      name: { type: 'string', minLength: 1, maxLength: 200 },
+      rateLimitPerMinute: nullable({
+        type: 'integer',
+        minimum: 1,
+        description: 'Platform administrators only; null returns to the default',
+      }),
+    },
+    [],
+  ),
+  AdminAssistant: object({
+    id: { type: 'string', format: 'uuid' },
+    organizationId: { type: 'string', format: 'uuid' },
+    name: { type: 'string' },
+    instructions: { type: 'string' },
+    model: anyObject('Model settings, as `assistants create --model-json` (see docs/admin-cli.md)'),
+    tools: strings,
+    createdAt: dateTime,
+    updatedAt: dateTime,
+  }),
+  AdminAssistantInput: object(
+    {
+      instructions: { type: 'string' },
+      model: anyObject('The whole model settings object; omitted keeps the current one'),
+      tools: { ...strings, description: 'Server-side tools by catalogue name; replaces the list' },
+    },
+    [],
+  ),
+  AdminSpecialist: object({
+    id: { type: 'string', format: 'uuid' },
+    organizationId: { type: 'string', format: 'uuid' },
+    assistantId: { type: 'string', format: 'uuid' },
+    name: { type: 'string' },
+    role: { type: 'string' },
+    instructions: { type: 'string' },
+    model: nullable(anyObject("The specialist's own model; null: the assistant's")),
+    tools: strings,
+    createdAt: dateTime,
+    updatedAt: dateTime,
+  }),
+  AdminSpecialistInput: object(
+    {
+      role: { type: 'string', description: 'Required to create' },
+      instructions: { type: 'string' },
+      model: nullable(anyObject("null: the assistant's model")),
+      tools: strings,
+    },
+    [],
+  ),
+  AdminTool: object({
+    id: { type: 'string', format: 'uuid' },
+    organizationId: { type: 'string', format: 'uuid' },
+    name: { type: 'string' },
+    kind: { type: 'string', enum: ['web_search', 'rest', 'mcp'] },
+    description: { type: 'string' },
+    plugin: nullable(anyObject('The plugin (OAuth provider) the tool belongs to')),
+    config: anyObject('The tool configuration for its kind (docs/tools.md)'),
+    createdAt: dateTime,
+    updatedAt: dateTime,
+  }),
+  AdminToolInput: object(
+    {
+      kind: { type: 'string', enum: ['web_search', 'rest', 'mcp'] },
+      config: anyObject('The tool configuration for its kind (docs/tools.md)'),
+      description: { type: 'string' },
+      plugin: nullable({ type: 'string', description: 'A plugin of the organization; null detaches' }),
+    },
+    ['kind', 'config'],
+  ),
+  AdminGateway: object({
+    id: { type: 'string', format: 'uuid' },
+    organizationId: { type: 'string', format: 'uuid' },
+    name: { type: 'string' },
+    tools: strings,
+    url: nullable({ type: 'string', format: 'uri' }),
+    createdAt: dateTime,
+    updatedAt: dateTime,
+  }),
+  AdminGatewayInput: object({
+    tools: { ...strings, description: 'Catalogue tool names it exposes, or `["*"]` for all' },
+  }),
+  AdminApiKey: object({
+    id: { type: 'string', format: 'uuid' },
+    organizationId: { type: 'string', format: 'uuid' },
+    name: { type: 'string' },
+    hint: { type: 'string', description: '`swb_…` and the last four characters, or `legacy`' },
+    scopes: { type: 'array', items: { type: 'string', enum: ['full_access', 'assistant', 'user', 'admin'] } },
+    legacy: { type: 'boolean' },
+    createdAt: dateTime,
+    lastUsedAt: nullable(dateTime),
+    revokedAt: nullable(dateTime),
+  }),
+  AdminApiKeyCreated: {
+    allOf: [
+      ref('AdminApiKey'),
+      object({ secret: { type: 'string', description: 'The key itself: shown this once, never again' } }),
+    ],
+  },
+  AdminApiKeyInput: object({
+    name: { type: 'string', minLength: 1, maxLength: 200 },
+    scopes: {
+      type: 'array',
+      minItems: 1,
+      items: { type: 'string', enum: ['full_access', 'assistant', 'user', 'admin'] },
+    },
+  }),
+  ApplyDocument: anyObject(
+    'The document `apply -f` reads (docs/admin-cli.md, "File format"), as JSON: `organizations[]` with ' +
+      'their tools, plugins, assistants, specialists and gateways',
+  ),
+  ApplyReport: object({
+    dryRun: { type: 'boolean' },
+    changes: {
+      type: 'array',
+      items: object({
+        kind: {
+          type: 'string',
+          description: '`organization`, `tool`, `plugin`, `assistant`, `specialist`, `gateway`',
+        },
+        key: { type: 'string', description: 'How the document names it: `acme`, `acme/Support`' },
+        id: { type: 'string' },
+        action: { type: 'string', enum: ['created', 'updated', 'unchanged', 'deleted'] },
+      }),
+    },
+    summary: object(
+      {
+        created: { type: 'integer' },
+        updated: { type: 'integer' },
+        unchanged: { type: 'integer' },
+        deleted: { type: 'integer', description: 'Only with `prune`' },
+      },
+      ['created', 'updated', 'unchanged'],
+    ),
+  }),
+  AuditLogEntry: object({
+    id: { type: 'string', format: 'uuid' },
+    organizationId: nullable({ type: 'string', format: 'uuid' }),
+    actor: object({
+      type: { type: 'string', enum: ['api_key', 'oidc', 'cli'] },
+      id: { type: 'string', description: 'The key id, or the token subject' },
+      issuer: nullable({ type: 'string', description: "The token's issuer (`oidc`)" }),
+    }),
+    action: {
+      type: 'string',
+      description: '`created`, `updated`, `revoked`, `deleted` (`apply` with `prune`)',
+    },
+    resourceType: { type: 'string' },
+    resourceId: { type: 'string' },
+    before: nullable(anyObject('The resource before the change; never a secret or key hash')),
+    after: nullable(anyObject('The resource after the change (for `apply`: its key in the document)')),
+    requestId: nullable({ type: 'string' }),
+    createdAt: dateTime,
+  }),
+  AuditLogPage: object({
+    object: { type: 'string', const: 'list' },
+    data: { type: 'array', items: ref('AuditLogEntry') },
+    next_cursor: nullable({ type: 'string', description: 'Pass it as `after` for the next page' }),
+  }),
+};
+
+const operation = (spec: Omit<OperationSpec, 'tag' | 'access'>): OperationSpec => ({
+  ...spec,
+  tag: TAG,
+  access: ADMIN,
+});
+
+export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
+  operation({
+    method: 'get',
+    paths: ['/admin/v1/organizations'],
+    operationId: 'adminListOrganizations',
+    summary: 'Organizations: all of them for a platform administrator, its own for an admin key',
+    responses: { '200': json(list('AdminOrganization'), 'The organizations') },
+    errors: [],
+  }),
+  operation({
+    method: 'get',
+    paths: ['/admin/v1/organizations/{org}'],
+    operationId: 'adminGetOrganization',
+    summary: 'One organization',
+    parameters: [ORG],
+    responses: { '200': json(ref('AdminOrganization'), 'The organization') },
+    errors: ['not_found'],
+  }),
+  operation({
+    method: 'put',
+    paths: ['/admin/v1/organizations/{org}'],
+    operationId: 'adminPutOrganization',
+    summary: 'Create (platform administrators) or update the organization with this slug',
+    parameters: [path('org', 'The slug (or, to update, the id)')],
+    requestBody: body(ref('AdminOrganizationInput')),
+    responses: { '200': json(withAction('AdminOrganization'), 'The organization and what was done') },
+    errors: ['not_found', 'insufficient_scope'],
+  }),
+  operation({
+    method: 'get',
+    paths: ['/admin/v1/organizations/{org}/assistants'],
+    operationId: 'adminListAssistants',
+    summary: "The organization's assistants",
+    parameters: [ORG],
+    responses: { '200': json(list('AdminAssistant'), 'The assistants') },
+    errors: ['not_found'],
+  }),
+  operation({
+    method: 'get',
+    paths: ['/admin/v1/organizations/{org}/assistants/{assistant}'],
+    operationId: 'adminGetAssistant',
+    summary: 'One assistant',
+    parameters: [ORG, ASSISTANT],
+    responses: { '200': json(ref('AdminAssistant'), 'The assistant') },
+    errors: ['not_found', 'assistant_not_found', 'invalid_request'],
+  }),
+  operation({
+    method: 'put',
+    paths: ['/admin/v1/organizations/{org}/assistants/{assistant}'],
+    operationId: 'adminPutAssistant',
+    summary: 'Create or update the assistant of this name (fields left out keep their value)',
+    parameters: [ORG, path('assistant', 'The assistant name')],
+    requestBody: body(ref('AdminAssistantInput')),
+    responses: { '200': json(withAction('AdminAssistant'), 'The assistant and what was done') },
+    errors: ['not_found'],
+  }),
+  operation({
+    method: 'get',
+    paths: ['/admin/v1/organizations/{org}/assistants/{assistant}/specialists'],
+    operationId: 'adminListSpecialists',
+    summary: "The assistant's specialists",
+    parameters: [ORG, ASSISTANT],
+    responses: { '200': json(list('AdminSpecialist'), 'The specialists') },
+    errors: ['not_found', 'assistant_not_found', 'invalid_request'],
+  }),
+  operation({
+    method: 'put',
+    paths: ['/admin/v1/organizations/{org}/assistants/{assistant}/specialists/{name}'],
+    operationId: 'adminPutSpecialist',
+    summary: 'Create or update the specialist of this name',
+    parameters: [ORG, ASSISTANT, path('name', 'The specialist name')],
+    requestBody: body(ref('AdminSpecialistInput')),
+    responses: { '200': json(withAction('AdminSpecialist'), 'The specialist and what was done') },
+    errors: ['not_found', 'assistant_not_found'],
+  }),
+  operation({
+    method: 'get',
+    paths: ['/admin/v1/organizations/{org}/tools'],
+    operationId: 'adminListTools',
+    summary: "The organization's tool catalogue",
+    parameters: [ORG],
+    responses: { '200': json(list('AdminTool'), 'The tools') },
+    errors: ['not_found'],
+  }),
+  operation({
+    method: 'put',
+    paths: ['/admin/v1/organizations/{org}/tools/{name}'],
+    operationId: 'adminPutTool',
+    summary: 'Create or update the tool of this name',
+    parameters: [ORG, path('name', 'The tool name')],
+    requestBody: body(ref('AdminToolInput')),
+    responses: { '200': json(withAction('AdminTool'), 'The tool and what was done') },
+    errors: ['not_found'],
+  }),
+  operation({
+    method: 'get',
+    paths: ['/admin/v1/organizations/{org}/gateways'],
+    operationId: 'adminListGateways',
+    summary: "The organization's MCP gateways",
+    parameters: [ORG],
+    responses: { '200': json(list('AdminGateway'), 'The gateways') },
+    errors: ['not_found'],
+  }),
+  operation({
+    method: 'put',
+    paths: ['/admin/v1/organizations/{org}/gateways/{name}'],
+    operationId: 'adminPutGateway',
+    summary: 'Create or update the gateway of this name (names are unique across organizations)',
+    parameters: [ORG, path('name', 'The gateway name')],
+    requestBody: body(ref('AdminGatewayInput')),
+    responses: { '200': json(withAction('AdminGateway'), 'The gateway and what was done') },
+    errors: ['not_found'],
+  }),
+  operation({
+    method: 'get',
+    paths: ['/admin/v1/organizations/{org}/keys'],
+    operationId: 'adminListApiKeys',
+    summary: "The organization's API keys, revoked ones included; never a secret",
+    parameters: [ORG],
+    responses: { '200': json(list('AdminApiKey'), 'The keys') },
+    errors: ['not_found'],
+  }),
+  operation({
+    method: 'post',
+    paths: ['/admin/v1/organizations/{org}/keys'],
+    operationId: 'adminCreateApiKey',
+    summary: 'Issue a key; the answer carries the secret, this once',
+    parameters: [ORG],
+    requestBody: body(ref('AdminApiKeyInput')),
+    responses: { '201': json(ref('AdminApiKeyCreated'), 'The key and its secret') },
+    errors: ['not_found'],
+  }),
+  operation({
+    method: 'post',
+    paths: ['/admin/v1/organizations/{org}/keys/{keyId}/revoke'],
+    operationId: 'adminRevokeApiKey',
+    summary: 'Revoke a key (refused everywhere within `API_KEY_CACHE_TTL_SECONDS`)',
+    parameters: [ORG, path('keyId', 'The key id')],
+    responses: { '200': json(ref('AdminApiKey'), 'The revoked key') },
+    errors: ['not_found'],
+  }),
+  operation({
+    method: 'post',
+    paths: ['/admin/v1/apply'],
+    operationId: 'adminApply',
+    summary: 'Apply a configuration document, as `apply -f` does, in one transaction',
+    description:
+      'The same document and report as the CLI (without `file`). An admin key may only name its own ' +
+      'organization and may not set `rateLimitPerMinute`. `apiKeys` are refused here (issue keys with ' +
+      '`POST /admin/v1/organizations/{org}/keys`).',
+    parameters: [
+      query('dry_run', 'Report what would change and change nothing', { type: 'boolean', default: false }),
+      query(
+        'prune',
+        '`apply --prune`: also delete what the document no longer declares, within the organizations and lists it states',
+        {
+          type: 'boolean',
+          default: false,
+        },
+      ),
+    ],
+    requestBody: body(ref('ApplyDocument')),
+    responses: { '200': json(ref('ApplyReport'), 'What was (or would be) done, item by item') },
+    errors: ['not_found'],
+  }),
+  operation({
+    method: 'get',
+    paths: ['/admin/v1/audit-log'],
+    operationId: 'adminAuditLog',
+    summary: 'Changes made through the admin API, newest first',
+    description:
+      "An admin key sees its organization's rows only; `organization` narrows a platform administrator's view.",
+    parameters: [
+      query('organization', 'Only this organization (slug or id)', { type: 'string' }),
+      query('limit', 'Rows per page (default 50)', {
+        type: 'integer',
+        minimum: 1,
+        maximum: 100,
+        default: 50,
+      }),
+      query('after', 'The `next_cursor` of the previous page (opaque)', { type: 'string' }),
+    ],
+    responses: { '200': json(ref('AuditLogPage'), 'One page of the audit log') },
+    errors: ['not_found'],
+  }),
+];
+
+export const ADMIN_TAG = {
+  name: TAG,
+  description:
+    'Manage organizations, assistants, tools, gateways and keys (an `admin` key: its organization; a platform ' +
+    'administrator token: every organization). Every change is in the audit log.',
+};
