@@ -30,6 +30,8 @@ export interface ModelRequest {
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
+  cachedTokens?: number;
+  reasoningTokens?: number;
 }
 
 /** What a provider yields while the model answers; tool-call fragments are keyed by `index`. */

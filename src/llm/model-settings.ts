@@ -15,6 +15,7 @@ export interface OpenAiCompatibleModelSettings {
   timeoutSeconds?: number;
   temperature?: number;
   maxOutputTokens?: number;
+  prices?: ModelPrices;
 }
 
 /**
@@ -29,6 +30,19 @@ export interface OfflineModelSettings {
   script?: OfflineRule[];
   /** Pause between streamed tokens; 0 streams as fast as the client reads. */
   tokenDelayMs?: number;
+  prices?: ModelPrices;
+}
+
+/**
+ * What the model costs, per million tokens, in the currency the operator names (an ISO 4217
+ * code such as USD). Cached input tokens are priced at `cachedInputPerMillion` (default: the input
+ * price); reasoning tokens are output tokens. A turn's cost is computed when it is written.
+ */
+export interface ModelPrices {
+  currency: string;
+  inputPerMillion: number;
+  cachedInputPerMillion?: number;
+  outputPerMillion: number;
 }
 
 export interface OfflineRule {
@@ -103,6 +117,45 @@ function parseRule(rule: unknown, index: number): OfflineRule {
   return parsed;
 }
 
+function parsePrices(input: Record<string, unknown>): ModelPrices | undefined {
+  const prices = input.prices;
+  if (prices === undefined || prices === null) return undefined;
+  if (!isObject(prices)) throw new ModelSettingsError('model.prices must be an object');
+  if (typeof prices.currency !== 'string' || !/^[A-Z]{3}$/.test(prices.currency)) {
+    throw new ModelSettingsError('model.prices.currency must be a three-letter currency code such as USD');
+  }
+  const price = (key: string, required: boolean): number | undefined => {
+    const value = prices[key];
+    if (value === undefined && !required) return undefined;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 1_000_000) {
+      throw new ModelSettingsError(`model.prices.${key} must be a number between 0 and 1000000`);
+    }
+    return value;
+  };
+  const parsed: ModelPrices = {
+    currency: prices.currency,
+    inputPerMillion: price('inputPerMillion', true) as number,
+    outputPerMillion: price('outputPerMillion', true) as number,
+  };
+  const cached = price('cachedInputPerMillion', false);
+  if (cached !== undefined) parsed.cachedInputPerMillion = cached;
+  return parsed;
+}
+
+/** The cost of one model call's usage at these prices. */
+export function costOf(
+  usage: { inputTokens: number; outputTokens: number; cachedTokens?: number },
+  prices: ModelPrices,
+): number {
+  const cached = Math.min(usage.cachedTokens ?? 0, usage.inputTokens);
+  return (
+    ((usage.inputTokens - cached) * prices.inputPerMillion +
+      cached * (prices.cachedInputPerMillion ?? prices.inputPerMillion) +
+      usage.outputTokens * prices.outputPerMillion) /
+    1_000_000
+  );
+}
+
 /** Validates settings from the CLI or a config file; throws ModelSettingsError naming the field. */
 export function parseModelSettings(input: unknown): ModelSettings {
   if (!isObject(input)) throw new ModelSettingsError('model must be an object');
@@ -117,6 +170,7 @@ export function parseModelSettings(input: unknown): ModelSettings {
       functionCalling,
       script: script.map(parseRule),
       tokenDelayMs: optionalNumber(input, 'tokenDelayMs', 0, 10_000),
+      prices: parsePrices(input),
     };
   }
   if (input.provider === 'openai-compatible') {
@@ -148,6 +202,7 @@ export function parseModelSettings(input: unknown): ModelSettings {
       timeoutSeconds: optionalNumber(input, 'timeoutSeconds', 1, 3600),
       temperature: optionalNumber(input, 'temperature', 0, 2),
       maxOutputTokens: optionalNumber(input, 'maxOutputTokens', 1, 1_000_000),
+      prices: parsePrices(input),
     };
   }
   throw new ModelSettingsError('model.provider must be "openai-compatible" or "offline"');

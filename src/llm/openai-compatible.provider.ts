@@ -138,7 +138,12 @@ function translate(chunk: ChatCompletionChunk): ModelEvent[] {
   if (chunk.usage) {
     events.push({
       type: 'usage',
-      usage: { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens },
+      usage: {
+        inputTokens: chunk.usage.prompt_tokens,
+        outputTokens: chunk.usage.completion_tokens,
+        cachedTokens: chunk.usage.prompt_tokens_details?.cached_tokens ?? undefined,
+        reasoningTokens: chunk.usage.completion_tokens_details?.reasoning_tokens ?? undefined,
+      },
     });
   }
   return events;

@@ -113,7 +113,7 @@ describe('TurnRunner', () => {
       expect.objectContaining({ type: 'message', role: 'assistant', status: 'completed' }),
     ]);
     expect(progress.status).toBe('completed');
-    expect(progress.usage).toEqual({ inputTokens: 12, outputTokens: 3 });
+    expect(progress.usage).toEqual({ inputTokens: 12, outputTokens: 3, cachedTokens: 0, reasoningTokens: 0 });
     expect(progress.transcript).toEqual([
       { role: 'user', content: 'Hello' },
       { role: 'assistant', content: 'Hi there' },
