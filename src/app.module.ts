@@ -35,6 +35,7 @@ import { OpenApiModule } from './openapi/openapi.module.js';
 import { OrganizationsModule } from './organizations/organizations.module.js';
 import { QuickstartModule } from './quickstart/quickstart.module.js';
 import { ResponsesModule } from './responses/responses.module.js';
+import { UsageModule } from './usage/usage.module.js';
 
 /** The one validation pipe: DTO failures become 400 invalid_request in the envelope. */
 const validationPipe = new ValidationPipe({
@@ -78,6 +79,7 @@ export class AppModule implements NestModule {
         ClaimsModule,
         MemoryModule,
         ResponsesModule,
+        UsageModule,
         ConversationsModule,
         McpGatewayModule,
         OpenApiModule,

@@ -10,6 +10,7 @@ import { turnFailure } from './turn-failure.js';
 import { TurnPreparer, type PreparedTurn } from './turn-preparer.js';
 import { turnRecord, usageOf } from './turn-record.js';
 import { TurnProgress, TurnRunner } from './turn-runner.js';
+import { UsageBudgetService } from '../usage/usage-budget.service.js';
 
 /**
  * A turn from request to stored response: the preparer reads everything before the first byte,
@@ -25,6 +26,7 @@ export class ResponsesService {
     private readonly runner: TurnRunner,
     private readonly store: TurnStore,
     private readonly streams: TurnStreams,
+    private readonly budgets: UsageBudgetService,
   ) {}
 
   /** Every read of the turn; errors here are plain HTTP errors even for `stream: true`. */
@@ -91,6 +93,11 @@ export class ResponsesService {
   ): Promise<ResponseObject> {
     const record = turnRecord(turn, recorder, progress, failure);
     await this.store.saveTurn(record);
+    this.budgets.recorded({
+      organizationId: record.organizationId,
+      assistantId: record.assistantId,
+      ...progress.usage,
+    });
     return this.view(turn, recorder, record.status, usageOf(progress), record.error);
   }
 

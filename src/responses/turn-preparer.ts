@@ -11,6 +11,7 @@ import { renderUserContext } from '../memory/user-context.prompt.js';
 import { UserContextService, type TurnUserContext } from '../memory/user-context.service.js';
 import { AgentRosterService, type AgentRoster } from '../specialists/agent-roster.service.js';
 import { ToolCatalogService, type LoadedCatalogue } from '../tools/tool-catalog.service.js';
+import { UsageBudgetService } from '../usage/usage-budget.service.js';
 import { parseResponseId, type CreateResponseDto, type UserHeaders } from './dto/create-response.dto.js';
 import { TurnStore, type ThreadHead } from './store/turn-store.repository.js';
 import { inputToTranscript } from './transcript.js';
@@ -47,6 +48,7 @@ export class TurnPreparer {
     private readonly userContexts: UserContextService,
     private readonly toolCatalog: ToolCatalogService,
     private readonly saveToMemory: SaveToMemoryTool,
+    private readonly budgets: UsageBudgetService,
   ) {}
 
   async prepare(
@@ -55,6 +57,8 @@ export class TurnPreparer {
     user: UserHeaders,
   ): Promise<PreparedTurn> {
     const organizationId = principal.organizationId;
+    // The monthly token budget: cached per organization, so usually no query of its own.
+    await this.budgets.check(organizationId);
     const assistant = await this.assistants.findForTurn(organizationId, request.assistantId);
     if (!assistant) throw new ApiError('assistant_not_found', `No assistant asst_${request.assistantId}`);
     const log = currentRequestContext();

@@ -18,7 +18,9 @@ export function usageOf(progress: TurnProgress): NonNullable<ResponseObject['usa
 
 /** The turn's usage by currency for the rollup; the first row counts the turn. */
 function usageRows(progress: TurnProgress): TurnRecord['usageRows'] {
-  return [...progress.spend].map(([currency, spent], index) => ({
+  // A turn the upstream reported nothing for still counts as a turn.
+  const spend = progress.spend.size > 0 ? progress.spend : new Map([['', { ...progress.usage, cost: 0 }]]);
+  return [...spend].map(([currency, spent], index) => ({
     currency,
     turns: index === 0 ? 1 : 0,
     inputTokens: spent.inputTokens,

@@ -16,6 +16,9 @@ export interface UpstreamScript {
   failAfterChunks?: number;
   /** Never answer (until the client gives up). */
   hang?: boolean;
+  /** Usage details the upstream reports. */
+  cachedTokens?: number;
+  reasoningTokens?: number;
 }
 
 export interface RecordedRequest {
@@ -118,8 +121,15 @@ export class FakeUpstream {
       }
     }
     send({}, script.toolCalls?.length ? 'tool_calls' : 'stop');
+    const usage = {
+      prompt_tokens: 11,
+      completion_tokens: words.length + (script.reasoningTokens ?? 0),
+      total_tokens: 11 + words.length + (script.reasoningTokens ?? 0),
+      prompt_tokens_details: { cached_tokens: script.cachedTokens ?? 0 },
+      completion_tokens_details: { reasoning_tokens: script.reasoningTokens ?? 0 },
+    };
     res.write(
-      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: body.model, choices: [], usage: { prompt_tokens: 11, completion_tokens: words.length, total_tokens: 11 + words.length } })}\n\n`,
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: body.model, choices: [], usage })}\n\n`,
     );
     res.write('data: [DONE]\n\n');
     finished = true;

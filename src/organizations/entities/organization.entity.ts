@@ -21,7 +21,10 @@ export class OrganizationEntity {
     name: 'monthly_token_budget',
     type: 'bigint',
     nullable: true,
-    transformer: { to: (value: number | null) => value, from: (value: string | null) => (value === null ? null : Number(value)) },
+    transformer: {
+      to: (value: number | null) => value,
+      from: (value: string | null) => (value === null ? null : Number(value)),
+    },
   })
   monthlyTokenBudget!: number | null;
 
