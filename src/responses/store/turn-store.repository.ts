@@ -270,6 +270,23 @@ export class TurnStore {
     const conversations = await count(
       'DELETE FROM conversations WHERE organization_id = $1 AND user_id = $2',
     );
+    // The organization's usage keeps its totals: the user's rows are folded into the anonymous ones.
+    await manager.query(
+      `WITH moved AS (DELETE FROM usage_daily WHERE organization_id = $1 AND user_id = $2 RETURNING *)
+       INSERT INTO usage_daily AS d (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency,
+                                     turns, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost)
+       SELECT organization_id, day, assistant_id, specialist, api_key_id, '', currency, turns, input_tokens,
+              cached_tokens, output_tokens, reasoning_tokens, cost
+         FROM moved
+       ON CONFLICT (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency) DO UPDATE
+          SET turns = d.turns + EXCLUDED.turns,
+              input_tokens = d.input_tokens + EXCLUDED.input_tokens,
+              cached_tokens = d.cached_tokens + EXCLUDED.cached_tokens,
+              output_tokens = d.output_tokens + EXCLUDED.output_tokens,
+              reasoning_tokens = d.reasoning_tokens + EXCLUDED.reasoning_tokens,
+              cost = d.cost + EXCLUDED.cost`,
+      [organizationId, userId],
+    );
     return { conversations, responses, messages };
   }
 }
