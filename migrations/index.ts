@@ -3,6 +3,7 @@ import { ConversationsAndAgents1795301086401 } from './1795301086401-conversatio
 import { UserClaimsAndMemory1795301293355 } from './1795301293355-user-claims-and-memory.js';
 import { McpGateways1795301371344 } from './1795301371344-mcp-gateways.js';
 import { ToolsAndPlugins1795301492442 } from './1795301492442-tools-and-plugins.js';
+import { AdminApi1795600000000 } from './1795600000000-admin-api.js';
 import { Usage1795700000000 } from './1795700000000-usage.js';
 
 /** Every migration in order. `npm run migration:generate` appends to this list. */
@@ -12,5 +13,6 @@ export const MIGRATIONS: Function[] = [
   UserClaimsAndMemory1795301293355,
   McpGateways1795301371344,
   ToolsAndPlugins1795301492442,
+  AdminApi1795600000000,
   Usage1795700000000,
 ];

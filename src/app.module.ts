@@ -9,6 +9,7 @@ import {
 } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import type { NextFunction, Request, Response } from 'express';
+import { AdminApiModule } from './admin-api/admin-api.module.js';
 import { ApiKeysModule } from './api-keys/api-keys.module.js';
 import { AssistantsModule } from './assistants/assistants.module.js';
 import { AuthModule } from './auth/auth.module.js';
@@ -82,6 +83,7 @@ export class AppModule implements NestModule {
         UsageModule,
         ConversationsModule,
         McpGatewayModule,
+        AdminApiModule,
         OpenApiModule,
       ],
       providers: [

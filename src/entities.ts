@@ -1,3 +1,4 @@
+import { AuditLogEntity } from './admin-framework/audit/audit-log.entity.js';
 import { ApiKeyEntity } from './api-keys/entities/api-key.entity.js';
 import { AssistantEntity } from './assistants/entities/assistant.entity.js';
 import { UserClaimEntity } from './claims/entities/user-claim.entity.js';
@@ -33,4 +34,5 @@ export const ENTITIES = [
   PluginEntity,
   ToolEntity,
   UsageDailyEntity,
+  AuditLogEntity,
 ];

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, IsNull, Repository } from 'typeorm';
+import { DataSource, IsNull, Repository, type EntityManager } from 'typeorm';
 import { ApiKeyEntity } from './entities/api-key.entity.js';
 
 @Injectable()
@@ -28,13 +28,13 @@ export class ApiKeysRepository {
     return this.keys.find({ where: { organizationId }, order: { createdAt: 'ASC' } });
   }
 
-  insert(key: ApiKeyEntity): Promise<ApiKeyEntity> {
-    return this.keys.save(key);
+  insert(key: ApiKeyEntity, manager?: EntityManager): Promise<ApiKeyEntity> {
+    return (manager?.getRepository(ApiKeyEntity) ?? this.keys).save(key);
   }
 
   /** Revokes one key of one organization; false when it is not that organization's active key. */
-  async revoke(organizationId: string, keyId: string, at: Date): Promise<boolean> {
-    const result = await this.keys.update(
+  async revoke(organizationId: string, keyId: string, at: Date, manager?: EntityManager): Promise<boolean> {
+    const result = await (manager?.getRepository(ApiKeyEntity) ?? this.keys).update(
       { id: keyId, organizationId, revokedAt: IsNull() },
       { revokedAt: at },
     );

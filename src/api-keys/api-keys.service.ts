@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { describeUnexpected } from '../common/errors/all-exceptions.filter.js';
 import { apiKeyHint, generateApiKey, hashApiKey, isSha256Hex, isWellFormedApiKey } from './api-key-format.js';
@@ -73,6 +74,7 @@ export class ApiKeysService {
     organizationId: string,
     name: string,
     scopes: readonly string[],
+    manager?: EntityManager,
   ): Promise<{ key: ApiKeyEntity; secret: string }> {
     const secret = generateApiKey();
     const key = await this.repository.insert(
@@ -84,6 +86,7 @@ export class ApiKeysService {
         parseScopes(scopes),
         false,
       ),
+      manager,
     );
     return { key, secret };
   }
@@ -112,8 +115,9 @@ export class ApiKeysService {
     return this.repository.listForOrganization(organizationId);
   }
 
-  async revoke(organizationId: string, keyId: string): Promise<boolean> {
-    const revoked = await this.repository.revoke(organizationId, keyId, new Date());
+  /** `manager` joins a caller's transaction (the admin API writes its audit row in it). */
+  async revoke(organizationId: string, keyId: string, manager?: EntityManager): Promise<boolean> {
+    const revoked = await this.repository.revoke(organizationId, keyId, new Date(), manager);
     // This process forgets at once; other processes within the cache TTL.
     if (revoked) {
       for (const [hash, entry] of this.cache) if (entry.principal?.keyId === keyId) this.cache.delete(hash);

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AssistantsRepository } from './assistants.repository.js';
 import { AssistantEntity } from './entities/assistant.entity.js';
+import { isUuid } from '../organizations/organizations.service.js';
 import { ModelSettingsError, parseModelSettings } from '../llm/model-settings.js';
 
 export class AssistantInputError extends Error {}
@@ -49,6 +50,15 @@ export class AssistantsService {
 
   findByName(organizationId: string, name: string): Promise<AssistantEntity | null> {
     return this.repository.findByNameForOrganization(organizationId, name);
+  }
+
+  /** By id (bare or with the `asst_` prefix the API shows) or by unambiguous name. */
+  async findByReference(organizationId: string, reference: string): Promise<AssistantEntity | null> {
+    const id = reference.startsWith('asst_') ? reference.slice('asst_'.length) : reference;
+    return (
+      (isUuid(id) ? await this.repository.findForOrganization(organizationId, id.toLowerCase()) : null) ??
+      (await this.findUniqueByName(organizationId, reference))
+    );
   }
 
   list(organizationId: string): Promise<AssistantEntity[]> {

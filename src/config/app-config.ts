@@ -58,6 +58,8 @@ export interface AppConfig {
     groupsClaim: string;
     clockSkewSeconds: number;
     jwksCacheMs: number;
+    /** Full group path (`/platform/admins`) whose members administer every organization; unset: none. */
+    adminGroup: string | undefined;
   };
   mcpGateway: {
     /** Origin MCP clients are configured with (it proxies /mcp-gateway/*); metadata URLs use it. */
@@ -235,7 +237,20 @@ function loadOidc(env: Env): AppConfig['oidc'] {
     groupsClaim: raw(env, 'OIDC_GROUPS_CLAIM') ?? 'groups',
     clockSkewSeconds: integer(env, 'OIDC_CLOCK_SKEW_SECONDS', 30, 0, 300),
     jwksCacheMs: integer(env, 'OIDC_JWKS_CACHE_SECONDS', 600, 10, 86_400) * 1000,
+    adminGroup: adminGroup(env),
   };
+}
+
+function adminGroup(env: Env): string | undefined {
+  const group = raw(env, 'ADMIN_GROUP');
+  // A full path, compared exactly: a bare name would match a group of that name anywhere.
+  if (group !== undefined && !/^\/[^/]+(\/[^/]+)*$/.test(group)) {
+    throw new ConfigError(
+      'ADMIN_GROUP',
+      `must be a full group path such as /platform/admins (got "${group}")`,
+    );
+  }
+  return group;
 }
 
 function loadMcpGateway(env: Env): AppConfig['mcpGateway'] {

@@ -80,7 +80,12 @@ describe('TokenVerifierService', () => {
     const result = await verifier().verify(
       await token(first, { groups: ['/acme/engineering', '/globex/sales', 'plain'] }),
     );
-    expect(result).toEqual({ subject: 'u1', organizations: ['acme', 'globex'] });
+    expect(result).toEqual({
+      subject: 'u1',
+      organizations: ['acme', 'globex'],
+      groups: ['/acme/engineering', '/globex/sales', 'plain'],
+      issuer,
+    });
   });
 
   it('discovers once and reuses the keys for later tokens', async () => {

@@ -36,6 +36,9 @@ export interface VerifiedAccessToken {
   subject: string | undefined;
   /** Organization slugs named by the token's group paths. */
   organizations: string[];
+  /** The full group paths as the token lists them (the admin API checks its admin group). */
+  groups: string[];
+  issuer: string;
 }
 
 /** The token is not acceptable; the message is safe to show to the client. */
@@ -94,7 +97,8 @@ export class TokenVerifierService {
         `The token's "${this.oidc.groupsClaim}" claim holds no full group paths such as /organization/team`,
       );
     }
-    return { subject: typeof payload.sub === 'string' ? payload.sub : undefined, organizations };
+    const subject = typeof payload.sub === 'string' ? payload.sub : undefined;
+    return { subject, organizations, groups, issuer };
   }
 
   private acceptedAudiences(): string[] {

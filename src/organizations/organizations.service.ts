@@ -71,6 +71,10 @@ export class OrganizationsService {
     return this.repository.list();
   }
 
+  findById(id: string): Promise<OrganizationEntity | null> {
+    return this.repository.findById(id);
+  }
+
   /** Finds by slug or by id, as administrators type either. */
   async find(slugOrId: string): Promise<OrganizationEntity | null> {
     return (

@@ -31,8 +31,13 @@ export class SpecialistsService {
     return this.repository.listForAssistant(organizationId, assistantId);
   }
 
-  find(organizationId: string, assistantId: string, name: string): Promise<SpecialistEntity | null> {
-    return this.repository.findByName(organizationId, assistantId, name);
+  find(
+    organizationId: string,
+    assistantId: string,
+    name: string,
+    manager?: EntityManager,
+  ): Promise<SpecialistEntity | null> {
+    return this.repository.findByName(organizationId, assistantId, name, manager);
   }
 
   async remove(organizationId: string, assistantId: string, name: string): Promise<boolean> {

@@ -48,8 +48,8 @@ export class ToolsService {
     return this.repository.listWithPlugins(organizationId);
   }
 
-  find(organizationId: string, name: string): Promise<ToolEntity | null> {
-    return this.repository.findByNameWithPlugin(organizationId, name);
+  find(organizationId: string, name: string, manager?: EntityManager): Promise<ToolEntity | null> {
+    return this.repository.findByNameWithPlugin(organizationId, name, manager);
   }
 
   delete(organizationId: string, name: string): Promise<boolean> {

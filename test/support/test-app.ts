@@ -69,6 +69,7 @@ export async function startTestApp(
           full_access: await createKey(organization.id, ['full_access']),
           assistant: await createKey(organization.id, ['assistant']),
           user: await createKey(organization.id, ['user']),
+          admin: await createKey(organization.id, ['admin']),
         },
       };
     },

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
+import type { EntityManager } from 'typeorm';
 import { TransactionalConnection } from '../../database/transactional-connection.js';
 import { ApplyError, unclaimedKeys, type ApplyDocument } from './apply-document.js';
 import { ApplyReport } from './apply-report.js';
@@ -40,7 +41,17 @@ export class ApplyService {
     return sections;
   }
 
-  async apply(document: ApplyDocument, options: { dryRun?: boolean } = {}): Promise<ApplyReport> {
+  /**
+   * `beforeCommit` runs last inside the transaction, with the report: the admin API writes its
+   * audit rows there, so they commit (or roll back) with the changes.
+   */
+  async apply(
+    document: ApplyDocument,
+    options: {
+      dryRun?: boolean;
+      beforeCommit?: (manager: EntityManager, report: ApplyReport) => Promise<void>;
+    } = {},
+  ): Promise<ApplyReport> {
     const sections = this.sections();
     const unknown = unclaimedKeys(document, new Set(sections.flatMap((section) => section.keys)));
     if (unknown.length > 0) {
@@ -51,6 +62,7 @@ export class ApplyService {
       await this.connection.withTransaction(async (manager) => {
         await this.repository.lockForTransaction(manager);
         for (const section of sections) await section.apply(document, manager, report);
+        await options.beforeCommit?.(manager, report);
         if (options.dryRun) throw new DryRunRollback();
       });
     } catch (error) {

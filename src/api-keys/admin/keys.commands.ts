@@ -135,7 +135,7 @@ export const keyCommands: AdminCommand[] = [
 ];
 
 /** The `--json` shape, field by field: never the secret nor its hash. */
-function apiKeyView(key: ApiKeyEntity) {
+export function apiKeyView(key: ApiKeyEntity) {
   return {
     id: key.id,
     organizationId: key.organizationId,

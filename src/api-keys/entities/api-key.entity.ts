@@ -1,7 +1,11 @@
 import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { OrganizationEntity } from '../../organizations/entities/organization.entity.js';
 
-export const API_KEY_SCOPES = ['full_access', 'assistant', 'user'] as const;
+/**
+ * `admin` manages the key's own organization through the admin API (/admin/v1) and nothing else;
+ * `full_access` does not include it (an admin key can mint keys), and it includes no other scope.
+ */
+export const API_KEY_SCOPES = ['full_access', 'assistant', 'user', 'admin'] as const;
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 
 @Entity({ name: 'api_keys' })

@@ -134,7 +134,7 @@ export const assistantCommands: AdminCommand[] = [
 ];
 
 /** The `--json` shape, field by field so that a new column is never printed by accident. */
-function assistantView(assistant: AssistantEntity) {
+export function assistantView(assistant: AssistantEntity) {
   return {
     id: assistant.id,
     organizationId: assistant.organizationId,

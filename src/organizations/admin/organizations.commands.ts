@@ -107,7 +107,7 @@ export const organizationCommands: AdminCommand[] = [
 ];
 
 /** The `--json` shape, field by field so that a new column is never printed by accident. */
-function organizationView(organization: OrganizationEntity) {
+export function organizationView(organization: OrganizationEntity) {
   return {
     id: organization.id,
     slug: organization.slug,

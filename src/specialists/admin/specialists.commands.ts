@@ -22,7 +22,6 @@ import {
 import { AssistantsService } from '../../assistants/assistants.service.js';
 import type { AssistantEntity } from '../../assistants/entities/assistant.entity.js';
 import type { ModelSettings } from '../../llm/model-settings.js';
-import { isUuid } from '../../organizations/organizations.service.js';
 import type { SpecialistEntity } from '../entities/specialist.entity.js';
 import { SpecialistsService } from '../specialists.service.js';
 
@@ -64,11 +63,7 @@ const NAME_OPTION = {
 async function requireAssistant(app: INestApplicationContext, options: CommandContext['options']) {
   const organization = await requireOrganization(app, stringOption(options, 'org') ?? '');
   const reference = stringOption(options, 'assistant') ?? '';
-  const assistants = app.get(AssistantsService);
-  const id = reference.startsWith('asst_') ? reference.slice('asst_'.length) : reference;
-  const assistant =
-    (isUuid(id) ? await assistants.find(organization.id, id.toLowerCase()) : null) ??
-    (await assistants.findUniqueByName(organization.id, reference));
+  const assistant = await app.get(AssistantsService).findByReference(organization.id, reference);
   if (!assistant) {
     throw new AdminUsageError(`organization ${organization.slug} has no assistant "${reference}"`);
   }

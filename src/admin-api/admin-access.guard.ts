@@ -1,0 +1,84 @@
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import { isWellFormedApiKey } from '../api-keys/api-key-format.js';
+import { ApiKeysService } from '../api-keys/api-keys.service.js';
+import { presentedApiKey } from '../auth/api-key.guard.js';
+import { ApiError } from '../common/errors/error-catalogue.js';
+import { currentRequestContext } from '../common/logging/request-context.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import {
+  IdentityProviderUnavailableError,
+  TokenRejectedError,
+  TokenVerifierService,
+} from '../oidc/token-verifier.service.js';
+import type { AdminCaller, AdminRequest } from './admin-caller.js';
+
+/**
+ * The admin API's authentication (routes marked `@AdminAccess()`): a credential shaped like an
+ * API key must be an active key with the `admin` scope (its organization only; `full_access`
+ * does not include it); anything else must be an access token of the identity provider, verified
+ * as the MCP gateway verifies its tokens, whose groups include ADMIN_GROUP (every organization).
+ */
+@Injectable()
+export class AdminAccessGuard implements CanActivate {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly apiKeys: ApiKeysService,
+    private readonly tokens: TokenVerifierService,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const req = context.switchToHttp().getRequest<Request & AdminRequest>();
+    const presented = presentedApiKey(req);
+    if (!presented) {
+      throw new ApiError(
+        'missing_api_key',
+        'Send an API key with scope "admin", or an administrator access token, in Authorization: Bearer',
+      );
+    }
+    const caller = isWellFormedApiKey(presented)
+      ? await this.keyCaller(presented)
+      : await this.tokenCaller(presented);
+    req.adminCaller = caller;
+    const log = currentRequestContext();
+    if (log && caller.kind === 'organization') log.organizationId = caller.organizationId;
+    return true;
+  }
+
+  private async keyCaller(presented: string): Promise<AdminCaller> {
+    const principal = await this.apiKeys.authenticate(presented);
+    if (!principal) throw new ApiError('invalid_api_key', 'The API key is malformed, unknown or revoked');
+    if (!principal.scopes.includes('admin')) {
+      throw new ApiError('insufficient_scope', 'This API key needs scope "admin"');
+    }
+    return { kind: 'organization', organizationId: principal.organizationId, keyId: principal.keyId };
+  }
+
+  private async tokenCaller(token: string): Promise<AdminCaller> {
+    const adminGroup = this.config.oidc.adminGroup;
+    if (!this.tokens.enabled || adminGroup === undefined) {
+      throw new ApiError(
+        'invalid_api_key',
+        'The credential is not an API key, and administrator tokens are off (OIDC_ISSUER or ADMIN_GROUP unset)',
+      );
+    }
+    let verified;
+    try {
+      verified = await this.tokens.verify(token);
+    } catch (error) {
+      if (error instanceof TokenRejectedError) throw new ApiError('invalid_token', error.message);
+      if (error instanceof IdentityProviderUnavailableError) {
+        throw new ApiError(
+          'identity_provider_unavailable',
+          'The identity provider could not be reached to verify the token; retry shortly',
+        );
+      }
+      throw error;
+    }
+    if (!verified.groups.includes(adminGroup)) {
+      throw new ApiError('insufficient_scope', "The token's groups do not include the administrators' group");
+    }
+    if (verified.subject === undefined) throw new ApiError('invalid_token', 'The token has no subject');
+    return { kind: 'platform', subject: verified.subject, issuer: verified.issuer };
+  }
+}

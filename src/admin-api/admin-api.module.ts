@@ -1,0 +1,39 @@
+import { Module } from '@nestjs/common';
+import { ApplyModule } from '../admin-framework/apply/apply.module.js';
+import { AuditLogModule } from '../admin-framework/audit/audit-log.module.js';
+import { ApiKeysModule } from '../api-keys/api-keys.module.js';
+import { AssistantsModule } from '../assistants/assistants.module.js';
+import { McpGatewaysModule } from '../mcp-gateway/mcp-gateways.module.js';
+import { OidcModule } from '../oidc/oidc.module.js';
+import { OrganizationsModule } from '../organizations/organizations.module.js';
+import { SpecialistsModule } from '../specialists/specialists.module.js';
+import { ToolsModule } from '../tools/tools.module.js';
+import { AdminAccessGuard } from './admin-access.guard.js';
+import { AdminAgentsController } from './admin-agents.controller.js';
+import { AdminAgentsService } from './admin-agents.service.js';
+import { AdminOrganizationsController } from './admin-organizations.controller.js';
+import { AdminOrganizationsService } from './admin-organizations.service.js';
+import { AdminScope } from './admin-scope.service.js';
+
+/**
+ * The admin HTTP API under /admin/v1: what the admin CLI does, over HTTP, for an organization's
+ * `admin` key or a platform administrator. Exports `AdminAccessGuard` and `AdminScope` so other
+ * modules can add routes under the prefix with `@AdminAccess()`.
+ */
+@Module({
+  imports: [
+    OrganizationsModule,
+    ApiKeysModule,
+    AssistantsModule,
+    SpecialistsModule,
+    ToolsModule,
+    McpGatewaysModule,
+    OidcModule,
+    AuditLogModule,
+    ApplyModule,
+  ],
+  controllers: [AdminOrganizationsController, AdminAgentsController],
+  providers: [AdminAccessGuard, AdminScope, AdminOrganizationsService, AdminAgentsService],
+  exports: [AdminAccessGuard, AdminScope, ApiKeysModule, OidcModule],
+})
+export class AdminApiModule {}

@@ -1,0 +1,174 @@
+import { Injectable } from '@nestjs/common';
+import { ApplyService } from '../admin-framework/apply/apply.service.js';
+import type { ApplyDocument } from '../admin-framework/apply/apply-document.js';
+import { AuditLogService, decodeAuditCursor } from '../admin-framework/audit/audit-log.service.js';
+import { apiKeyView } from '../api-keys/admin/keys.commands.js';
+import { ApiKeysService } from '../api-keys/api-keys.service.js';
+import { ApiError } from '../common/errors/error-catalogue.js';
+import { organizationView } from '../organizations/admin/organizations.commands.js';
+import { OrganizationsService } from '../organizations/organizations.service.js';
+import type { AdminCaller } from './admin-caller.js';
+import { AdminScope, clientErrors } from './admin-scope.service.js';
+import type { AuditLogQueryDto, CreateApiKeyDto, PutOrganizationDto } from './dto/admin-bodies.dto.js';
+import { auditLogView, declaredOrganizations } from './admin-views.js';
+
+const AUDIT_PAGE_DEFAULT = 50;
+
+/** Organizations, their API keys, `apply` and the audit log, for both kinds of admin caller. */
+@Injectable()
+export class AdminOrganizationsService {
+  constructor(
+    private readonly scope: AdminScope,
+    private readonly organizations: OrganizationsService,
+    private readonly apiKeys: ApiKeysService,
+    private readonly applyService: ApplyService,
+    private readonly audit: AuditLogService,
+  ) {}
+
+  async list(caller: AdminCaller) {
+    return (await this.scope.visibleOrganizations(caller)).map(organizationView);
+  }
+
+  async get(caller: AdminCaller, ref: string) {
+    return organizationView(await this.scope.organization(caller, ref));
+  }
+
+  /**
+   * Creates or updates the organization with this slug. An organization key may rename its own
+   * organization only: creating organizations and setting rate limits are the platform's.
+   */
+  async put(caller: AdminCaller, slug: string, body: PutOrganizationDto) {
+    if (caller.kind === 'organization') {
+      await this.scope.organization(caller, slug);
+      if (body.rateLimitPerMinute !== undefined) {
+        throw new ApiError('insufficient_scope', 'Only platform administrators set rate limits');
+      }
+    }
+    return this.scope.write(caller, async (manager) => {
+      const before = await this.organizations.findBySlug(slug, manager);
+      const beforeView = before ? organizationView(before) : undefined;
+      const { organization, action } = await this.organizations.upsertBySlug(
+        { slug, name: body.name, rateLimitPerMinute: body.rateLimitPerMinute },
+        manager,
+      );
+      const after = organizationView(organization);
+      const changes =
+        action === 'unchanged'
+          ? []
+          : [
+              {
+                organizationId: organization.id,
+                action,
+                resourceType: 'organization',
+                resourceId: organization.id,
+                before: beforeView,
+                after,
+              },
+            ];
+      return { value: { ...after, action }, changes };
+    });
+  }
+
+  async listKeys(caller: AdminCaller, ref: string) {
+    const organization = await this.scope.organization(caller, ref);
+    return (await this.apiKeys.list(organization.id)).map(apiKeyView);
+  }
+
+  /** The secret is in this answer only; the audit row never holds it nor its hash. */
+  async createKey(caller: AdminCaller, ref: string, body: CreateApiKeyDto) {
+    const organization = await this.scope.organization(caller, ref);
+    return this.scope.write(caller, async (manager) => {
+      const { key, secret } = await this.apiKeys.create(organization.id, body.name, body.scopes, manager);
+      const after = apiKeyView(key);
+      return {
+        value: { ...after, secret },
+        changes: [
+          {
+            organizationId: organization.id,
+            action: 'created',
+            resourceType: 'api_key',
+            resourceId: key.id,
+            after,
+          },
+        ],
+      };
+    });
+  }
+
+  async revokeKey(caller: AdminCaller, ref: string, keyId: string) {
+    const organization = await this.scope.organization(caller, ref);
+    const missing = () => new ApiError('not_found', 'No active API key with this id in this organization');
+    const key = /^[0-9a-f-]{36}$/i.test(keyId) ? await this.apiKeys.find(organization.id, keyId) : null;
+    if (!key || key.revokedAt) throw missing();
+    const before = apiKeyView(key);
+    return this.scope.write(caller, async (manager) => {
+      if (!(await this.apiKeys.revoke(organization.id, keyId, manager))) throw missing();
+      const after = { ...before, revokedAt: new Date().toISOString() };
+      return {
+        value: after,
+        changes: [
+          {
+            organizationId: organization.id,
+            action: 'revoked',
+            resourceType: 'api_key',
+            resourceId: keyId,
+            before,
+            after,
+          },
+        ],
+      };
+    });
+  }
+
+  /**
+   * The CLI's `apply`, with its report; the audit rows (one per created or updated item) are
+   * written in the apply's transaction. An organization key may only name its own organization.
+   */
+  async apply(caller: AdminCaller, document: unknown, dryRun: boolean) {
+    const declared = declaredOrganizations(document);
+    if (caller.kind === 'organization') {
+      for (const { slug, setsRateLimit } of declared) {
+        await this.scope.organization(caller, slug);
+        if (setsRateLimit)
+          throw new ApiError('insufficient_scope', 'Only platform administrators set rate limits');
+      }
+    }
+    const slugs = declared.map(({ slug }) => slug);
+    const report = await clientErrors(() =>
+      this.applyService.apply(document as ApplyDocument, {
+        dryRun,
+        beforeCommit: async (manager, applied) => {
+          const ids = new Map<string, string>();
+          for (const slug of slugs) {
+            const organization = await this.organizations.findBySlug(slug, manager);
+            if (organization) ids.set(slug, organization.id);
+          }
+          const changes = applied.changes
+            .filter((change) => change.action !== 'unchanged')
+            .map((change) => ({
+              organizationId: ids.get(change.key.split('/')[0]) ?? null,
+              action: change.action,
+              resourceType: change.kind,
+              resourceId: change.id,
+              after: { key: change.key, via: 'apply' },
+            }));
+          await this.scope.recordIn(manager, caller, changes);
+        },
+      }),
+    );
+    return { dryRun, changes: report.changes, summary: report.summary() };
+  }
+
+  async auditLog(caller: AdminCaller, query: AuditLogQueryDto) {
+    let organizationId: string | null = null;
+    if (caller.kind === 'organization') organizationId = caller.organizationId;
+    else if (query.organization !== undefined) {
+      organizationId = (await this.scope.organization(caller, query.organization)).id;
+    }
+    const after = query.after ? decodeAuditCursor(query.after) : null;
+    if (query.after && !after)
+      throw new ApiError('invalid_request', 'after is not a cursor this endpoint returned');
+    const page = await this.audit.page(organizationId, query.limit ?? AUDIT_PAGE_DEFAULT, after);
+    return { object: 'list', data: page.items.map(auditLogView), next_cursor: page.nextCursor };
+  }
+}

@@ -1,0 +1,37 @@
+import type { AuditLogEntity } from '../admin-framework/audit/audit-log.entity.js';
+import { ApiError } from '../common/errors/error-catalogue.js';
+
+/** One audit row as the API shows it. */
+export function auditLogView(row: AuditLogEntity) {
+  return {
+    id: row.id,
+    organizationId: row.organizationId,
+    actor: { type: row.actorType, id: row.actorId, issuer: row.actorIssuer },
+    action: row.action,
+    resourceType: row.resourceType,
+    resourceId: row.resourceId,
+    before: row.before ?? null,
+    after: row.after ?? null,
+    requestId: row.requestId,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The `organizations[]` entries of an apply document (slug and whether it sets a rate limit),
+ * for the caller check before anything runs; the document's own errors are `apply`'s to report.
+ */
+export function declaredOrganizations(document: unknown): { slug: string; setsRateLimit: boolean }[] {
+  if (!isObject(document)) {
+    throw new ApiError('invalid_request', 'The body must be an apply document: a JSON object');
+  }
+  const entries = Array.isArray(document.organizations) ? document.organizations : [];
+  return entries
+    .filter(isObject)
+    .filter((entry): entry is Record<string, unknown> & { slug: string } => typeof entry.slug === 'string')
+    .map((entry) => ({ slug: entry.slug, setsRateLimit: Object.hasOwn(entry, 'rateLimitPerMinute') }));
+}
