@@ -5,6 +5,9 @@ import { FakeUpstream } from './support/fake-upstream.js';
 import { call } from './support/http.js';
 import { postStream } from './support/sse.js';
 import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
+import { startTestIdentityProvider, type TestIdentityProvider } from './support/test-identity-provider.js';
+
+const ADMIN_GROUP = '/platform/admins';
 
 const LOOKUP_TOOL = {
   type: 'function',
@@ -28,15 +31,25 @@ describe('usage accounting, budgets and usage metrics', () => {
   let org: SeededOrganization;
   let other: SeededOrganization;
   let secondKey: string;
+  let adminKey: string;
   let model: string;
+  let idp: TestIdentityProvider;
 
   const usage = (key: string, query = '') => call(app.baseUrl, 'GET', `/admin/v1/usage${query}`, { key });
+  const asToken = (token: string, path: string) =>
+    call(app.baseUrl, 'GET', path, { headers: { authorization: `Bearer ${token}` } });
   const respond = (key: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
     call(app.baseUrl, 'POST', '/v1/responses', { key, body, headers });
 
   beforeAll(async () => {
     upstream = await new FakeUpstream().start();
-    app = await startTestApp({ UPSTREAM_MAX_RETRIES: '0' });
+    idp = await startTestIdentityProvider({ alice: [ADMIN_GROUP], bob: ['/usage-a/engineering'] });
+    app = await startTestApp({
+      UPSTREAM_MAX_RETRIES: '0',
+      OIDC_ISSUER: idp.issuer,
+      OIDC_CLIENT_ID: idp.audience,
+      ADMIN_GROUP,
+    });
     org = await app.seedOrganization('usage-a', {
       provider: 'openai-compatible',
       baseUrl: upstream.url,
@@ -46,6 +59,7 @@ describe('usage accounting, budgets and usage metrics', () => {
     });
     other = await app.seedOrganization('usage-b');
     secondKey = await app.createKey(org.id, ['assistant']);
+    adminKey = await app.createKey(org.id, ['admin']);
     model = `asst_${org.assistantId}`;
     await app.running.app.get(SpecialistsService).upsert(org.id, org.assistantId, {
       name: 'billing',
@@ -110,6 +124,7 @@ describe('usage accounting, budgets and usage metrics', () => {
   afterAll(async () => {
     await app?.close();
     await upstream?.stop();
+    await idp?.close();
   });
 
   it('sums equal the sums of the stored turns, with cached and reasoning tokens and cost per currency', async () => {
@@ -120,7 +135,7 @@ describe('usage accounting, budgets and usage metrics', () => {
       [org.id],
     );
     expect(stored).toEqual({ turns: 7, input: 77, output: 12 });
-    const reply = await usage(org.keys.full_access);
+    const reply = await usage(adminKey);
     expect(reply.status).toBe(200);
     expect(reply.body.object).toBe('list');
     expect(reply.body.data).toHaveLength(1);
@@ -144,8 +159,7 @@ describe('usage accounting, budgets and usage metrics', () => {
   });
 
   it('aggregates by each dimension', async () => {
-    const by = async (dimension: string) =>
-      (await usage(org.keys.full_access, `?group_by=${dimension}`)).body.data;
+    const by = async (dimension: string) => (await usage(adminKey, `?group_by=${dimension}`)).body.data;
     const pick = (lines: any[], name: string) =>
       lines.map((line) => [line[name], line.turns, line.input_tokens, line.output_tokens]);
 
@@ -180,7 +194,7 @@ describe('usage accounting, budgets and usage metrics', () => {
     expect(combined).toContainEqual(
       expect.objectContaining({ specialist: 'billing', user_id: 'u1', turns: 1 }),
     );
-    const narrowed = await usage(org.keys.full_access, `?user_id=u2&assistant_id=${model}`);
+    const narrowed = await usage(adminKey, `?user_id=u2&assistant_id=${model}`);
     expect(narrowed.body.data).toEqual([expect.objectContaining({ turns: 2, input_tokens: 22 })]);
   });
 
@@ -193,21 +207,21 @@ describe('usage accounting, budgets and usage metrics', () => {
       [org.id, lastMonthDay, org.assistantId, randomUUID()],
     );
     const from = dayOfMonth(-1, 1);
-    const monthly = (await usage(org.keys.full_access, `?period=month&from=${from}`)).body.data;
+    const monthly = (await usage(adminKey, `?period=month&from=${from}`)).body.data;
     expect(monthly.map((line: any) => [line.period, line.turns, line.input_tokens])).toEqual([
       [lastMonthDay.slice(0, 7), 4, 100],
       [dayOfMonth(0, 1).slice(0, 7), 7, 77],
     ]);
-    const daily = (await usage(org.keys.full_access, `?period=day&from=${from}`)).body.data;
+    const daily = (await usage(adminKey, `?period=day&from=${from}`)).body.data;
     expect(daily.map((line: any) => line.period)).toEqual([
       lastMonthDay,
       dayOfMonth(0, new Date().getUTCDate()),
     ]);
     // The default range is the current month.
-    expect((await usage(org.keys.full_access)).body.data).toHaveLength(1);
-    expect((await usage(org.keys.full_access, `?from=${lastMonthDay}&to=${lastMonthDay}`)).body.data).toEqual(
-      [expect.objectContaining({ period: lastMonthDay, turns: 4 })],
-    );
+    expect((await usage(adminKey)).body.data).toHaveLength(1);
+    expect((await usage(adminKey, `?from=${lastMonthDay}&to=${lastMonthDay}`)).body.data).toEqual([
+      expect.objectContaining({ period: lastMonthDay, turns: 4 }),
+    ]);
   });
 
   it('refuses bad queries by name', async () => {
@@ -219,24 +233,41 @@ describe('usage accounting, budgets and usage metrics', () => {
       ['?from=2026-02-01&to=2026-01-01', 'after'],
       ['?from=2020-01-01&to=2026-01-01', '366'],
     ]) {
-      const reply = await usage(org.keys.full_access, query);
+      const reply = await usage(adminKey, query);
       expect(reply.status).toBe(400);
       expect(reply.body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request' });
       expect(reply.body.error.message).toContain(words);
     }
   });
 
-  it('shows an organization only its own usage, and only to full_access keys', async () => {
-    const foreign = await usage(other.keys.full_access, `?group_by=organization&assistant_id=${model}`);
-    expect(foreign.status).toBe(200);
-    expect(foreign.body.data).toEqual([]);
-    expect((await usage(other.keys.full_access, '?group_by=organization')).body.data).toEqual([]);
-    for (const key of [org.keys.assistant, org.keys.user]) {
+  it('shows an admin key only its own organization, a platform administrator every one', async () => {
+    const otherAdmin = await app.createKey(other.id, ['admin']);
+    expect((await usage(otherAdmin, `?group_by=organization&assistant_id=${model}`)).body).toEqual({
+      object: 'list',
+      data: [],
+    });
+    const foreign = await call(app.baseUrl, 'GET', '/admin/v1/organizations/usage-a/usage', {
+      key: otherAdmin,
+    });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.error.code).toBe('not_found');
+    const own = await call(app.baseUrl, 'GET', '/admin/v1/organizations/usage-a/usage', { key: adminKey });
+    expect(own.body.data).toEqual([expect.objectContaining({ turns: 7, input_tokens: 77 })]);
+    for (const key of [org.keys.full_access, org.keys.assistant, org.keys.user]) {
       const refused = await usage(key);
       expect(refused.status).toBe(403);
       expect(refused.body.error.code).toBe('insufficient_scope');
     }
     expect((await call(app.baseUrl, 'GET', '/admin/v1/usage')).status).toBe(401);
+
+    const platform = await idp.mint({ sub: 'alice', groups: [ADMIN_GROUP] });
+    const all = await asToken(platform, '/admin/v1/usage?group_by=organization');
+    expect(all.status).toBe(200);
+    expect(all.body.data).toContainEqual(expect.objectContaining({ organization_id: org.id, turns: 7 }));
+    const one = await asToken(platform, `/admin/v1/organizations/${org.id}/usage`);
+    expect(one.body.data).toEqual([expect.objectContaining({ turns: 7, input_tokens: 77 })]);
+    const outsider = await idp.mint({ sub: 'bob', groups: ['/usage-a/engineering'] });
+    expect((await asToken(outsider, '/admin/v1/usage')).status).toBe(403);
   });
 
   it('counts tokens by organization, assistant and type on /metrics', async () => {

@@ -27,6 +27,15 @@ const ACCESS_ERRORS: Record<Access['kind'], ErrorCode[]> = {
   public: ['server_error'],
   'mcp-oauth': ['service_unavailable', 'server_error'],
   'metrics-token': ['missing_token', 'invalid_token', 'server_error'],
+  admin: [
+    'missing_api_key',
+    'invalid_api_key',
+    'invalid_token',
+    'insufficient_scope',
+    'identity_provider_unavailable',
+    'service_unavailable',
+    'server_error',
+  ],
 };
 
 /** Codes whose answers carry `Retry-After`: 429 and every 503 (the catalogue's default). */
@@ -64,6 +73,13 @@ const SECURITY_SCHEMES: Record<string, JsonSchema> = {
       'MCP gateway: an OAuth 2.0 access token from the identity provider (Authorization Code + PKCE), with the ' +
       "backend as audience and the `groups` claim naming the gateway's organization. The authorization server " +
       "is named in the gateway's Protected Resource Metadata.",
+  },
+  AdminCredential: {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      'The admin API: an API key with scope `admin` (its own organization only), or an access token of the ' +
+      'identity provider whose groups include ADMIN_GROUP (a platform administrator: every organization).',
   },
   MetricsToken: {
     type: 'http',
@@ -219,6 +235,8 @@ function security(access: Access): JsonSchema[] {
       return [];
     case 'mcp-oauth':
       return [{ McpOAuth: [] }];
+    case 'admin':
+      return [{ AdminCredential: [] }];
     case 'metrics-token':
       // `{}`: the token is optional, depending on configuration.
       return [{}, { MetricsToken: [] }];

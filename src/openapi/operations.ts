@@ -7,7 +7,9 @@ export type Access =
   | { kind: 'api-key'; scopes: Exclude<ApiKeyScope, 'full_access'>[] }
   | { kind: 'public' }
   | { kind: 'mcp-oauth' }
-  | { kind: 'metrics-token' };
+  | { kind: 'metrics-token' }
+  /** The admin API: an `admin`-scope key (its organization) or a platform administrator's token. */
+  | { kind: 'admin' };
 
 export type HttpMethod = 'get' | 'post' | 'delete' | 'options';
 
@@ -502,80 +504,79 @@ const query = (name: string, description: string, schema: Record<string, unknown
 });
 const tokens = { type: 'integer', minimum: 0 };
 
-/** Usage accounting, under the admin API's prefix. */
-export const usageOperations: OperationSpec[] = [
-  {
-    method: 'get',
-    paths: ['/admin/v1/usage'],
-    operationId: 'getUsage',
-    tag: 'Usage',
-    summary: "Tokens and cost of the caller's organization, by day or month and by any dimension",
-    description:
-      'Sums of the tokens the upstream models reported for every finished, failed or incomplete turn, ' +
-      'by UTC day or month and by the dimensions named in `group_by`. Cost is computed when each turn is ' +
-      "written, from the price table of the model's settings (`model.prices`), per currency.",
-    access: { kind: 'api-key', scopes: [] },
-    parameters: [
-      query('period', '`day` (default) or `month`', { type: 'string', enum: ['day', 'month'] }),
-      query('group_by', 'Comma-separated: organization, assistant, specialist, key, user', {
-        type: 'string',
-      }),
-      query('from', 'First UTC day, inclusive (default: the first of the current month)', {
-        type: 'string',
-        format: 'date',
-      }),
-      query('to', 'Last UTC day, inclusive (default: today); at most 366 days after `from`', {
-        type: 'string',
-        format: 'date',
-      }),
-      query('assistant_id', 'Only this assistant (`asst_<uuid>` or the bare UUID)', { type: 'string' }),
-      query('user_id', 'Only this end user (`x-user-id`)', { type: 'string' }),
-    ],
-    responses: {
-      '200': {
-        description: 'One line per period and combination of the grouped dimensions',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['object', 'data'],
-              properties: {
-                object: { type: 'string', const: 'list' },
-                data: {
-                  type: 'array',
-                  items: {
-                    type: 'object',
-                    required: [
-                      'period',
-                      'turns',
-                      'input_tokens',
-                      'cached_tokens',
-                      'output_tokens',
-                      'reasoning_tokens',
-                      'total_tokens',
-                      'cost',
-                    ],
-                    properties: {
-                      period: { type: 'string', description: '`YYYY-MM-DD` or `YYYY-MM`' },
-                      organization_id: { type: 'string' },
-                      assistant_id: { type: 'string' },
-                      specialist: { type: 'string', description: '`generic` for the assistant itself' },
-                      key_id: { type: 'string' },
-                      user_id: {
-                        type: ['string', 'null'],
-                        description: 'null for turns without `x-user-id`',
-                      },
-                      turns: tokens,
-                      input_tokens: tokens,
-                      cached_tokens: tokens,
-                      output_tokens: tokens,
-                      reasoning_tokens: tokens,
-                      total_tokens: tokens,
-                      cost: {
-                        type: 'object',
-                        additionalProperties: { type: 'number' },
-                        description: 'Per currency code; empty when no model involved has prices',
-                      },
+/** The caller's usage: an admin key's organization, or every organization for a platform administrator. */
+const USAGE_OPERATION: OperationSpec = {
+  method: 'get',
+  paths: ['/admin/v1/usage'],
+  operationId: 'getUsage',
+  tag: 'Usage',
+  summary:
+    'Tokens and cost by day or month and by any dimension, of every organization the caller administers',
+  description:
+    'Sums of the tokens the upstream models reported for every finished, failed or incomplete turn, ' +
+    'by UTC day or month and by the dimensions named in `group_by`. Cost is computed when each turn is ' +
+    "written, from the price table of the model's settings (`model.prices`), per currency.",
+  access: { kind: 'admin' },
+  parameters: [
+    query('period', '`day` (default) or `month`', { type: 'string', enum: ['day', 'month'] }),
+    query('group_by', 'Comma-separated: organization, assistant, specialist, key, user', {
+      type: 'string',
+    }),
+    query('from', 'First UTC day, inclusive (default: the first of the current month)', {
+      type: 'string',
+      format: 'date',
+    }),
+    query('to', 'Last UTC day, inclusive (default: today); at most 366 days after `from`', {
+      type: 'string',
+      format: 'date',
+    }),
+    query('assistant_id', 'Only this assistant (`asst_<uuid>` or the bare UUID)', { type: 'string' }),
+    query('user_id', 'Only this end user (`x-user-id`)', { type: 'string' }),
+  ],
+  responses: {
+    '200': {
+      description: 'One line per period and combination of the grouped dimensions',
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            required: ['object', 'data'],
+            properties: {
+              object: { type: 'string', const: 'list' },
+              data: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: [
+                    'period',
+                    'turns',
+                    'input_tokens',
+                    'cached_tokens',
+                    'output_tokens',
+                    'reasoning_tokens',
+                    'total_tokens',
+                    'cost',
+                  ],
+                  properties: {
+                    period: { type: 'string', description: '`YYYY-MM-DD` or `YYYY-MM`' },
+                    organization_id: { type: 'string' },
+                    assistant_id: { type: 'string' },
+                    specialist: { type: 'string', description: '`generic` for the assistant itself' },
+                    key_id: { type: 'string' },
+                    user_id: {
+                      type: ['string', 'null'],
+                      description: 'null for turns without `x-user-id`',
+                    },
+                    turns: tokens,
+                    input_tokens: tokens,
+                    cached_tokens: tokens,
+                    output_tokens: tokens,
+                    reasoning_tokens: tokens,
+                    total_tokens: tokens,
+                    cost: {
+                      type: 'object',
+                      additionalProperties: { type: 'number' },
+                      description: 'Per currency code; empty when no model involved has prices',
                     },
                   },
                 },
@@ -585,7 +586,23 @@ export const usageOperations: OperationSpec[] = [
         },
       },
     },
-    errors: ['invalid_request'],
+  },
+  errors: ['invalid_request'],
+};
+
+/** Usage accounting, under the admin API's prefix. */
+const usageOperations: OperationSpec[] = [
+  USAGE_OPERATION,
+  {
+    ...USAGE_OPERATION,
+    paths: ['/admin/v1/organizations/{org}/usage'],
+    operationId: 'getOrganizationUsage',
+    summary: "One organization's tokens and cost (an admin key names its own organization only)",
+    parameters: [
+      { name: 'org', in: 'path', required: true, description: 'Slug or id', schema: { type: 'string' } },
+      ...(USAGE_OPERATION.parameters ?? []),
+    ],
+    errors: ['invalid_request', 'not_found'],
   },
 ];
 

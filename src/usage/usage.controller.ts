@@ -1,24 +1,41 @@
-import { Controller, Get, Query } from '@nestjs/common';
-import type { ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
-import { Principal, RequireScopes } from '../auth/auth.decorators.js';
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import { AdminAccess } from '../admin-api/admin-access.decorator.js';
+import { Caller, type AdminCaller } from '../admin-api/admin-caller.js';
+import { AdminScope } from '../admin-api/admin-scope.service.js';
+import { ADMIN_PREFIX } from '../admin-api/admin-organizations.controller.js';
 import { parseUsageQuery } from './dto/usage-query.dto.js';
 import { UsageReportService, type UsageLine } from './usage-report.service.js';
 
-/**
- * Token usage and cost of the caller's organization, under the admin API's prefix. Until the admin
- * API's caller guard lands, only `full_access` keys may read it, and only their own organization.
- */
-@Controller('admin/v1/usage')
-@RequireScopes()
-export class UsageController {
-  constructor(private readonly reports: UsageReportService) {}
+type UsageList = { object: 'list'; data: UsageLine[] };
 
-  @Get()
-  async usage(
-    @Principal() principal: ApiKeyPrincipal,
+/**
+ * Token usage and cost under the admin API's prefix: an organization's `admin` key sees its own
+ * organization, a platform administrator every organization (or one, by path).
+ */
+@Controller(ADMIN_PREFIX)
+@AdminAccess()
+export class UsageController {
+  constructor(
+    private readonly reports: UsageReportService,
+    private readonly scope: AdminScope,
+  ) {}
+
+  /** Everything the caller may see: its organization, or all of them for a platform administrator. */
+  @Get('usage')
+  async usage(@Caller() caller: AdminCaller, @Query() query: Record<string, unknown>): Promise<UsageList> {
+    const parsed = parseUsageQuery(query);
+    const organizationId = caller.kind === 'organization' ? caller.organizationId : null;
+    return { object: 'list', data: await this.reports.report(organizationId, parsed) };
+  }
+
+  @Get('organizations/:org/usage')
+  async organizationUsage(
+    @Caller() caller: AdminCaller,
+    @Param('org') org: string,
     @Query() query: Record<string, unknown>,
-  ): Promise<{ object: 'list'; data: UsageLine[] }> {
-    const data = await this.reports.report(principal.organizationId, parseUsageQuery(query));
-    return { object: 'list', data };
+  ): Promise<UsageList> {
+    const parsed = parseUsageQuery(query);
+    const organization = await this.scope.organization(caller, org);
+    return { object: 'list', data: await this.reports.report(organization.id, parsed) };
   }
 }

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AdminApiModule } from '../admin-api/admin-api.module.js';
 import { UsageBudgetService } from './usage-budget.service.js';
 import { UsageReportService } from './usage-report.service.js';
 import { UsageController } from './usage.controller.js';
@@ -9,6 +10,7 @@ import { UsageRepository } from './usage.repository.js';
  * by the turn store inside the turn's one statement; this module only reads it.
  */
 @Module({
+  imports: [AdminApiModule],
   controllers: [UsageController],
   providers: [UsageRepository, UsageReportService, UsageBudgetService],
   exports: [UsageBudgetService],
