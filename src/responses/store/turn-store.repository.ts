@@ -83,6 +83,15 @@ interface ChainRow {
   transcript: ChatMessage[];
 }
 
+/** Adds a row's counts to the usage rollup row of the same day and dimensions (`usage_daily AS d`). */
+const ADD_TO_USAGE_ROW = `ON CONFLICT (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency) DO UPDATE
+  SET turns = d.turns + EXCLUDED.turns,
+      input_tokens = d.input_tokens + EXCLUDED.input_tokens,
+      cached_tokens = d.cached_tokens + EXCLUDED.cached_tokens,
+      output_tokens = d.output_tokens + EXCLUDED.output_tokens,
+      reasoning_tokens = d.reasoning_tokens + EXCLUDED.reasoning_tokens,
+      cost = d.cost + EXCLUDED.cost`;
+
 /** How many rows of each table an erasure deleted. */
 export interface ErasedHistory {
   conversations: number;
@@ -166,13 +175,7 @@ export class TurnStore {
                 u.output_tokens, u.reasoning_tokens, u.cost
            FROM response, jsonb_to_recordset($22::jsonb) AS u(currency varchar, turns bigint, input_tokens bigint,
                 cached_tokens bigint, output_tokens bigint, reasoning_tokens bigint, cost numeric)
-         ON CONFLICT (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency) DO UPDATE
-            SET turns = d.turns + EXCLUDED.turns,
-                input_tokens = d.input_tokens + EXCLUDED.input_tokens,
-                cached_tokens = d.cached_tokens + EXCLUDED.cached_tokens,
-                output_tokens = d.output_tokens + EXCLUDED.output_tokens,
-                reasoning_tokens = d.reasoning_tokens + EXCLUDED.reasoning_tokens,
-                cost = d.cost + EXCLUDED.cost
+         ${ADD_TO_USAGE_ROW}
        )
        INSERT INTO messages (id, organization_id, conversation_id, response_id, user_id, role, content, position, created_at)
        SELECT m.id, $2::uuid, response.conversation_id, response.id, $4::varchar, m.role, m.content, m.position, m.created_at
@@ -278,13 +281,7 @@ export class TurnStore {
        SELECT organization_id, day, assistant_id, specialist, api_key_id, '', currency, turns, input_tokens,
               cached_tokens, output_tokens, reasoning_tokens, cost
          FROM moved
-       ON CONFLICT (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency) DO UPDATE
-          SET turns = d.turns + EXCLUDED.turns,
-              input_tokens = d.input_tokens + EXCLUDED.input_tokens,
-              cached_tokens = d.cached_tokens + EXCLUDED.cached_tokens,
-              output_tokens = d.output_tokens + EXCLUDED.output_tokens,
-              reasoning_tokens = d.reasoning_tokens + EXCLUDED.reasoning_tokens,
-              cost = d.cost + EXCLUDED.cost`,
+       ${ADD_TO_USAGE_ROW}`,
       [organizationId, userId],
     );
     return { conversations, responses, messages };
