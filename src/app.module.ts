@@ -29,6 +29,7 @@ import { OpenApiModule } from './openapi/openapi.module.js';
 import { OrganizationsModule } from './organizations/organizations.module.js';
 import { QuickstartModule } from './quickstart/quickstart.module.js';
 import { ResponsesModule } from './responses/responses.module.js';
+import { UsageModule } from './usage/usage.module.js';
 
 /**
  * The request target's and headers' text rule, then the JSON body and its text rule
@@ -60,6 +61,7 @@ export class AppModule implements NestModule {
         ClaimsModule,
         MemoryModule,
         ResponsesModule,
+        UsageModule,
         ConversationsModule,
         McpGatewayModule,
         AdminApiModule,

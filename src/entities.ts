@@ -12,6 +12,7 @@ import { McpGatewayEntity } from './mcp-gateway/entities/mcp-gateway.entity.js';
 import { OrganizationEntity } from './organizations/entities/organization.entity.js';
 import { PluginEntity } from './tools/entities/plugin.entity.js';
 import { ToolEntity } from './tools/entities/tool.entity.js';
+import { UsageDailyEntity } from './usage/entities/usage-daily.entity.js';
 
 /**
  * Every entity, listed explicitly: ESM builds cannot rely on glob loading. Like AppModule, a
@@ -32,5 +33,6 @@ export const ENTITIES = [
   McpGatewayEntity,
   PluginEntity,
   ToolEntity,
+  UsageDailyEntity,
   AuditLogEntity,
 ];

@@ -91,6 +91,7 @@ describe('admin command-line tool', () => {
         slug: 'orgs-one',
         name: 'Orgs One',
         rateLimitPerMinute: 600,
+        monthlyTokenBudget: null,
         createdAt: expect.any(String),
       });
       const defaults = await ok('orgs', 'create', '--slug', 'orgs-two');
@@ -106,6 +107,22 @@ describe('admin command-line tool', () => {
         slug: 'orgs-one',
         rateLimitPerMinute: null,
       });
+      expect(await ok('orgs', 'set-token-budget', 'orgs-two', '1000000')).toMatchObject({
+        monthlyTokenBudget: 1_000_000,
+      });
+      expect(await fails('orgs', 'set-token-budget', 'orgs-two', '0')).toContain('token budget');
+      expect(await ok('orgs', 'set-token-budget', 'orgs-one', 'none')).toMatchObject({
+        monthlyTokenBudget: null,
+      });
+      expect(
+        await rows(
+          'SELECT slug, monthly_token_budget::int AS budget FROM organizations WHERE slug LIKE $1 ORDER BY slug',
+          ['orgs-%'],
+        ),
+      ).toEqual([
+        { slug: 'orgs-one', budget: null },
+        { slug: 'orgs-two', budget: 1_000_000 },
+      ]);
       expect(
         await rows('SELECT slug, rate_limit_per_minute FROM organizations WHERE slug LIKE $1 ORDER BY slug', [
           'orgs-%',
@@ -119,7 +136,7 @@ describe('admin command-line tool', () => {
     it('prints a readable table without --json', async () => {
       const run = await admin('orgs', 'list');
       expect(run.code).toBe(0);
-      expect(run.stdout).toMatch(/^SLUG\s+ID\s+NAME\s+RATE LIMIT\s+CREATED\n/);
+      expect(run.stdout).toMatch(/^SLUG\s+ID\s+NAME\s+RATE LIMIT\s+TOKEN BUDGET\s+CREATED\n/);
       expect(run.stdout).toMatch(/orgs-two .* 120\/min/);
     });
 
@@ -567,6 +584,7 @@ describe('admin command-line tool', () => {
         '  - slug: apply-acme',
         '    name: Acme Corp',
         '    rateLimitPerMinute: 300',
+        '    monthlyTokenBudget: 5000000',
         '    assistants:',
         '      - name: Billing',
         `        instructions: ${JSON.stringify(billingInstructions)}`,
@@ -587,7 +605,7 @@ describe('admin command-line tool', () => {
     async function snapshot() {
       return {
         organizations: await rows(
-          "SELECT id, slug, name, rate_limit_per_minute FROM organizations WHERE slug LIKE 'apply-%' ORDER BY slug",
+          "SELECT id, slug, name, rate_limit_per_minute, monthly_token_budget::int AS budget FROM organizations WHERE slug LIKE 'apply-%' ORDER BY slug",
         ),
         assistants: await rows(
           `SELECT a.id, o.slug, a.name, a.instructions, a.model, a.updated_at FROM assistants a
@@ -609,8 +627,20 @@ describe('admin command-line tool', () => {
       ]);
       const afterFirst = await snapshot();
       expect(afterFirst.organizations).toEqual([
-        { id: expect.any(String), slug: 'apply-acme', name: 'Acme Corp', rate_limit_per_minute: 300 },
-        { id: expect.any(String), slug: 'apply-globex', name: 'apply-globex', rate_limit_per_minute: null },
+        {
+          id: expect.any(String),
+          slug: 'apply-acme',
+          name: 'Acme Corp',
+          rate_limit_per_minute: 300,
+          budget: 5_000_000,
+        },
+        {
+          id: expect.any(String),
+          slug: 'apply-globex',
+          name: 'apply-globex',
+          rate_limit_per_minute: null,
+          budget: null,
+        },
       ]);
       expect(afterFirst.assistants).toHaveLength(3);
       expect(afterFirst.assistants[0]).toMatchObject({

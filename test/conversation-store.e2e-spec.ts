@@ -86,6 +86,8 @@ describe('ConversationStore (SQL)', () => {
       usage: null,
       error: null,
       body: null,
+      apiKeyId: randomUUID(),
+      usageRows: [],
       createdAt: at,
       completedAt: at,
       messages: [{ id: randomUUID(), role: 'user', content: 'question', position: 0, createdAt: at }],

@@ -25,6 +25,7 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
   const asstA = randomUUID();
   const asstA2 = randomUUID();
   const asstB = randomUUID();
+  const KEY = randomUUID();
 
   beforeAll(async () => {
     database = await openTestDataSource();
@@ -84,6 +85,18 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
         { role: 'assistant', content: `answer ${responseId.slice(0, 8)}` },
       ],
       usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 },
+      apiKeyId: KEY,
+      usageRows: [
+        {
+          currency: '',
+          turns: 1,
+          inputTokens: 1,
+          cachedTokens: 0,
+          outputTokens: 1,
+          reasoningTokens: 0,
+          cost: 0,
+        },
+      ],
       error: null,
       createdAt: at,
       completedAt: at,
@@ -169,6 +182,75 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
         [first.conversationId],
       );
       expect(conversation).toEqual({ organization_id: orgA, last_response_id: first.responseId });
+    });
+
+    it("adds each turn to the day's usage rollup in the same statement, per currency and dimension", async () => {
+      const key = randomUUID();
+      const priced = (currency: string, tokens: number, cost: number, turns: number) => ({
+        currency,
+        turns,
+        inputTokens: tokens,
+        cachedTokens: 1,
+        outputTokens: tokens * 2,
+        reasoningTokens: 1,
+        cost,
+      });
+      const first = turn({ apiKeyId: key, usageRows: [priced('USD', 10, 0.5, 1), priced('', 3, 0, 0)] });
+      const second = turn({ previous: first, apiKeyId: key, usageRows: [priced('USD', 5, 0.25, 1)] });
+      const specialist = turn({ apiKeyId: key, activeAgent: 'billing', usageRows: [priced('USD', 7, 1, 1)] });
+      const intruder = turn({
+        organizationId: orgB,
+        assistantId: asstB,
+        conversationId: first.conversationId,
+        apiKeyId: key,
+        usageRows: [priced('USD', 1000, 1000, 1)],
+      });
+      for (const record of [first, second, specialist, intruder]) await store.saveTurn(record);
+
+      const rows = await dataSource.query<Record<string, unknown>[]>(
+        `SELECT organization_id, specialist, user_id, currency, turns::int, input_tokens::int, cached_tokens::int,
+                output_tokens::int, reasoning_tokens::int, cost::float AS cost
+           FROM usage_daily WHERE api_key_id = $1 ORDER BY specialist, currency`,
+        [key],
+      );
+      expect(rows).toEqual([
+        {
+          organization_id: orgA,
+          specialist: '',
+          user_id: 'u1',
+          currency: '',
+          turns: 0,
+          input_tokens: 3,
+          cached_tokens: 1,
+          output_tokens: 6,
+          reasoning_tokens: 1,
+          cost: 0,
+        },
+        {
+          organization_id: orgA,
+          specialist: '',
+          user_id: 'u1',
+          currency: 'USD',
+          turns: 2,
+          input_tokens: 15,
+          cached_tokens: 2,
+          output_tokens: 30,
+          reasoning_tokens: 2,
+          cost: 0.75,
+        },
+        {
+          organization_id: orgA,
+          specialist: 'billing',
+          user_id: 'u1',
+          currency: 'USD',
+          turns: 1,
+          input_tokens: 7,
+          cached_tokens: 1,
+          output_tokens: 14,
+          reasoning_tokens: 1,
+          cost: 1,
+        },
+      ]);
     });
 
     it('is atomic: a failing message insert stores neither the response nor the conversation', async () => {

@@ -139,6 +139,17 @@ describe('admin users erase', () => {
     const targeted = await erinsRows();
     expect(targeted.messages).toHaveLength(11);
     const before = await snapshot();
+    const usage = async (organizationId: string) =>
+      (
+        await app.dataSource.query(
+          `SELECT sum(turns)::int AS turns, sum(input_tokens)::int AS input,
+                  count(*) FILTER (WHERE user_id = 'erin')::int AS erin_rows
+             FROM usage_daily WHERE organization_id = $1`,
+          [organizationId],
+        )
+      )[0];
+    const usageBefore = { a: await usage(orgA.id), b: await usage(orgB.id) };
+    expect(usageBefore.a.erin_rows).toBeGreaterThan(0);
 
     const run = await admin('users', 'erase', '--org', 'erase-a', '--user', 'erin', '--json');
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
@@ -164,6 +175,10 @@ describe('admin users erase', () => {
       );
       expect({ table, count }).toEqual({ table, count: 0 });
     }
+
+    // The organization's usage keeps its totals, with erin's share folded into the anonymous rows.
+    expect(await usage(orgA.id)).toEqual({ ...usageBefore.a, erin_rows: 0 });
+    expect(await usage(orgB.id)).toEqual(usageBefore.b);
 
     // Through the API: erin of A has nothing left; other users and erin of B are untouched.
     const asUser = (org: SeededOrganization, userId: string, path: string) =>

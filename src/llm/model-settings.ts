@@ -25,6 +25,7 @@ export interface OpenAiCompatibleModelSettings {
   maxOutputTokensLimit?: number;
   /** The model's context window in tokens, for `truncation: "auto"`. */
   contextWindow?: number;
+  prices?: ModelPrices;
 }
 
 /**
@@ -45,6 +46,19 @@ export interface OfflineModelSettings {
   maxOutputTokensLimit?: number;
   /** A simulated context window (in the offline model's tokens: words); beyond it, like an upstream, it refuses. */
   contextWindow?: number;
+  prices?: ModelPrices;
+}
+
+/**
+ * What the model costs, per million tokens, in the currency the operator names (an ISO 4217
+ * code such as USD). Cached input tokens are priced at `cachedInputPerMillion` (default: the input
+ * price); reasoning tokens are output tokens. A turn's cost is computed when it is written.
+ */
+export interface ModelPrices {
+  currency: string;
+  inputPerMillion: number;
+  cachedInputPerMillion?: number;
+  outputPerMillion: number;
 }
 
 export interface OfflineRule {
@@ -151,6 +165,45 @@ function parseRule(rule: unknown, index: number): OfflineRule {
   return parsed;
 }
 
+function parsePrices(input: Record<string, unknown>): ModelPrices | undefined {
+  const prices = input.prices;
+  if (prices === undefined || prices === null) return undefined;
+  if (!isObject(prices)) throw new ModelSettingsError('model.prices must be an object');
+  if (typeof prices.currency !== 'string' || !/^[A-Z]{3}$/.test(prices.currency)) {
+    throw new ModelSettingsError('model.prices.currency must be a three-letter currency code such as USD');
+  }
+  const price = (key: string, required: boolean): number | undefined => {
+    const value = prices[key];
+    if (value === undefined && !required) return undefined;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 1_000_000) {
+      throw new ModelSettingsError(`model.prices.${key} must be a number between 0 and 1000000`);
+    }
+    return value;
+  };
+  const parsed: ModelPrices = {
+    currency: prices.currency,
+    inputPerMillion: price('inputPerMillion', true) as number,
+    outputPerMillion: price('outputPerMillion', true) as number,
+  };
+  const cached = price('cachedInputPerMillion', false);
+  if (cached !== undefined) parsed.cachedInputPerMillion = cached;
+  return parsed;
+}
+
+/** The cost of one model call's usage at these prices. */
+export function costOf(
+  usage: { inputTokens: number; outputTokens: number; cachedTokens?: number },
+  prices: ModelPrices,
+): number {
+  const cached = Math.min(usage.cachedTokens ?? 0, usage.inputTokens);
+  return (
+    ((usage.inputTokens - cached) * prices.inputPerMillion +
+      cached * (prices.cachedInputPerMillion ?? prices.inputPerMillion) +
+      usage.outputTokens * prices.outputPerMillion) /
+    1_000_000
+  );
+}
+
 /** Validates settings from the CLI or a config file; throws ModelSettingsError naming the field. */
 export function parseModelSettings(input: unknown): ModelSettings {
   if (!isObject(input)) throw new ModelSettingsError('model must be an object');
@@ -171,6 +224,7 @@ export function parseModelSettings(input: unknown): ModelSettings {
       tokenDelayMs: optionalNumber(input, 'tokenDelayMs', 0, 10_000),
       maxOutputTokensLimit: optionalNumber(input, 'maxOutputTokensLimit', 1, 10_000_000),
       contextWindow: optionalNumber(input, 'contextWindow', 1, 100_000_000),
+      prices: parsePrices(input),
     };
   }
   if (input.provider === 'openai-compatible') {
@@ -210,6 +264,7 @@ export function parseModelSettings(input: unknown): ModelSettings {
       ]),
       maxOutputTokensLimit: optionalNumber(input, 'maxOutputTokensLimit', 1, 10_000_000),
       contextWindow: optionalNumber(input, 'contextWindow', 1, 100_000_000),
+      prices: parsePrices(input),
     };
   }
   throw new ModelSettingsError('model.provider must be "openai-compatible" or "offline"');

@@ -4,6 +4,9 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 
+/** Distinct (organization, assistant) label pairs per replica; later pairs are counted as `other`. */
+export const USAGE_LABEL_PAIRS_MAX = 500;
+
 export type UpstreamOutcome = 'ok' | 'upstream_unavailable' | 'upstream_timeout' | 'aborted';
 export type ShedReason = 'overload' | 'shutdown';
 
@@ -93,6 +96,16 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly usageTokensTotal = new Counter({
+    name: 'switchboard_usage_tokens_total',
+    help:
+      'Tokens the upstream reported for finished turns, by organization id, assistant id and type ' +
+      `(input, cached, output, reasoning); past ${USAGE_LABEL_PAIRS_MAX} pairs per replica, "other"`,
+    labelNames: ['organization', 'assistant', 'type'] as const,
+    registers: [this.registry],
+  });
+  private readonly usagePairs = new Set<string>();
+
   constructor(@Inject(APP_CONFIG) config: AppConfig, @InjectDataSource() dataSource: DataSource) {
     collectDefaultMetrics({ register: this.registry });
     new Gauge({
@@ -145,6 +158,28 @@ export class Metrics {
   /** Report a response's count once at its end, or per delta: the counter has no labels. */
   tokensRelayed(count: number): void {
     if (count > 0) this.tokens.inc(count);
+  }
+
+  /** A turn's tokens, once when it is written; the label set is bounded (USAGE_LABEL_PAIRS_MAX). */
+  usageTokens(
+    organizationId: string,
+    assistantId: string,
+    usage: { inputTokens: number; cachedTokens: number; outputTokens: number; reasoningTokens: number },
+  ): void {
+    const pair = `${organizationId}/${assistantId}`;
+    if (!this.usagePairs.has(pair) && this.usagePairs.size < USAGE_LABEL_PAIRS_MAX) this.usagePairs.add(pair);
+    const labels = this.usagePairs.has(pair)
+      ? { organization: organizationId, assistant: assistantId }
+      : { organization: 'other', assistant: 'other' };
+    const counts = {
+      input: usage.inputTokens,
+      cached: usage.cachedTokens,
+      output: usage.outputTokens,
+      reasoning: usage.reasoningTokens,
+    };
+    for (const [type, count] of Object.entries(counts)) {
+      if (count > 0) this.usageTokensTotal.inc({ ...labels, type }, count);
+    }
   }
 
   streamOpened(): void {

@@ -44,6 +44,8 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   claim_value_too_large: '`claimValue` above 64 KB serialized',
   bulk_limit_exceeded: 'More than 50 claims in one bulk request',
   rate_limit_exceeded: "The organization's requests per minute are used up; see `Retry-After`",
+  token_budget_exceeded:
+    "The organization's monthly token budget is spent; `Retry-After` runs to the next UTC month",
   server_error: 'An unexpected failure; details are only in the server log',
   upstream_unavailable: 'The model provider was unreachable or failed',
   upstream_timeout: 'The model provider did not answer in time',

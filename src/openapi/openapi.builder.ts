@@ -40,6 +40,7 @@ const ACCESS_ERRORS: Record<Access['kind'], ErrorCode[]> = {
 /** Codes whose answers carry `Retry-After`: 429 and every 503 (the catalogue's default). */
 const RETRY_AFTER_CODES: readonly ErrorCode[] = [
   'rate_limit_exceeded',
+  'token_budget_exceeded',
   ...(Object.keys(ERROR_CATALOGUE) as ErrorCode[]).filter((code) => ERROR_CATALOGUE[code].status === 503),
 ];
 

@@ -123,6 +123,7 @@ const responseOperations: OperationSpec[] = [
       'assistant_not_found',
       'response_not_found',
       'conversation_not_found',
+      'token_budget_exceeded',
       'upstream_unavailable',
       'upstream_timeout',
       'service_overloaded',
@@ -657,6 +658,117 @@ const operationsOperations: OperationSpec[] = [
   },
 ];
 
+const query = (name: string, description: string, schema: Record<string, unknown>) => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema,
+});
+const tokens = { type: 'integer', minimum: 0 };
+
+/** The caller's usage: an admin key's organization, or every organization for a platform administrator. */
+const USAGE_OPERATION: OperationSpec = {
+  method: 'get',
+  paths: ['/admin/v1/usage'],
+  operationId: 'getUsage',
+  tag: 'Usage',
+  summary:
+    'Tokens and cost by day or month and by any dimension, of every organization the caller administers',
+  description:
+    'Sums of the tokens the upstream models reported for every finished, failed or incomplete turn, ' +
+    'by UTC day or month and by the dimensions named in `group_by`. Cost is computed when each turn is ' +
+    "written, from the price table of the model's settings (`model.prices`), per currency.",
+  access: { kind: 'admin' },
+  parameters: [
+    query('period', '`day` (default) or `month`', { type: 'string', enum: ['day', 'month'] }),
+    query('group_by', 'Comma-separated: organization, assistant, specialist, key, user', {
+      type: 'string',
+    }),
+    query('from', 'First UTC day, inclusive (default: the first of the current month)', {
+      type: 'string',
+      format: 'date',
+    }),
+    query('to', 'Last UTC day, inclusive (default: today); at most 366 days after `from`', {
+      type: 'string',
+      format: 'date',
+    }),
+    query('assistant_id', 'Only this assistant (`asst_<uuid>` or the bare UUID)', { type: 'string' }),
+    query('user_id', 'Only this end user (`x-user-id`)', { type: 'string' }),
+  ],
+  responses: {
+    '200': {
+      description: 'One line per period and combination of the grouped dimensions',
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            required: ['object', 'data'],
+            properties: {
+              object: { type: 'string', const: 'list' },
+              data: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: [
+                    'period',
+                    'turns',
+                    'input_tokens',
+                    'cached_tokens',
+                    'output_tokens',
+                    'reasoning_tokens',
+                    'total_tokens',
+                    'cost',
+                  ],
+                  properties: {
+                    period: { type: 'string', description: '`YYYY-MM-DD` or `YYYY-MM`' },
+                    organization_id: { type: 'string' },
+                    assistant_id: { type: 'string' },
+                    specialist: { type: 'string', description: '`generic` for the assistant itself' },
+                    key_id: { type: 'string' },
+                    user_id: {
+                      type: ['string', 'null'],
+                      description: 'null for turns without `x-user-id`',
+                    },
+                    turns: tokens,
+                    input_tokens: tokens,
+                    cached_tokens: tokens,
+                    output_tokens: tokens,
+                    reasoning_tokens: tokens,
+                    total_tokens: tokens,
+                    cost: {
+                      type: 'object',
+                      additionalProperties: { type: 'number' },
+                      description: 'Per currency code; empty when no model involved has prices',
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+  errors: ['invalid_request'],
+};
+
+/** Usage accounting, under the admin API's prefix. */
+const usageOperations: OperationSpec[] = [
+  USAGE_OPERATION,
+  {
+    ...USAGE_OPERATION,
+    paths: ['/admin/v1/organizations/{org}/usage'],
+    operationId: 'getOrganizationUsage',
+    summary: "One organization's tokens and cost (an admin key names its own organization only)",
+    parameters: [
+      { name: 'org', in: 'path', required: true, description: 'Slug or id', schema: { type: 'string' } },
+      ...(USAGE_OPERATION.parameters ?? []),
+    ],
+    errors: ['invalid_request', 'not_found'],
+  },
+];
+
 export const OPERATIONS: readonly OperationSpec[] = [
   ...responseOperations,
   ...historyOperations,
@@ -664,6 +776,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
   ...claimOperations,
   ...memoryOperations,
   ...gatewayOperations,
+  ...usageOperations,
   ...operationsOperations,
 ];
 
@@ -681,5 +794,6 @@ export const TAGS: readonly { name: string; description: string }[] = [
   },
   { name: 'Memory', description: 'What assistants saved about a user: list, erase, opt out (spec 4.5)' },
   { name: 'MCP gateway', description: 'Server-side tools for MCP clients behind OAuth (spec 4.6, 5.4)' },
+  { name: 'Usage', description: 'Token usage and cost, under the admin API prefix' },
   { name: 'Operations', description: 'Probes, metrics and this document' },
 ];

@@ -32,6 +32,11 @@ export class OrganizationsRepository {
     return this.connection.getRepository(OrganizationEntity, manager).save(organization);
   }
 
+  async setMonthlyTokenBudget(id: string, tokens: number | null): Promise<boolean> {
+    const result = await this.organizations.update({ id }, { monthlyTokenBudget: tokens });
+    return (result.affected ?? 0) > 0;
+  }
+
   async setRateLimit(id: string, perMinute: number | null): Promise<boolean> {
     const result = await this.organizations.update({ id }, { rateLimitPerMinute: perMinute });
     return (result.affected ?? 0) > 0;

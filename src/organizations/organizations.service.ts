@@ -14,6 +14,8 @@ export interface OrganizationDeclaration {
   name?: string;
   /** Omitted: unchanged; null: the configured default. */
   rateLimitPerMinute?: number | null;
+  /** Tokens per UTC month. Omitted: unchanged; null: no budget. */
+  monthlyTokenBudget?: number | null;
 }
 
 @Injectable()
@@ -44,10 +46,16 @@ export class OrganizationsService {
     const name = input.name ?? existing.name;
     const rateLimitPerMinute =
       input.rateLimitPerMinute === undefined ? existing.rateLimitPerMinute : input.rateLimitPerMinute;
-    if (name === existing.name && rateLimitPerMinute === existing.rateLimitPerMinute) {
+    const monthlyTokenBudget =
+      input.monthlyTokenBudget === undefined ? existing.monthlyTokenBudget : input.monthlyTokenBudget;
+    if (
+      name === existing.name &&
+      rateLimitPerMinute === existing.rateLimitPerMinute &&
+      monthlyTokenBudget === existing.monthlyTokenBudget
+    ) {
       return { organization: existing, action: 'unchanged' };
     }
-    Object.assign(existing, { name, rateLimitPerMinute });
+    Object.assign(existing, { name, rateLimitPerMinute, monthlyTokenBudget });
     return { organization: await this.repository.save(existing, manager), action: 'updated' };
   }
 
@@ -75,6 +83,11 @@ export class OrganizationsService {
     );
   }
 
+  async setMonthlyTokenBudget(id: string, tokens: number | null): Promise<void> {
+    validateTokenBudget(tokens);
+    await this.repository.setMonthlyTokenBudget(id, tokens);
+  }
+
   async setRateLimit(id: string, perMinute: number | null): Promise<void> {
     validateRateLimit(perMinute);
     await this.repository.setRateLimit(id, perMinute);
@@ -87,6 +100,7 @@ function newOrganization(input: OrganizationDeclaration): OrganizationEntity {
     slug: input.slug,
     name: input.name ?? input.slug,
     rateLimitPerMinute: input.rateLimitPerMinute ?? null,
+    monthlyTokenBudget: input.monthlyTokenBudget ?? null,
   });
 }
 
@@ -98,6 +112,13 @@ function validateDeclaration(input: OrganizationDeclaration): void {
     throw new OrganizationInputError('name must be 1-200 characters');
   }
   validateRateLimit(input.rateLimitPerMinute ?? null);
+  validateTokenBudget(input.monthlyTokenBudget ?? null);
+}
+
+function validateTokenBudget(tokens: number | null): void {
+  if (tokens !== null && (!Number.isSafeInteger(tokens) || tokens < 1)) {
+    throw new OrganizationInputError('monthly token budget must be a positive whole number of tokens');
+  }
 }
 
 function validateRateLimit(perMinute: number | null): void {

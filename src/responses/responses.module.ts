@@ -5,6 +5,7 @@ import { MemoryModule } from '../memory/memory.module.js';
 import { SpecialistsModule } from '../specialists/specialists.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
 import { InputAttachments } from './input-attachments.js';
+import { UsageModule } from '../usage/usage.module.js';
 import { ResponsesController } from './responses.controller.js';
 import { ResponsesService } from './responses.service.js';
 import { TurnStoreModule } from './store/turn-store.module.js';
@@ -13,7 +14,15 @@ import { TurnPreparer } from './turn-preparer.js';
 import { TurnRunner } from './turn-runner.js';
 
 @Module({
-  imports: [AssistantsModule, LlmModule, MemoryModule, SpecialistsModule, ToolsModule, TurnStoreModule],
+  imports: [
+    AssistantsModule,
+    LlmModule,
+    MemoryModule,
+    SpecialistsModule,
+    ToolsModule,
+    TurnStoreModule,
+    UsageModule,
+  ],
   controllers: [ResponsesController],
   providers: [ResponsesService, TurnPreparer, TurnRunner, TurnStreams, InputAttachments],
 })

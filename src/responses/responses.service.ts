@@ -17,6 +17,7 @@ import { turnFailure } from './turn-failure.js';
 import { TurnPreparer, type PreparedTurn } from './turn-preparer.js';
 import { turnRecord, usageOf } from './turn-record.js';
 import { TurnProgress, TurnRunner } from './turn-runner.js';
+import { UsageBudgetService } from '../usage/usage-budget.service.js';
 
 /** OpenAI's deletion object. */
 export interface ResponseDeleted {
@@ -39,6 +40,7 @@ export class ResponsesService {
     private readonly runner: TurnRunner,
     private readonly store: TurnStore,
     private readonly streams: TurnStreams,
+    private readonly budgets: UsageBudgetService,
   ) {}
 
   /** Every read of the turn; errors here are plain HTTP errors even for `stream: true`. */
@@ -130,7 +132,14 @@ export class ResponsesService {
     const completedAt = new Date();
     const record = turnRecord(turn, recorder, progress, failure, completedAt);
     const response = this.view(turn, recorder, progress, record.status, record.error, completedAt);
-    if (turn.request.options.store) await this.store.saveTurn({ ...record, body: JSON.stringify(response) });
+    if (turn.request.options.store) {
+      await this.store.saveTurn({ ...record, body: JSON.stringify(response) });
+      this.budgets.recorded({
+        organizationId: record.organizationId,
+        assistantId: record.assistantId,
+        ...progress.usage,
+      });
+    }
     return response;
   }
 

@@ -20,6 +20,7 @@ import {
 } from './dto/create-response.dto.js';
 import { InputAttachments } from './input-attachments.js';
 import { ConversationStore } from './store/conversation-store.repository.js';
+import { UsageBudgetService } from '../usage/usage-budget.service.js';
 import { TurnStore, type ThreadHead } from './store/turn-store.repository.js';
 import { inputToTranscript } from './transcript.js';
 import {
@@ -71,6 +72,7 @@ export class TurnPreparer {
     private readonly toolCatalog: ToolCatalogService,
     private readonly saveToMemory: SaveToMemoryTool,
     private readonly attachments: InputAttachments,
+    private readonly budgets: UsageBudgetService,
   ) {}
 
   async prepare(
@@ -79,6 +81,8 @@ export class TurnPreparer {
     user: UserHeaders,
   ): Promise<PreparedTurn> {
     const organizationId = principal.organizationId;
+    // The monthly token budget: cached per organization, so usually no query of its own.
+    await this.budgets.check(organizationId);
     const assistant = await this.assistants.findForTurn(organizationId, request.assistantId);
     if (!assistant) throw new ApiError('assistant_not_found', `No assistant asst_${request.assistantId}`);
     const log = currentRequestContext();

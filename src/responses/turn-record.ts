@@ -19,6 +19,21 @@ export function usageOf(progress: TurnProgress): NonNullable<ResponseObject['usa
   };
 }
 
+/** The turn's usage by currency for the rollup; the first row counts the turn. */
+function usageRows(progress: TurnProgress): TurnRecord['usageRows'] {
+  // A turn the upstream reported nothing for still counts as a turn.
+  const spend = progress.spend.size > 0 ? progress.spend : new Map([['', { ...progress.usage, cost: 0 }]]);
+  return [...spend].map(([currency, spent], index) => ({
+    currency,
+    turns: index === 0 ? 1 : 0,
+    inputTokens: spent.inputTokens,
+    cachedTokens: spent.cachedTokens,
+    outputTokens: spent.outputTokens,
+    reasoningTokens: spent.reasoningTokens,
+    cost: spent.cost,
+  }));
+}
+
 /**
  * Everything a finished (or failed) turn stores: the response, its conversation and the
  * chat-history messages. A failed turn keeps the user's input in the thread, not the partial reply.
@@ -66,6 +81,8 @@ export function turnRecord(
     outputText,
     transcript: failure ? inputToTranscript(turn.modelInput) : progress.transcript,
     usage: usageOf(progress),
+    apiKeyId: turn.principal.keyId,
+    usageRows: usageRows(progress),
     error: failure?.toBody().error ?? null,
     createdAt: turn.createdAt,
     completedAt,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { LlmProvidersService } from '../llm/llm-providers.service.js';
 import { Metrics } from '../metrics/metrics.service.js';
+import { costOf, type ModelPrices } from '../llm/model-settings.js';
 import {
   TurnAbortedError,
   UpstreamError,
@@ -51,6 +52,8 @@ export class TurnProgress {
   /** Messages this turn adds to the thread: its input, then replies, tool calls and results. */
   readonly transcript: ChatMessage[];
   usage: Required<TokenUsage> = { inputTokens: 0, outputTokens: 0, cachedTokens: 0, reasoningTokens: 0 };
+  /** The same tokens split by the currency of the models' prices (`''`: unpriced), with their cost. */
+  readonly spend = new Map<string, Required<TokenUsage> & { cost: number }>();
   activeAgent: string | null;
   status: 'completed' | 'requires_action' | 'incomplete' = 'completed';
   /** Why the response stopped short (`max_output_tokens`), when it did. */
@@ -314,6 +317,7 @@ export class TurnRunner {
               usage.outputTokens += event.usage.outputTokens;
               usage.cachedTokens += event.usage.cachedTokens ?? 0;
               usage.reasoningTokens += event.usage.reasoningTokens ?? 0;
+              addSpend(progress, agent.model.prices, event.usage);
             }
           }
         });
@@ -397,6 +401,21 @@ export class TurnRunner {
     }
     return results;
   }
+}
+
+/** Adds one model call's usage, and its cost at the agent's model prices, to the turn's spend. */
+function addSpend(progress: TurnProgress, prices: ModelPrices | undefined, usage: TokenUsage): void {
+  const currency = prices?.currency ?? '';
+  let spent = progress.spend.get(currency);
+  if (!spent) {
+    spent = { inputTokens: 0, outputTokens: 0, cachedTokens: 0, reasoningTokens: 0, cost: 0 };
+    progress.spend.set(currency, spent);
+  }
+  spent.inputTokens += usage.inputTokens;
+  spent.outputTokens += usage.outputTokens;
+  spent.cachedTokens += usage.cachedTokens ?? 0;
+  spent.reasoningTokens += usage.reasoningTokens ?? 0;
+  if (prices) spent.cost += costOf(usage, prices);
 }
 
 function parseArguments(raw: string): Record<string, unknown> | null {

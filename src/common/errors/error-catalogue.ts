@@ -38,6 +38,8 @@ export const ERROR_CATALOGUE = {
   bulk_limit_exceeded: { status: 422, type: 'validation_error' },
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error' },
   headers_too_large: { status: 431, type: 'invalid_request_error' },
+  /** The organization's monthly token budget is spent; Retry-After runs to the next UTC month. */
+  token_budget_exceeded: { status: 429, type: 'rate_limit_error' },
   server_error: { status: 500, type: 'server_error' },
   // Every 503 tells the client when to retry (spec 7.3 rule 3: with backoff); a thrower may set
   // its own value, this is the default.

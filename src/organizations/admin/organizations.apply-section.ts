@@ -16,12 +16,12 @@ import {
 } from '../../admin-framework/apply/apply-section.js';
 import { OrganizationInputError, OrganizationsService } from '../organizations.service.js';
 
-/** `organizations: [{slug, name, rateLimitPerMinute}]`, matched by slug. */
+/** `organizations: [{slug, name, rateLimitPerMinute, monthlyTokenBudget}]`, matched by slug. */
 @ApplySectionProvider()
 export class OrganizationsApplySection extends ApplySectionBase {
   readonly name = 'organizations';
   readonly order = 100;
-  readonly keys = claimKeys('organizations', ['slug', 'name', 'rateLimitPerMinute']);
+  readonly keys = claimKeys('organizations', ['slug', 'name', 'rateLimitPerMinute', 'monthlyTokenBudget']);
   protected readonly inputErrors = [OrganizationInputError];
 
   constructor(private readonly organizations: OrganizationsService) {
@@ -39,6 +39,7 @@ export class OrganizationsApplySection extends ApplySectionBase {
             slug,
             name: optionalString(entry, 'name'),
             rateLimitPerMinute: optionalNullableInteger(entry, 'rateLimitPerMinute'),
+            monthlyTokenBudget: optionalNullableInteger(entry, 'monthlyTokenBudget'),
           },
           manager,
         ),

@@ -24,7 +24,7 @@ export const ORGANIZATION_OPTION = {
 } as const;
 
 function describe(organization: OrganizationEntity): string {
-  return `${organization.slug} (${organization.name}), id ${organization.id}, rate limit ${rateLimitText(organization.rateLimitPerMinute)}`;
+  return `${organization.slug} (${organization.name}), id ${organization.id}, rate limit ${rateLimitText(organization.rateLimitPerMinute)}, token budget ${budgetText(organization.monthlyTokenBudget)}`;
 }
 
 export const organizationCommands: AdminCommand[] = [
@@ -39,13 +39,20 @@ export const organizationCommands: AdminCommand[] = [
         placeholder: '<n>',
         description: 'requests per minute (default: the configured default)',
       },
+      'token-budget': {
+        type: 'string',
+        placeholder: '<n>',
+        description: 'tokens (input + output) per UTC month (default: none)',
+      },
     },
     async run({ app, options }) {
       const rateLimit = stringOption(options, 'rate-limit');
+      const budget = stringOption(options, 'token-budget');
       const organization = await app.get(OrganizationsService).create({
         slug: stringOption(options, 'slug') ?? '',
         name: stringOption(options, 'name'),
         rateLimitPerMinute: rateLimit === undefined ? null : parseWholeNumber(rateLimit, '--rate-limit'),
+        monthlyTokenBudget: budget === undefined ? null : parseWholeNumber(budget, '--token-budget'),
       });
       return { json: organizationView(organization), text: `Created organization ${describe(organization)}` };
     },
@@ -58,12 +65,13 @@ export const organizationCommands: AdminCommand[] = [
       return {
         json: organizations.map(organizationView),
         text: table(
-          ['SLUG', 'ID', 'NAME', 'RATE LIMIT', 'CREATED'],
+          ['SLUG', 'ID', 'NAME', 'RATE LIMIT', 'TOKEN BUDGET', 'CREATED'],
           organizations.map((o) => [
             o.slug,
             o.id,
             o.name,
             rateLimitText(o.rateLimitPerMinute),
+            budgetText(o.monthlyTokenBudget),
             o.createdAt.toISOString(),
           ]),
         ),
@@ -83,6 +91,19 @@ export const organizationCommands: AdminCommand[] = [
       return { json: organizationView(updated), text: `Updated organization ${describe(updated)}` };
     },
   },
+  {
+    words: ['orgs', 'set-token-budget'],
+    summary: 'set the tokens (input + output) per UTC month, or "none"',
+    args: ['<slug|id>', '<n|none>'],
+    async run({ app, args }) {
+      const [slugOrId, budget] = args;
+      const organization = await requireOrganization(app, slugOrId);
+      const tokens = budget === 'none' ? null : parseWholeNumber(budget, 'the token budget');
+      await app.get(OrganizationsService).setMonthlyTokenBudget(organization.id, tokens);
+      const updated = await requireOrganization(app, organization.id);
+      return { json: organizationView(updated), text: `Updated organization ${describe(updated)}` };
+    },
+  },
 ];
 
 /** The `--json` shape, field by field so that a new column is never printed by accident. */
@@ -92,10 +113,15 @@ export function organizationView(organization: OrganizationEntity) {
     slug: organization.slug,
     name: organization.name,
     rateLimitPerMinute: organization.rateLimitPerMinute,
+    monthlyTokenBudget: organization.monthlyTokenBudget,
     createdAt: organization.createdAt.toISOString(),
   };
 }
 
 function rateLimitText(perMinute: number | null): string {
   return perMinute === null ? 'default' : `${perMinute}/min`;
+}
+
+function budgetText(tokens: number | null): string {
+  return tokens === null ? 'none' : `${tokens} tokens/month`;
 }

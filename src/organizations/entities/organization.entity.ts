@@ -16,6 +16,18 @@ export class OrganizationEntity {
   @Column({ name: 'rate_limit_per_minute', type: 'integer', nullable: true })
   rateLimitPerMinute!: number | null;
 
+  /** Tokens (input + output) per UTC calendar month; null means no budget. */
+  @Column({
+    name: 'monthly_token_budget',
+    type: 'bigint',
+    nullable: true,
+    transformer: {
+      to: (value: number | null) => value,
+      from: (value: string | null) => (value === null ? null : Number(value)),
+    },
+  })
+  monthlyTokenBudget!: number | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 }

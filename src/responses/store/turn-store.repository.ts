@@ -43,8 +43,25 @@ export interface TurnRecord {
   completedAt: Date;
   /** The Response object exactly as the client was sent it, for GET (JSON text, key order kept). */
   body: string | null;
+  /** The API key that asked, for the usage rollup. */
+  apiKeyId: string;
+  /**
+   * The turn's tokens by currency of the models' prices (`''`: unpriced), upserted into the
+   * day's usage rollup; the first row counts the turn. Empty when the upstream reported nothing.
+   */
+  usageRows: TurnUsageRow[];
   /** Chat-history messages: the user's text, and the reply unless the turn failed. */
   messages: { id: string; role: 'user' | 'assistant'; content: string; position: number; createdAt: Date }[];
+}
+
+export interface TurnUsageRow {
+  currency: string;
+  turns: number;
+  inputTokens: number;
+  cachedTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+  cost: number;
 }
 
 export interface StoredResponse {
@@ -73,6 +90,15 @@ interface ChainRow {
   active_agent: string | null;
   transcript: ChatMessage[];
 }
+
+/** Adds a row's counts to the usage rollup row of the same day and dimensions (`usage_daily AS d`). */
+const ADD_TO_USAGE_ROW = `ON CONFLICT (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency) DO UPDATE
+  SET turns = d.turns + EXCLUDED.turns,
+      input_tokens = d.input_tokens + EXCLUDED.input_tokens,
+      cached_tokens = d.cached_tokens + EXCLUDED.cached_tokens,
+      output_tokens = d.output_tokens + EXCLUDED.output_tokens,
+      reasoning_tokens = d.reasoning_tokens + EXCLUDED.reasoning_tokens,
+      cost = d.cost + EXCLUDED.cost`;
 
 /** How many rows of each table an erasure deleted. */
 export interface ErasedHistory {
@@ -179,7 +205,7 @@ export class TurnStore {
 
   /**
    * Stores a finished turn atomically in one statement: the conversation (created, or touched),
-   * the response and its chat-history messages.
+   * the response, its chat-history messages and the day's usage rollup.
    */
   saveTurn(turn: TurnRecord): Promise<void> {
     return inSpan('save turn', SAVE_TURN_SPAN, () => this.writeTurn(turn));
@@ -205,6 +231,16 @@ export class TurnStore {
                 $13::text, $14::jsonb, $15::jsonb, $16::text, $17::jsonb, $18::jsonb, $19::jsonb, $7::timestamptz, $8::timestamptz, $21::json
            FROM conversation
          RETURNING id, conversation_id
+       ), usage_rollup AS (
+         -- The day's usage per dimension, in the same statement: no round trip of its own.
+         INSERT INTO usage_daily AS d (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency,
+                                       turns, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost)
+         SELECT $2::uuid, ($8::timestamptz AT TIME ZONE 'UTC')::date, $3::uuid, coalesce($12::varchar, ''),
+                $22::uuid, coalesce($4::varchar, ''), u.currency, u.turns, u.input_tokens, u.cached_tokens,
+                u.output_tokens, u.reasoning_tokens, u.cost
+           FROM response, jsonb_to_recordset($23::jsonb) AS u(currency varchar, turns bigint, input_tokens bigint,
+                cached_tokens bigint, output_tokens bigint, reasoning_tokens bigint, cost numeric)
+         ${ADD_TO_USAGE_ROW}
        )
        INSERT INTO messages (id, organization_id, conversation_id, response_id, user_id, role, content, position, created_at)
        SELECT m.id, $2::uuid, response.conversation_id, response.id, $4::varchar, m.role, m.content, m.position, m.created_at
@@ -233,6 +269,18 @@ export class TurnStore {
           turn.messages.map(({ createdAt, ...message }) => ({ ...message, created_at: createdAt })),
         ),
         turn.body,
+        turn.apiKeyId,
+        JSON.stringify(
+          turn.usageRows.map((row) => ({
+            currency: row.currency,
+            turns: row.turns,
+            input_tokens: row.inputTokens,
+            cached_tokens: row.cachedTokens,
+            output_tokens: row.outputTokens,
+            reasoning_tokens: row.reasoningTokens,
+            cost: row.cost,
+          })),
+        ),
       ],
     );
   }
@@ -293,6 +341,17 @@ export class TurnStore {
     );
     const conversations = await count(
       'DELETE FROM conversations WHERE organization_id = $1 AND user_id = $2',
+    );
+    // The organization's usage keeps its totals: the user's rows are folded into the anonymous ones.
+    await manager.query(
+      `WITH moved AS (DELETE FROM usage_daily WHERE organization_id = $1 AND user_id = $2 RETURNING *)
+       INSERT INTO usage_daily AS d (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency,
+                                     turns, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost)
+       SELECT organization_id, day, assistant_id, specialist, api_key_id, '', currency, turns, input_tokens,
+              cached_tokens, output_tokens, reasoning_tokens, cost
+         FROM moved
+       ${ADD_TO_USAGE_ROW}`,
+      [organizationId, userId],
     );
     return { conversations, responses, messages };
   }

@@ -1,0 +1,54 @@
+import { costOf, ModelSettingsError, parseModelSettings } from './model-settings.js';
+
+const upstream = { provider: 'openai-compatible', baseUrl: 'http://127.0.0.1:1/v1', model: 'm' };
+
+function message(input: unknown): string {
+  try {
+    parseModelSettings(input);
+  } catch (error) {
+    if (error instanceof ModelSettingsError) return error.message;
+    throw error;
+  }
+  return 'accepted';
+}
+
+describe('model prices', () => {
+  it('accepts a price table on either provider and keeps it', () => {
+    const prices = {
+      currency: 'USD',
+      inputPerMillion: 2.5,
+      cachedInputPerMillion: 1.25,
+      outputPerMillion: 10,
+    };
+    expect(parseModelSettings({ ...upstream, prices })).toMatchObject({ prices });
+    expect(
+      parseModelSettings({ provider: 'offline', prices: { ...prices, cachedInputPerMillion: undefined } }),
+    ).toMatchObject({ prices: { currency: 'USD', inputPerMillion: 2.5, outputPerMillion: 10 } });
+  });
+
+  it('names the field that is wrong', () => {
+    expect(message({ ...upstream, prices: 'cheap' })).toBe('model.prices must be an object');
+    expect(
+      message({ ...upstream, prices: { currency: 'usd', inputPerMillion: 1, outputPerMillion: 1 } }),
+    ).toContain('model.prices.currency');
+    expect(message({ ...upstream, prices: { currency: 'USD', outputPerMillion: 1 } })).toContain(
+      'model.prices.inputPerMillion',
+    );
+    expect(
+      message({ ...upstream, prices: { currency: 'USD', inputPerMillion: 1, outputPerMillion: -1 } }),
+    ).toContain('model.prices.outputPerMillion');
+  });
+
+  it('prices cached input at its own rate, and reasoning as output', () => {
+    const prices = {
+      currency: 'USD',
+      inputPerMillion: 100,
+      cachedInputPerMillion: 50,
+      outputPerMillion: 400,
+    };
+    expect(costOf({ inputTokens: 11, cachedTokens: 5, outputTokens: 5 }, prices)).toBeCloseTo(0.00285, 10);
+    expect(
+      costOf({ inputTokens: 10, outputTokens: 0 }, { ...prices, cachedInputPerMillion: undefined }),
+    ).toBeCloseTo(0.001, 10);
+  });
+});

@@ -1,0 +1,106 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+
+export type UsageDimension = 'organization' | 'assistant' | 'specialist' | 'key' | 'user';
+
+/** The column of each dimension: the only names that reach the SQL text. */
+const DIMENSION_COLUMNS: Record<UsageDimension, string> = {
+  organization: 'organization_id::text',
+  assistant: 'assistant_id::text',
+  specialist: 'specialist',
+  key: 'api_key_id::text',
+  user: 'user_id',
+};
+
+export interface UsageFilter {
+  /** Null: every organization (platform administrators only). */
+  organizationId: string | null;
+  from: string;
+  to: string;
+  period: 'day' | 'month';
+  groupBy: UsageDimension[];
+  assistantId: string | null;
+  userId: string | null;
+}
+
+export interface UsageSumRow {
+  period: string;
+  dimensions: Partial<Record<UsageDimension, string>>;
+  currency: string;
+  turns: number;
+  inputTokens: number;
+  cachedTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+  cost: number;
+}
+
+/**
+ * Reads the daily usage rollup (`usage_daily`), which only the turn store writes, in the turn's
+ * own statement. Every query names the organization unless a platform administrator asks for all.
+ */
+@Injectable()
+export class UsageRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Sums by period, the chosen dimensions and currency, ordered by period then dimensions. */
+  async sums(filter: UsageFilter): Promise<UsageSumRow[]> {
+    const params: unknown[] = [filter.from, filter.to];
+    const where = ['day BETWEEN $1::date AND $2::date'];
+    const add = (sql: string, value: unknown) => {
+      params.push(value);
+      where.push(`${sql} = $${params.length}`);
+    };
+    if (filter.organizationId !== null) add('organization_id', filter.organizationId);
+    if (filter.assistantId !== null) add('assistant_id', filter.assistantId);
+    if (filter.userId !== null) add('user_id', filter.userId);
+    const period = filter.period === 'day' ? `to_char(day, 'YYYY-MM-DD')` : `to_char(day, 'YYYY-MM')`;
+    const dimensions = filter.groupBy.map(
+      (dimension, index) => `${DIMENSION_COLUMNS[dimension]} AS d${index}`,
+    );
+    const groups = ['1', ...filter.groupBy.map((_, index) => String(index + 2)), 'currency'];
+    const rows = await this.dataSource.query<Record<string, string>[]>(
+      `SELECT ${[`${period} AS period`, ...dimensions].join(', ')}, currency,
+              sum(turns)::text AS turns, sum(input_tokens)::text AS input_tokens,
+              sum(cached_tokens)::text AS cached_tokens, sum(output_tokens)::text AS output_tokens,
+              sum(reasoning_tokens)::text AS reasoning_tokens, sum(cost)::text AS cost
+         FROM usage_daily
+        WHERE ${where.join(' AND ')}
+        GROUP BY ${groups.join(', ')}
+        ORDER BY ${groups.join(', ')}`,
+      params,
+    );
+    return rows.map((row) => ({
+      period: row.period,
+      dimensions: Object.fromEntries(filter.groupBy.map((dimension, index) => [dimension, row[`d${index}`]])),
+      currency: row.currency,
+      turns: Number(row.turns),
+      inputTokens: Number(row.input_tokens),
+      cachedTokens: Number(row.cached_tokens),
+      outputTokens: Number(row.output_tokens),
+      reasoningTokens: Number(row.reasoning_tokens),
+      cost: Number(row.cost),
+    }));
+  }
+
+  /**
+   * The organization's monthly token budget and the tokens (input + output) it spent since
+   * `monthStart`, in one query; null when the organization does not exist.
+   */
+  async budgetAndSpend(
+    organizationId: string,
+    monthStart: string,
+  ): Promise<{ budget: number | null; spent: number } | null> {
+    const [row] = await this.dataSource.query<{ budget: string | null; spent: string }[]>(
+      `SELECT o.monthly_token_budget::text AS budget,
+              (SELECT coalesce(sum(u.input_tokens + u.output_tokens), 0)::text
+                 FROM usage_daily u
+                WHERE u.organization_id = o.id AND u.day >= $2::date) AS spent
+         FROM organizations o WHERE o.id = $1`,
+      [organizationId, monthStart],
+    );
+    if (!row) return null;
+    return { budget: row.budget === null ? null : Number(row.budget), spent: Number(row.spent) };
+  }
+}
