@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { AssistantsService } from '../src/assistants/assistants.service.js';
 import { MemoryService } from '../src/memory/memory.service.js';
 import { call } from './support/http.js';
 import { adminCli } from './support/admin-cli.js';
-import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
+import type { SeededOrganization, TestApp } from './support/test-app.js';
+import { startTwoOrganizations } from './support/two-organizations.js';
 
 const TABLES = ['conversations', 'responses', 'messages', 'user_claims', 'memory_items', 'memory_opt_outs'];
 
@@ -72,14 +72,7 @@ describe('admin users erase', () => {
   }
 
   beforeAll(async () => {
-    app = await startTestApp();
-    orgA = await app.seedOrganization('erase-a');
-    orgB = await app.seedOrganization('erase-b');
-    secondAssistantId = (
-      await app.running.app
-        .get(AssistantsService)
-        .create(orgA.id, { name: 'second', model: { provider: 'offline' } })
-    ).id;
+    ({ app, orgA, orgB, secondAssistantId } = await startTwoOrganizations('erase'));
   });
   afterAll(async () => {
     await app?.close();
