@@ -2,54 +2,16 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { runAdmin } from '../src/admin/admin.runner.js';
 import { call } from './support/http.js';
+import { runAdmin } from '../src/admin/admin.runner.js';
+import { adminCli } from './support/admin-cli.js';
 import { startTestApp, type TestApp } from './support/test-app.js';
-
-interface AdminRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-  /** stdout parsed as JSON (commands run with --json). */
-  json: any;
-}
 
 describe('admin command-line tool', () => {
   let app: TestApp;
   let workDir: string;
 
-  /** Runs the CLI in-process against the test app's database, as an administrator would. */
-  async function admin(...argv: string[]): Promise<AdminRun> {
-    let stdout = '';
-    let stderr = '';
-    const code = await runAdmin(
-      argv,
-      { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } },
-      { ...app.database.env, INIT_CWD: workDir },
-    );
-    let json: unknown;
-    try {
-      json = JSON.parse(stdout);
-    } catch {
-      json = undefined;
-    }
-    return { code, stdout, stderr, json };
-  }
-
-  async function ok(...argv: string[]): Promise<any> {
-    const run = await admin(...argv, '--json');
-    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
-    return run.json;
-  }
-
-  async function fails(...argv: string[]): Promise<string> {
-    const run = await admin(...argv);
-    expect(run.code).toBe(1);
-    expect(run.stdout).toBe('');
-    expect(run.stderr).toMatch(/^error: /);
-    expect(run.stderr).not.toMatch(/\n\s+at /); // no stack trace
-    return run.stderr;
-  }
+  const { admin, ok, fails } = adminCli(() => ({ ...app.database.env, INIT_CWD: workDir }));
 
   /** What a client sees for this key on a route that needs scope `assistant`. */
   async function asClient(key: string) {

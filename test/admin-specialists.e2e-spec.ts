@@ -1,48 +1,17 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runAdmin } from '../src/admin/admin.runner.js';
 import { FakeUpstream } from './support/fake-upstream.js';
 import { call } from './support/http.js';
+import { adminCli } from './support/admin-cli.js';
 import { startTestApp, type TestApp } from './support/test-app.js';
-
-interface AdminRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 describe('admin CLI and apply: specialists and the tools of assistants', () => {
   let app: TestApp;
   let upstream: FakeUpstream;
   let workDir: string;
 
-  /** Runs the CLI in-process against the test app's database, as an administrator would. */
-  async function admin(...argv: string[]): Promise<AdminRun> {
-    let stdout = '';
-    let stderr = '';
-    const code = await runAdmin(
-      argv,
-      { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } },
-      { ...app.database.env, INIT_CWD: workDir },
-    );
-    return { code, stdout, stderr };
-  }
-
-  async function ok(...argv: string[]): Promise<any> {
-    const run = await admin(...argv, '--json');
-    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
-    return JSON.parse(run.stdout);
-  }
-
-  async function fails(...argv: string[]): Promise<string> {
-    const run = await admin(...argv);
-    expect(run.code).toBe(1);
-    expect(run.stdout).toBe('');
-    expect(run.stderr).toMatch(/^error: /);
-    expect(run.stderr).not.toMatch(/\n\s+at /); // no stack trace
-    return run.stderr;
-  }
+  const { admin, ok, fails } = adminCli(() => ({ ...app.database.env, INIT_CWD: workDir }));
 
   async function rows(sql: string, parameters: unknown[] = []): Promise<any[]> {
     return app.dataSource.query(sql, parameters);

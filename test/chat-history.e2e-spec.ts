@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { AssistantsService } from '../src/assistants/assistants.service.js';
 import { call, type ApiReply } from './support/http.js';
-import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
+import type { SeededOrganization, TestApp } from './support/test-app.js';
+import { startTwoOrganizations } from './support/two-organizations.js';
 
 interface TurnReply {
   id: string;
@@ -20,14 +20,7 @@ describe('chat history endpoints', () => {
   let secondAssistantId: string;
 
   beforeAll(async () => {
-    app = await startTestApp();
-    orgA = await app.seedOrganization('history-a');
-    orgB = await app.seedOrganization('history-b');
-    secondAssistantId = (
-      await app.running.app
-        .get(AssistantsService)
-        .create(orgA.id, { name: 'second', model: { provider: 'offline' } })
-    ).id;
+    ({ app, orgA, orgB, secondAssistantId } = await startTwoOrganizations('history'));
   });
   afterAll(async () => {
     await app?.close();

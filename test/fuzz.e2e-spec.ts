@@ -15,17 +15,12 @@ import { call, type ApiReply } from './support/http.js';
 import {
   INITIALIZE,
   MCP_HEADERS,
-  seedGatewayWorld,
-  startOrdersApi,
-  type RecordingApi,
+  startGatewayStack,
+  type GatewayStack,
 } from './support/mcp-gateway-fixtures.js';
 import { rawRequest, type RawReply } from './support/raw-http.js';
-import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
-import {
-  gatewayOidcEnv,
-  startTestIdentityProvider,
-  type TestIdentityProvider,
-} from './support/test-identity-provider.js';
+import type { SeededOrganization, TestApp } from './support/test-app.js';
+import { gatewayOidcEnv, type TestIdentityProvider } from './support/test-identity-provider.js';
 
 /**
  * The property-based bad-input suite: requests generated over every route of the service's own
@@ -57,7 +52,6 @@ interface FuzzRequest {
 
 describe('bad input over every route (property-based)', () => {
   let idp: TestIdentityProvider;
-  let api: RecordingApi;
   let app: TestApp;
   let org: SeededOrganization;
   let operations: Operation[];
@@ -67,17 +61,16 @@ describe('bad input over every route (property-based)', () => {
   let validBodies: Record<string, unknown[]>;
   let tokens: string[];
 
+  let stack: GatewayStack;
+
   beforeAll(async () => {
-    idp = await startTestIdentityProvider({ alice: ['/acme/engineering'] });
-    api = await startOrdersApi();
-    app = await startTestApp({
-      ...gatewayOidcEnv(idp),
-      SSRF_ALLOWLIST: new URL(api.url).host,
+    stack = await startGatewayStack((provider) => ({
+      ...gatewayOidcEnv(provider),
       RATE_LIMIT_DEFAULT_PER_MINUTE: '0',
       BODY_LIMIT: '256kb',
       MAX_HEADER_SIZE: '16kb',
-    });
-    await seedGatewayWorld(app, api);
+    }));
+    ({ idp, app } = stack);
     org = await app.seedOrganization('fuzz');
 
     const document = (await call(app.baseUrl, 'GET', '/openapi.json')).body;
@@ -168,10 +161,7 @@ describe('bad input over every route (property-based)', () => {
       .filter((name) => name !== 'api_keys' && !/migration/.test(name));
   }, 120_000);
 
-  afterAll(async () => {
-    await app?.close();
-    await Promise.all([idp?.close(), api?.close()]);
-  });
+  afterAll(() => stack?.close());
 
   /** Every stored row, hashed per table. */
   async function stored(): Promise<Record<string, string>> {

@@ -10,7 +10,7 @@ import { loadConfig, type AppConfig } from '../src/config/app-config.js';
 import { shutDownGracefully } from '../src/lifecycle/graceful-shutdown.js';
 import { OrganizationsService } from '../src/organizations/organizations.service.js';
 import { call, type ApiReply } from './support/http.js';
-import { parseSse } from './support/sse.js';
+import { openStreamAtFirstDelta, parseSse } from './support/sse.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 
 /** One instance of the service, as a replica would run it, on a database that may be shared. */
@@ -71,31 +71,12 @@ function slowModel(words: number, delayMs: number): unknown {
 
 /** Starts a stream and resolves once its first text delta has arrived, so it is surely in flight. */
 async function openStream(baseUrl: string, key: string, model: string) {
-  const controller = new AbortController();
-  const res = await fetch(`${baseUrl}/v1/responses`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key': key },
-    body: JSON.stringify({ model, input: 'go', stream: true }),
-    signal: controller.signal,
-  });
-  expect(res.status).toBe(200);
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let raw = '';
-  while (!raw.includes('response.output_text.delta')) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`stream ended before its first delta: ${raw}`);
-    raw += decoder.decode(value, { stream: true });
-  }
+  const stream = await openStreamAtFirstDelta(baseUrl, key, model);
   return {
-    abort: () => controller.abort(),
+    abort: stream.abort,
     /** Reads the rest of the stream and parses everything received. */
     async finish() {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        raw += decoder.decode(value, { stream: true });
-      }
+      const raw = await stream.rest();
       return { raw, ...parseSse(raw) };
     },
   };

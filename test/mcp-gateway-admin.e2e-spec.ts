@@ -1,8 +1,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runAdmin } from '../src/admin/admin.runner.js';
 import { call } from './support/http.js';
+import { adminCli } from './support/admin-cli.js';
 import { startTestApp, type TestApp } from './support/test-app.js';
 
 const ADMIN_ORIGIN = 'https://admin.example.test';
@@ -12,30 +12,7 @@ describe('MCP gateway administration', () => {
   let app: TestApp;
   let workDir: string;
 
-  async function admin(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    let stdout = '';
-    let stderr = '';
-    const code = await runAdmin(
-      argv,
-      { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } },
-      { ...app.database.env, ...gatewayEnv, INIT_CWD: workDir },
-    );
-    return { code, stdout, stderr };
-  }
-
-  async function ok(...argv: string[]): Promise<any> {
-    const run = await admin(...argv, '--json');
-    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
-    return JSON.parse(run.stdout);
-  }
-
-  async function fails(...argv: string[]): Promise<string> {
-    const run = await admin(...argv);
-    expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/^error: /);
-    expect(run.stderr).not.toMatch(/\n\s+at /);
-    return run.stderr;
-  }
+  const { ok, fails } = adminCli(() => ({ ...app.database.env, ...gatewayEnv, INIT_CWD: workDir }));
 
   const gatewayEnv = {
     OIDC_ISSUER: 'https://sso.example.test/realms/switchboard',

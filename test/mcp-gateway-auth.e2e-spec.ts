@@ -3,12 +3,12 @@ import { call, type ApiReply } from './support/http.js';
 import {
   INITIALIZE,
   MCP_HEADERS,
-  seedGatewayWorld,
-  startOrdersApi,
+  startGatewayStack,
+  type GatewayStack,
   type RecordingApi,
 } from './support/mcp-gateway-fixtures.js';
-import { startTestApp, type TestApp } from './support/test-app.js';
-import { startTestIdentityProvider, type TestIdentityProvider } from './support/test-identity-provider.js';
+import type { TestApp } from './support/test-app.js';
+import type { TestIdentityProvider } from './support/test-identity-provider.js';
 
 const ADMIN_ORIGIN = 'https://admin.example.test';
 const METADATA = `${ADMIN_ORIGIN}/mcp-gateway/acme-ide/.well-known/oauth-protected-resource`;
@@ -25,24 +25,20 @@ describe('MCP gateway: bearer token verification', () => {
   let app: TestApp;
   const now = () => Math.floor(Date.now() / 1000);
 
+  let stack: GatewayStack;
+
   beforeAll(async () => {
-    idp = await startTestIdentityProvider({ alice: ['/acme/engineering'] });
-    api = await startOrdersApi();
-    app = await startTestApp({
-      OIDC_ISSUER: idp.issuer,
-      OIDC_CLIENT_ID: idp.audience,
-      OIDC_EXTRA_AUDIENCES: idp.clientId,
+    stack = await startGatewayStack((provider) => ({
+      OIDC_ISSUER: provider.issuer,
+      OIDC_CLIENT_ID: provider.audience,
+      OIDC_EXTRA_AUDIENCES: provider.clientId,
       OIDC_CLOCK_SKEW_SECONDS: '30',
       PUBLIC_ADMIN_ORIGIN: ADMIN_ORIGIN,
-      SSRF_ALLOWLIST: new URL(api.url).host,
-    });
-    await seedGatewayWorld(app, api);
+    }));
+    ({ idp, api, app } = stack);
   });
 
-  afterAll(async () => {
-    await app?.close();
-    await Promise.all([idp?.close(), api?.close()]);
-  });
+  afterAll(() => stack?.close());
 
   const toolCall = (authorization?: string): Promise<ApiReply> =>
     call(app.baseUrl, 'POST', '/mcp-gateway/acme-ide', {

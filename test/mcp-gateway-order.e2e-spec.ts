@@ -2,16 +2,12 @@ import { call, type ApiReply } from './support/http.js';
 import {
   INITIALIZE,
   MCP_HEADERS,
-  seedGatewayWorld,
-  startOrdersApi,
+  startGatewayStack,
+  type GatewayStack,
   type RecordingApi,
 } from './support/mcp-gateway-fixtures.js';
-import { startTestApp, type TestApp } from './support/test-app.js';
-import {
-  gatewayOidcEnv,
-  startTestIdentityProvider,
-  type TestIdentityProvider,
-} from './support/test-identity-provider.js';
+import type { TestApp } from './support/test-app.js';
+import { gatewayOidcEnv, type TestIdentityProvider } from './support/test-identity-provider.js';
 
 const BODY_LIMIT = 16 * 1024;
 const NOT_JSON = '{"jsonrpc": "2.0", this is not JSON';
@@ -27,22 +23,17 @@ describe('MCP gateway: order of checks and the body', () => {
   let idp: TestIdentityProvider;
   let api: RecordingApi;
   let app: TestApp;
+  let stack: GatewayStack;
 
   beforeAll(async () => {
-    idp = await startTestIdentityProvider({ alice: ['/acme/engineering'] });
-    api = await startOrdersApi();
-    app = await startTestApp({
-      ...gatewayOidcEnv(idp),
+    stack = await startGatewayStack((provider) => ({
+      ...gatewayOidcEnv(provider),
       BODY_LIMIT: `${BODY_LIMIT}b`,
       MCP_ALLOWED_ORIGINS: 'http://localhost:6274',
-      SSRF_ALLOWLIST: new URL(api.url).host,
-    });
-    await seedGatewayWorld(app, api);
+    }));
+    ({ idp, api, app } = stack);
   });
-  afterAll(async () => {
-    await app?.close();
-    await Promise.all([idp?.close(), api?.close()]);
-  });
+  afterAll(() => stack?.close());
 
   const post = (body: string, headers: Record<string, string> = {}, gateway = 'acme-ide') =>
     call(app.baseUrl, 'POST', `/mcp-gateway/${gateway}`, { headers: { ...MCP_HEADERS, ...headers }, body });

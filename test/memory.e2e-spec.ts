@@ -1,8 +1,8 @@
-import { AssistantsService } from '../src/assistants/assistants.service.js';
 import { MemoryRepository } from '../src/memory/memory.repository.js';
 import { MemoryService } from '../src/memory/memory.service.js';
 import { call } from './support/http.js';
-import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
+import type { SeededOrganization, TestApp } from './support/test-app.js';
+import { startTwoOrganizations } from './support/two-organizations.js';
 
 interface ItemRow {
   id: string;
@@ -21,15 +21,8 @@ describe('memory endpoints', () => {
   let otherAssistantId: string;
 
   beforeAll(async () => {
-    app = await startTestApp();
+    ({ app, orgA, orgB, secondAssistantId: otherAssistantId } = await startTwoOrganizations('memory'));
     memory = app.running.app.get(MemoryService);
-    orgA = await app.seedOrganization('memory-a');
-    orgB = await app.seedOrganization('memory-b');
-    otherAssistantId = (
-      await app.running.app
-        .get(AssistantsService)
-        .create(orgA.id, { name: 'second', model: { provider: 'offline' } })
-    ).id;
   });
   afterAll(async () => {
     await app?.close();

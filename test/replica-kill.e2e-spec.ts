@@ -1,10 +1,9 @@
 import { ApiKeysService } from '../src/api-keys/api-keys.service.js';
 import { AssistantsService } from '../src/assistants/assistants.service.js';
-import { createApp } from '../src/bootstrap/create-app.js';
-import { loadConfig } from '../src/config/app-config.js';
 import { OrganizationsService } from '../src/organizations/organizations.service.js';
 import {
   buildService,
+  withInProcessApp,
   startService,
   type ServiceBuild,
   type ServiceProcess,
@@ -44,25 +43,19 @@ const TURNS_PER_CLIENT = 10;
     beforeAll(async () => {
       database = await createTestDatabase();
       build = await buildService();
-      const running = await createApp(
-        loadConfig({ PORT: '0', HOST: '127.0.0.1', QUICKSTART: 'false', ...database.env }),
-        { logger: false },
-      );
-      try {
-        const organization = await running.app.get(OrganizationsService).create({ slug: 'kill' });
+      await withInProcessApp(database, async (app) => {
+        const organization = await app.get(OrganizationsService).create({ slug: 'kill' });
         // A few tokens 20 ms apart (streams are often mid-flight when the kill lands), naming the
         // input so that every turn's text is its own.
         const reply = 'About {{input}}: one two three four five six';
         assistantId = (
-          await running.app.get(AssistantsService).create(organization.id, {
+          await app.get(AssistantsService).create(organization.id, {
             name: 'kill',
             model: { provider: 'offline', tokenDelayMs: 20, script: [{ match: '.+', reply }] },
           })
         ).id;
-        key = (await running.app.get(ApiKeysService).create(organization.id, 'k', ['full_access'])).secret;
-      } finally {
-        await running.close();
-      }
+        key = (await app.get(ApiKeysService).create(organization.id, 'k', ['full_access'])).secret;
+      });
       for (let i = 0; i < 2; i++) replicas.push(await startService(build, database.env));
     }, 240_000);
 

@@ -3,16 +3,15 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { ApiKeysService } from '../src/api-keys/api-keys.service.js';
 import { AssistantsService } from '../src/assistants/assistants.service.js';
-import { createApp } from '../src/bootstrap/create-app.js';
-import { loadConfig } from '../src/config/app-config.js';
 import { OrganizationsService } from '../src/organizations/organizations.service.js';
 import {
   buildService,
+  withInProcessApp,
   startService,
   type ServiceBuild,
   type ServiceProcess,
 } from './support/built-service.js';
-import { parseSse } from './support/sse.js';
+import { openStreamAtFirstDelta, parseSse } from './support/sse.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 
 /** A request on a new connection (no keep-alive pool): the status, or the socket error's code. */
@@ -29,30 +28,12 @@ function freshRequest(url: string): Promise<number | string> {
 
 /** Posts a streamed request and resolves once the first text delta has arrived. */
 async function openStream(baseUrl: string, key: string, model: string) {
-  const res = await fetch(`${baseUrl}/v1/responses`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key': key },
-    body: JSON.stringify({ model, input: 'go', stream: true }),
-  });
-  expect(res.status).toBe(200);
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let raw = '';
-  while (!raw.includes('response.output_text.delta')) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`stream ended before its first delta: ${raw}`);
-    raw += decoder.decode(value, { stream: true });
-  }
+  const stream = await openStreamAtFirstDelta(baseUrl, key, model);
   return {
     async finish() {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        raw += decoder.decode(value, { stream: true });
-      }
-      return parseSse(raw).events.map((event) => event.json?.type ?? event.data) as string[];
+      return parseSse(await stream.rest()).events.map((event) => event.json?.type ?? event.data) as string[];
     },
-    raw: () => raw,
+    raw: stream.raw,
   };
 }
 
@@ -73,22 +54,16 @@ describe('graceful shutdown of the built service on SIGTERM', () => {
     database = await createTestDatabase();
     build = await buildService();
     // Seed through the services in this process, then hand the database over to the child.
-    const running = await createApp(
-      loadConfig({ PORT: '0', HOST: '127.0.0.1', QUICKSTART: 'false', ...database.env }),
-      { logger: false },
-    );
-    try {
-      const organization = await running.app.get(OrganizationsService).create({ slug: 'shutdown' });
-      const assistants = running.app.get(AssistantsService);
+    await withInProcessApp(database, async (app) => {
+      const organization = await app.get(OrganizationsService).create({ slug: 'shutdown' });
+      const assistants = app.get(AssistantsService);
       shortAssistant = (
         await assistants.create(organization.id, { name: 'short', model: slowModel(20, 100) })
       ).id;
       longAssistant = (await assistants.create(organization.id, { name: 'long', model: slowModel(200, 100) }))
         .id;
-      key = (await running.app.get(ApiKeysService).create(organization.id, 'k', ['assistant'])).secret;
-    } finally {
-      await running.close();
-    }
+      key = (await app.get(ApiKeysService).create(organization.id, 'k', ['assistant'])).secret;
+    });
   }, 180_000);
 
   afterEach(() => {
@@ -144,17 +119,11 @@ describe('graceful shutdown of the built service on SIGTERM', () => {
     expect(await service.exit).toBe(0);
     // The cut stream was stored as failed before the replica closed its database.
     const responseId = parseSse(stream.raw()).events[0].json.response.id.slice('resp_'.length);
-    const reopened = await createApp(
-      loadConfig({ PORT: '0', HOST: '127.0.0.1', QUICKSTART: 'false', ...database.env }),
-      { logger: false },
-    );
-    try {
-      const [row] = await reopened.app
+    const [row] = await withInProcessApp(database, (app) =>
+      app
         .get<DataSource>(getDataSourceToken())
-        .query('SELECT status, error FROM responses WHERE id = $1', [responseId]);
-      expect(row).toMatchObject({ status: 'failed', error: { code: 'service_overloaded' } });
-    } finally {
-      await reopened.close();
-    }
+        .query('SELECT status, error FROM responses WHERE id = $1', [responseId]),
+    );
+    expect(row).toMatchObject({ status: 'failed', error: { code: 'service_overloaded' } });
   });
 });

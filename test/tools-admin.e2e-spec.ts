@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runAdmin } from '../src/admin/admin.runner.js';
+import { adminCli } from './support/admin-cli.js';
 import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
 import { json, run, startLocalServer, toolsOf, type LocalServer } from './support/tools-local-servers.js';
 
@@ -11,22 +11,7 @@ describe('tools: declared with apply -f and managed with the admin CLI', () => {
   let acme: SeededOrganization;
   let workDir: string;
 
-  async function admin(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    let stdout = '';
-    let stderr = '';
-    const code = await runAdmin(
-      argv,
-      { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } },
-      { ...app.database.env, INIT_CWD: workDir },
-    );
-    return { code, stdout, stderr };
-  }
-
-  async function ok(...argv: string[]): Promise<any> {
-    const result = await admin(...argv, '--json');
-    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
-    return JSON.parse(result.stdout);
-  }
+  const { admin, ok } = adminCli(() => ({ ...app.database.env, INIT_CWD: workDir }));
 
   const catalogue = (port: number) => `
 organizations:

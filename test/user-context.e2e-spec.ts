@@ -1,9 +1,9 @@
 import { jest } from '@jest/globals';
-import { AssistantsService } from '../src/assistants/assistants.service.js';
 import { ClaimsService } from '../src/claims/claims.service.js';
 import { MemoryService } from '../src/memory/memory.service.js';
 import { UserContextService } from '../src/memory/user-context.service.js';
-import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
+import type { SeededOrganization, TestApp } from './support/test-app.js';
+import { startTwoOrganizations } from './support/two-organizations.js';
 
 /** The per-turn loader, called as a turn calls it, against the real database. */
 describe('UserContextService.loadForTurn', () => {
@@ -16,17 +16,15 @@ describe('UserContextService.loadForTurn', () => {
   let otherAssistantId: string;
 
   beforeAll(async () => {
-    app = await startTestApp();
+    ({
+      app,
+      orgA,
+      orgB,
+      secondAssistantId: otherAssistantId,
+    } = await startTwoOrganizations('context', 'other'));
     loader = app.running.app.get(UserContextService);
     memory = app.running.app.get(MemoryService);
     claims = app.running.app.get(ClaimsService);
-    orgA = await app.seedOrganization('context-a');
-    orgB = await app.seedOrganization('context-b');
-    otherAssistantId = (
-      await app.running.app
-        .get(AssistantsService)
-        .create(orgA.id, { name: 'other', model: { provider: 'offline' } })
-    ).id;
   });
   afterAll(async () => {
     await app?.close();

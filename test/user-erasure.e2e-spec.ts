@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { runAdmin } from '../src/admin/admin.runner.js';
-import { AssistantsService } from '../src/assistants/assistants.service.js';
 import { MemoryService } from '../src/memory/memory.service.js';
 import { call } from './support/http.js';
-import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
+import { adminCli } from './support/admin-cli.js';
+import type { SeededOrganization, TestApp } from './support/test-app.js';
+import { startTwoOrganizations } from './support/two-organizations.js';
 
 const TABLES = ['conversations', 'responses', 'messages', 'user_claims', 'memory_items', 'memory_opt_outs'];
 
@@ -14,16 +14,7 @@ describe('admin users erase', () => {
   let secondAssistantId: string;
 
   /** Runs the CLI in-process against the test app's database, as an administrator would. */
-  async function admin(...argv: string[]) {
-    let stdout = '';
-    let stderr = '';
-    const code = await runAdmin(
-      argv,
-      { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } },
-      app.database.env,
-    );
-    return { code, stdout, stderr };
-  }
+  const { admin } = adminCli(() => app.database.env);
 
   const turn = async (org: SeededOrganization, input: string, userId?: string, previous?: string) => {
     const reply = await call(app.baseUrl, 'POST', '/v1/responses', {
@@ -81,14 +72,7 @@ describe('admin users erase', () => {
   }
 
   beforeAll(async () => {
-    app = await startTestApp();
-    orgA = await app.seedOrganization('erase-a');
-    orgB = await app.seedOrganization('erase-b');
-    secondAssistantId = (
-      await app.running.app
-        .get(AssistantsService)
-        .create(orgA.id, { name: 'second', model: { provider: 'offline' } })
-    ).id;
+    ({ app, orgA, orgB, secondAssistantId } = await startTwoOrganizations('erase'));
   });
   afterAll(async () => {
     await app?.close();

@@ -13,6 +13,7 @@ import { ApplySectionProvider, claimKeys } from '../admin-framework/apply/apply-
 import {
   declaredNames,
   OrganizationApplySection,
+  recordDeleted,
   type OrganizationInFile,
 } from '../organizations/admin/organization-apply-section.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
@@ -72,18 +73,12 @@ export class GatewaysApplySection extends OrganizationApplySection {
       manager,
       report,
       async ({ slug, organization }, declared) => {
-        for (const deleted of await this.gateways.pruneExcept(
-          organization.id,
-          declaredNames(declared),
-          manager,
-        )) {
-          report.record({
-            kind: 'gateway',
-            key: `${slug}/${deleted.name}`,
-            id: deleted.id,
-            action: 'deleted',
-          });
-        }
+        recordDeleted(
+          report,
+          'gateway',
+          slug,
+          await this.gateways.pruneExcept(organization.id, declaredNames(declared), manager),
+        );
       },
     );
   }

@@ -5,6 +5,9 @@ import { rm } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { createApp, type RunningApp } from '../../src/bootstrap/create-app.js';
+import { loadConfig } from '../../src/config/app-config.js';
+import type { TestDatabase } from './test-database.js';
 
 /**
  * The service as users run it: compiled with tsc and started as `node dist/src/main.js` in a
@@ -125,4 +128,23 @@ export async function startService(
     throw new Error(`the service did not start: ${JSON.stringify(service.logs)} ${service.stderr()}`);
   }
   return service;
+}
+
+/**
+ * Runs `work` on `database` through the service's own classes in this process (to seed it before a
+ * built service takes it over, or to read it after), closing that app afterwards.
+ */
+export async function withInProcessApp<T>(
+  database: TestDatabase,
+  work: (app: RunningApp['app']) => Promise<T>,
+): Promise<T> {
+  const running = await createApp(
+    loadConfig({ PORT: '0', HOST: '127.0.0.1', QUICKSTART: 'false', ...database.env }),
+    { logger: false },
+  );
+  try {
+    return await work(running.app);
+  } finally {
+    await running.close();
+  }
 }

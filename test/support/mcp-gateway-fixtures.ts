@@ -3,8 +3,13 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders, type Se
 import type { AddressInfo } from 'node:net';
 import { McpGatewaysService } from '../../src/mcp-gateway/mcp-gateways.service.js';
 import { ToolsService } from '../../src/tools/tools.service.js';
-import { closeServer } from './test-identity-provider.js';
-import type { TestApp } from './test-app.js';
+import { startTestApp, type TestApp } from './test-app.js';
+import {
+  closeServer,
+  startTestIdentityProvider,
+  type TestIdentityProvider,
+  type TestUsers,
+} from './test-identity-provider.js';
 
 /** A JSON-RPC `initialize` as MCP clients send it first. */
 export const INITIALIZE = {
@@ -137,4 +142,40 @@ export async function seedGatewayWorld(app: TestApp, api: RecordingApi): Promise
   await tools.upsertTool(globex.id, { name: 'globex_orders', ...orderStatus('Status of a globex order') });
   await gateways.create(globex.id, { name: 'globex-ide', toolNames: ['*'] });
   return { acme: { id: acme.id, gateway: 'acme-ide' }, globex: { id: globex.id, gateway: 'globex-ide' } };
+}
+
+export interface GatewayStack {
+  idp: TestIdentityProvider;
+  api: RecordingApi;
+  app: TestApp;
+  world: GatewayWorld;
+  /** Stops the service, then the provider and the API. */
+  close(): Promise<void>;
+}
+
+/**
+ * The gateway's test world: an identity provider with `users`, the orders API, the service with
+ * `env(idp)` (and the API allowed past the SSRF guard), seeded by `seedGatewayWorld`.
+ */
+export async function startGatewayStack(
+  env: (idp: TestIdentityProvider) => Record<string, string>,
+  users: TestUsers = { alice: ['/acme/engineering'] },
+): Promise<GatewayStack> {
+  let idp: TestIdentityProvider | undefined;
+  let api: RecordingApi | undefined;
+  let app: TestApp | undefined;
+  const close = async (): Promise<void> => {
+    await app?.close();
+    await Promise.all([idp?.close(), api?.close()]);
+  };
+  try {
+    idp = await startTestIdentityProvider(users);
+    api = await startOrdersApi();
+    app = await startTestApp({ SSRF_ALLOWLIST: new URL(api.url).host, ...env(idp) });
+    const world = await seedGatewayWorld(app, api);
+    return { idp, api, app, world, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }

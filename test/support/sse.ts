@@ -53,3 +53,48 @@ export function parseSse(raw: string): { events: SseEvent[]; comments: string[] 
   }
   return { events, comments };
 }
+
+/** A streamed turn read up to its first text delta: surely in flight, not yet finished. */
+export interface StreamInFlight {
+  /** What has arrived so far. */
+  raw: () => string;
+  /** Reads the rest of the stream and returns the whole body. */
+  rest: () => Promise<string>;
+  abort: () => void;
+}
+
+/** Posts a streamed request and resolves once the first text delta has arrived. */
+export async function openStreamAtFirstDelta(
+  baseUrl: string,
+  key: string,
+  model: string,
+): Promise<StreamInFlight> {
+  const controller = new AbortController();
+  const res = await fetch(`${baseUrl}/v1/responses`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: JSON.stringify({ model, input: 'go', stream: true }),
+    signal: controller.signal,
+  });
+  expect(res.status).toBe(200);
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let raw = '';
+  while (!raw.includes('response.output_text.delta')) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`stream ended before its first delta: ${raw}`);
+    raw += decoder.decode(value, { stream: true });
+  }
+  return {
+    raw: () => raw,
+    rest: async () => {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        raw += decoder.decode(value, { stream: true });
+      }
+      return raw;
+    },
+    abort: () => controller.abort(),
+  };
+}

@@ -14,6 +14,7 @@ import { ApplySectionProvider, claimKeys } from '../../admin-framework/apply/app
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import {
   OrganizationApplySection,
+  recordDeleted,
   type OrganizationInFile,
 } from '../../organizations/admin/organization-apply-section.js';
 import { OrganizationsService } from '../../organizations/organizations.service.js';
@@ -75,14 +76,12 @@ export class ApiKeysApplySection extends OrganizationApplySection {
       report,
       async ({ slug, organization }, declared) => {
         const keep = declared.map((entry) => hashApiKey(this.keyOf(entry)));
-        for (const revoked of await this.apiKeys.revokeUndeclared(organization.id, keep, manager)) {
-          report.record({
-            kind: 'api key',
-            key: `${slug}/${revoked.name}`,
-            id: revoked.id,
-            action: 'deleted',
-          });
-        }
+        recordDeleted(
+          report,
+          'api key',
+          slug,
+          await this.apiKeys.revokeUndeclared(organization.id, keep, manager),
+        );
       },
     );
   }

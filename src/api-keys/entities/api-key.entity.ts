@@ -1,5 +1,5 @@
-import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { OrganizationEntity } from '../../organizations/entities/organization.entity.js';
+import { Column, CreateDateColumn, Entity, Index } from 'typeorm';
+import { OrganizationOwnedEntity } from '../../organizations/entities/organization-owned.entity.js';
 
 /**
  * `admin` manages the key's own organization through the admin API (/admin/v1) and nothing else;
@@ -9,18 +9,8 @@ export const API_KEY_SCOPES = ['full_access', 'assistant', 'user', 'admin'] as c
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 
 @Entity({ name: 'api_keys' })
-export class ApiKeyEntity {
-  @PrimaryColumn({ type: 'uuid' })
-  id!: string;
-
-  @Index()
-  @Column({ name: 'organization_id', type: 'uuid' })
-  organizationId!: string;
-
-  @ManyToOne(() => OrganizationEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'organization_id' })
-  organization?: OrganizationEntity;
-
+@Index(['organizationId'])
+export class ApiKeyEntity extends OrganizationOwnedEntity {
   @Column({ type: 'varchar', length: 200 })
   name!: string;
 

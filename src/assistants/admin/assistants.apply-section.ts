@@ -10,6 +10,7 @@ import { ApplySectionProvider, claimKeys } from '../../admin-framework/apply/app
 import {
   declaredNames,
   OrganizationApplySection,
+  recordDeleted,
   type OrganizationInFile,
 } from '../../organizations/admin/organization-apply-section.js';
 import { OrganizationsService } from '../../organizations/organizations.service.js';
@@ -70,18 +71,12 @@ export class AssistantsApplySection extends OrganizationApplySection {
       manager,
       report,
       async ({ slug, organization }, declared) => {
-        for (const deleted of await this.assistants.pruneExcept(
-          organization.id,
-          declaredNames(declared),
-          manager,
-        )) {
-          report.record({
-            kind: 'assistant',
-            key: `${slug}/${deleted.name}`,
-            id: deleted.id,
-            action: 'deleted',
-          });
-        }
+        recordDeleted(
+          report,
+          'assistant',
+          slug,
+          await this.assistants.pruneExcept(organization.id, declaredNames(declared), manager),
+        );
       },
     );
   }

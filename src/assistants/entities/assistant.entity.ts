@@ -1,29 +1,10 @@
-import {
-  Column,
-  CreateDateColumn,
-  Entity,
-  Index,
-  JoinColumn,
-  ManyToOne,
-  PrimaryColumn,
-  UpdateDateColumn,
-} from 'typeorm';
-import { OrganizationEntity } from '../../organizations/entities/organization.entity.js';
+import { Column, Entity, Index } from 'typeorm';
+import { TimestampedOrganizationOwnedEntity } from '../../organizations/entities/organization-owned.entity.js';
 import type { ModelSettings } from '../../llm/model-settings.js';
 
 @Entity({ name: 'assistants' })
 @Index(['organizationId', 'name'])
-export class AssistantEntity {
-  @PrimaryColumn({ type: 'uuid' })
-  id!: string;
-
-  @Column({ name: 'organization_id', type: 'uuid' })
-  organizationId!: string;
-
-  @ManyToOne(() => OrganizationEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'organization_id' })
-  organization?: OrganizationEntity;
-
+export class AssistantEntity extends TimestampedOrganizationOwnedEntity {
   @Column({ type: 'varchar', length: 200 })
   name!: string;
 
@@ -37,10 +18,4 @@ export class AssistantEntity {
   /** Server-side tools of the generic path (by name, from the organization's tool catalogue). */
   @Column({ name: 'tool_names', type: 'text', array: true, default: () => "'{}'" })
   toolNames!: string[];
-
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
-  createdAt!: Date;
-
-  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
-  updatedAt!: Date;
 }

@@ -1,5 +1,5 @@
-import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn, Unique } from 'typeorm';
-import { OrganizationEntity } from '../../organizations/entities/organization.entity.js';
+import { Column, Entity, Unique } from 'typeorm';
+import { OrganizationOwnedEntity } from '../../organizations/entities/organization-owned.entity.js';
 
 /**
  * A fact about an end user written by the caller's application, e.g. `plan = "gold"`.
@@ -7,17 +7,7 @@ import { OrganizationEntity } from '../../organizations/entities/organization.en
  */
 @Entity({ name: 'user_claims' })
 @Unique('UQ_user_claims_owner_key', ['organizationId', 'userId', 'claimKey'])
-export class UserClaimEntity {
-  @PrimaryColumn({ type: 'uuid' })
-  id!: string;
-
-  @Column({ name: 'organization_id', type: 'uuid' })
-  organizationId!: string;
-
-  @ManyToOne(() => OrganizationEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'organization_id' })
-  organization?: OrganizationEntity;
-
+export class UserClaimEntity extends OrganizationOwnedEntity {
   /** The application's opaque end-user id (`x-user-id` on turns). */
   @Column({ name: 'user_id', type: 'varchar', length: 256 })
   userId!: string;

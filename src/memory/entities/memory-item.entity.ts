@@ -1,6 +1,6 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne } from 'typeorm';
 import { AssistantEntity } from '../../assistants/entities/assistant.entity.js';
-import { OrganizationEntity } from '../../organizations/entities/organization.entity.js';
+import { OrganizationOwnedEntity } from '../../organizations/entities/organization-owned.entity.js';
 
 /**
  * Something the assistant chose to remember about an end user (`save_to_memory`). Each
@@ -9,17 +9,7 @@ import { OrganizationEntity } from '../../organizations/entities/organization.en
 @Entity({ name: 'memory_items' })
 // Serves the newest-first reads of one space (a backward scan) and their keyset cursor.
 @Index('IDX_memory_items_space_recent', ['organizationId', 'userId', 'assistantId', 'createdAt', 'id'])
-export class MemoryItemEntity {
-  @PrimaryColumn({ type: 'uuid' })
-  id!: string;
-
-  @Column({ name: 'organization_id', type: 'uuid' })
-  organizationId!: string;
-
-  @ManyToOne(() => OrganizationEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'organization_id' })
-  organization?: OrganizationEntity;
-
+export class MemoryItemEntity extends OrganizationOwnedEntity {
   @Column({ name: 'user_id', type: 'varchar', length: 256 })
   userId!: string;
 

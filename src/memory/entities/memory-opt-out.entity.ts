@@ -1,6 +1,6 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne } from 'typeorm';
 import { AssistantEntity } from '../../assistants/entities/assistant.entity.js';
-import { OrganizationEntity } from '../../organizations/entities/organization.entity.js';
+import { OrganizationOwnedEntity } from '../../organizations/entities/organization-owned.entity.js';
 
 /**
  * An end user's refusal of memory: nothing is loaded or saved for them, with every assistant of
@@ -16,17 +16,7 @@ import { OrganizationEntity } from '../../organizations/entities/organization.en
   unique: true,
   where: '"assistant_id" IS NOT NULL',
 })
-export class MemoryOptOutEntity {
-  @PrimaryColumn({ type: 'uuid' })
-  id!: string;
-
-  @Column({ name: 'organization_id', type: 'uuid' })
-  organizationId!: string;
-
-  @ManyToOne(() => OrganizationEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'organization_id' })
-  organization?: OrganizationEntity;
-
+export class MemoryOptOutEntity extends OrganizationOwnedEntity {
   @Column({ name: 'user_id', type: 'varchar', length: 256 })
   userId!: string;
 

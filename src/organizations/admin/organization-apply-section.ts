@@ -23,16 +23,27 @@ export interface OrganizationInFile {
   report: ApplyReport;
 }
 
+/** The `name` of each declared entry: what prune keeps. */
+export const declaredNames = (entries: readonly DocumentEntry[]): string[] =>
+  entries.map((entry) => requiredString(entry, 'name'));
+
+/** Records each row `apply --prune` deleted, keyed as the file names it: `<keyPrefix>/<name>`. */
+export function recordDeleted(
+  report: ApplyReport,
+  kind: string,
+  keyPrefix: string,
+  rows: readonly { id: string; name: string }[],
+): void {
+  for (const row of rows)
+    report.record({ kind, key: `${keyPrefix}/${row.name}`, id: row.id, action: 'deleted' });
+}
+
 /**
  * The base of every section of things that belong to an organization (tools, assistants,
  * specialists, gateways): for each `organizations[]` entry that declares some, it finds the
  * organization (the organizations section, order 100, wrote it in this same transaction) and
  * hands it to `applyTo`.
  */
-/** The `name` of each declared entry: what prune keeps. */
-export const declaredNames = (entries: readonly DocumentEntry[]): string[] =>
-  entries.map((entry) => requiredString(entry, 'name'));
-
 export abstract class OrganizationApplySection extends ApplySectionBase {
   constructor(protected readonly organizations: OrganizationsService) {
     super();

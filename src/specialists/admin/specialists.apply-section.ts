@@ -11,6 +11,7 @@ import { ApplySectionProvider, claimKeys } from '../../admin-framework/apply/app
 import { AssistantInputError, AssistantsService } from '../../assistants/assistants.service.js';
 import {
   OrganizationApplySection,
+  recordDeleted,
   type OrganizationInFile,
 } from '../../organizations/admin/organization-apply-section.js';
 import { OrganizationsService } from '../../organizations/organizations.service.js';
@@ -101,19 +102,12 @@ export class SpecialistsApplySection extends OrganizationApplySection {
           const declared = entriesAt(assistantEntry, 'specialists').map((item) =>
             requiredString(item, 'name'),
           );
-          for (const deleted of await this.specialists.pruneExcept(
-            organization.id,
-            assistant.id,
-            declared,
-            manager,
-          )) {
-            report.record({
-              kind: 'specialist',
-              key: `${slug}/${assistant.name}/${deleted.name}`,
-              id: deleted.id,
-              action: 'deleted',
-            });
-          }
+          recordDeleted(
+            report,
+            'specialist',
+            `${slug}/${assistant.name}`,
+            await this.specialists.pruneExcept(organization.id, assistant.id, declared, manager),
+          );
         }
       },
     );

@@ -10,6 +10,7 @@ import { ApplySectionProvider, claimKeys } from '../../admin-framework/apply/app
 import {
   declaredNames,
   OrganizationApplySection,
+  recordDeleted,
   type OrganizationInFile,
 } from '../../organizations/admin/organization-apply-section.js';
 import { OrganizationsService } from '../../organizations/organizations.service.js';
@@ -88,13 +89,12 @@ export class ToolsApplySection extends OrganizationApplySection {
       manager,
       report,
       async ({ slug, organization }, declared) => {
-        for (const deleted of await this.tools.pruneToolsExcept(
-          organization.id,
-          declaredNames(declared),
-          manager,
-        )) {
-          report.record({ kind: 'tool', key: `${slug}/${deleted.name}`, id: deleted.id, action: 'deleted' });
-        }
+        recordDeleted(
+          report,
+          'tool',
+          slug,
+          await this.tools.pruneToolsExcept(organization.id, declaredNames(declared), manager),
+        );
       },
     );
     await this.eachStatedList(
@@ -103,18 +103,12 @@ export class ToolsApplySection extends OrganizationApplySection {
       manager,
       report,
       async ({ slug, organization }, declared) => {
-        for (const deleted of await this.tools.prunePluginsExcept(
-          organization.id,
-          declaredNames(declared),
-          manager,
-        )) {
-          report.record({
-            kind: 'plugin',
-            key: `${slug}/${deleted.name}`,
-            id: deleted.id,
-            action: 'deleted',
-          });
-        }
+        recordDeleted(
+          report,
+          'plugin',
+          slug,
+          await this.tools.prunePluginsExcept(organization.id, declaredNames(declared), manager),
+        );
       },
     );
   }

@@ -1,14 +1,5 @@
-import {
-  Column,
-  CreateDateColumn,
-  Entity,
-  JoinColumn,
-  ManyToOne,
-  PrimaryColumn,
-  Unique,
-  UpdateDateColumn,
-} from 'typeorm';
-import { OrganizationEntity } from '../../organizations/entities/organization.entity.js';
+import { Column, Entity, JoinColumn, ManyToOne, Unique } from 'typeorm';
+import { TimestampedOrganizationOwnedEntity } from '../../organizations/entities/organization-owned.entity.js';
 import type { ToolConfig, ToolKind } from '../tool-config.js';
 import { PluginEntity } from './plugin.entity.js';
 
@@ -19,17 +10,7 @@ import { PluginEntity } from './plugin.entity.js';
  */
 @Entity({ name: 'tools' })
 @Unique(['organizationId', 'name'])
-export class ToolEntity {
-  @PrimaryColumn({ type: 'uuid' })
-  id!: string;
-
-  @Column({ name: 'organization_id', type: 'uuid' })
-  organizationId!: string;
-
-  @ManyToOne(() => OrganizationEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'organization_id' })
-  organization?: OrganizationEntity;
-
+export class ToolEntity extends TimestampedOrganizationOwnedEntity {
   /** `^[a-zA-Z0-9_-]{1,64}$`, unique within the organization. */
   @Column({ type: 'varchar', length: 64 })
   name!: string;
@@ -51,10 +32,4 @@ export class ToolEntity {
   /** Validated per kind by tool-config.ts. */
   @Column({ type: 'jsonb' })
   config!: ToolConfig;
-
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
-  createdAt!: Date;
-
-  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
-  updatedAt!: Date;
 }
