@@ -3,6 +3,7 @@ import { ConversationsAndAgents1795301086401 } from './1795301086401-conversatio
 import { UserClaimsAndMemory1795301293355 } from './1795301293355-user-claims-and-memory.js';
 import { McpGateways1795301371344 } from './1795301371344-mcp-gateways.js';
 import { ToolsAndPlugins1795301492442 } from './1795301492442-tools-and-plugins.js';
+import { DurableTurns1795610048721 } from './1795610048721-durable-turns.js';
 
 /** Every migration in order. `npm run migration:generate` appends to this list. */
 export const MIGRATIONS: Function[] = [
@@ -11,4 +12,5 @@ export const MIGRATIONS: Function[] = [
   UserClaimsAndMemory1795301293355,
   McpGateways1795301371344,
   ToolsAndPlugins1795301492442,
+  DurableTurns1795610048721,
 ];

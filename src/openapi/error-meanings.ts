@@ -37,6 +37,10 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   claim_value_too_large: '`claimValue` above 64 KB serialized',
   bulk_limit_exceeded: 'More than 50 claims in one bulk request',
   rate_limit_exceeded: "The organization's requests per minute are used up; see `Retry-After`",
+  response_interrupted:
+    'Stored on a response (and sent as `response.error` on its resumed stream) whose replica stopped before the turn ended; never an HTTP status',
+  response_cancelled:
+    'The `response.error` that ends a resumed stream of a cancelled background response; never an HTTP status',
   server_error: 'An unexpected failure; details are only in the server log',
   upstream_unavailable: 'The model provider was unreachable or failed',
   upstream_timeout: 'The model provider did not answer in time',

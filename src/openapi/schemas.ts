@@ -141,9 +141,11 @@ const responseSchemas: Record<string, JsonSchema> = {
       created_at: { type: 'integer', description: 'Unix time in seconds' },
       status: {
         type: 'string',
-        enum: ['in_progress', 'completed', 'requires_action', 'failed'],
+        enum: ['queued', 'in_progress', 'completed', 'requires_action', 'failed', 'cancelled'],
         description:
-          '`in_progress` only in `response.created`; `failed` only for a stored response whose stream broke off',
+          '`queued` and `in_progress` while the turn runs (a background response polled, or any response read ' +
+          'mid-turn); `failed` for a turn that broke off or whose replica stopped; `cancelled` for a cancelled ' +
+          'background response',
       },
       model: assistantShown,
       output: {
@@ -164,6 +166,7 @@ const responseSchemas: Record<string, JsonSchema> = {
       parallel_tool_calls: { type: 'boolean' },
       tool_choice: constant('auto'),
       tools: { type: 'array', items: {} },
+      background: { type: 'boolean', description: 'Created with `background: true`' },
     },
     { description: 'Spec 2.1, plus the fields the official SDK types expect.' },
   ),
@@ -254,6 +257,12 @@ const requestSchemas: Record<string, JsonSchema> = {
         description: 'Continue the thread of this response; omit to start a new conversation',
       }),
       stream: nullable({ type: 'boolean', description: '`true` answers with `text/event-stream`' }),
+      background: nullable({
+        type: 'boolean',
+        description:
+          '`true` runs the turn server-side whatever the client does: the reply is the Response in status ' +
+          '`queued` (or, with `stream`, a stream that can be resumed with `GET /v1/responses/{id}?stream=true`)',
+      }),
       tools: nullable({ type: 'array', maxItems: MAX_TOOLS, items: ref('FunctionTool') }),
       instructions: nullable({ type: 'string', description: 'Added for this turn only' }),
     },

@@ -1,3 +1,4 @@
+import type { StoredResponseStatus } from './entities/response.entity.js';
 import type { StoredResponse } from './store/turn-store.repository.js';
 import type { OutputItem } from './streaming/response-recorder.js';
 
@@ -6,7 +7,7 @@ export interface ResponseObject {
   id: string;
   object: 'response';
   created_at: number;
-  status: 'in_progress' | 'completed' | 'requires_action' | 'failed';
+  status: StoredResponseStatus;
   model: string;
   output: OutputItem[];
   output_text: string;
@@ -20,6 +21,7 @@ export interface ResponseObject {
   parallel_tool_calls: boolean;
   tool_choice: 'auto';
   tools: unknown[];
+  background: boolean;
 }
 
 /** What the Response object is built from, whether the turn is running or read back. */
@@ -35,6 +37,7 @@ export interface ResponseSource {
   outputText: string;
   usage: ResponseObject['usage'];
   error: ResponseObject['error'];
+  background?: boolean;
 }
 
 /** Maps internal ids and fields to the public shape (`resp_…`, `asst_…`, seconds). */
@@ -57,6 +60,7 @@ export function responseObject(source: ResponseSource): ResponseObject {
     parallel_tool_calls: true,
     tool_choice: 'auto',
     tools: [],
+    background: source.background ?? false,
   };
 }
 

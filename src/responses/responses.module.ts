@@ -4,6 +4,10 @@ import { LlmModule } from '../llm/llm.module.js';
 import { MemoryModule } from '../memory/memory.module.js';
 import { SpecialistsModule } from '../specialists/specialists.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
+import { BackgroundResponses } from './durable/background-responses.service.js';
+import { BackgroundTurns } from './durable/background-turns.service.js';
+import { ResumedStreams } from './durable/resumed-streams.service.js';
+import { TurnLeases } from './durable/turn-leases.service.js';
 import { ResponsesController } from './responses.controller.js';
 import { ResponsesService } from './responses.service.js';
 import { TurnStoreModule } from './store/turn-store.module.js';
@@ -14,6 +18,15 @@ import { TurnRunner } from './turn-runner.js';
 @Module({
   imports: [AssistantsModule, LlmModule, MemoryModule, SpecialistsModule, ToolsModule, TurnStoreModule],
   controllers: [ResponsesController],
-  providers: [ResponsesService, TurnPreparer, TurnRunner, TurnStreams],
+  providers: [
+    ResponsesService,
+    TurnPreparer,
+    TurnRunner,
+    TurnStreams,
+    TurnLeases,
+    BackgroundTurns,
+    BackgroundResponses,
+    ResumedStreams,
+  ],
 })
 export class ResponsesModule {}

@@ -2,13 +2,15 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { parseResponseId, type CreateResponseDto, type UserHeaders } from './dto/create-response.dto.js';
-import { responseObject, storedToObject, type ResponseObject } from './response-view.js';
+import { TurnLeases } from './durable/turn-leases.service.js';
+import { storedToObject, type ResponseObject } from './response-view.js';
+import { TurnLedger } from './store/turn-ledger.repository.js';
 import { TurnStore } from './store/turn-store.repository.js';
 import { ResponseRecorder } from './streaming/response-recorder.js';
 import { TurnStreams, type StreamTarget } from './streaming/turn-stream.js';
 import { turnFailure } from './turn-failure.js';
 import { TurnPreparer, type PreparedTurn } from './turn-preparer.js';
-import { turnRecord, usageOf } from './turn-record.js';
+import { completionRecord, turnRecord, turnResponse, turnStart, usageOf } from './turn-record.js';
 import { TurnProgress, TurnRunner } from './turn-runner.js';
 
 /**
@@ -25,6 +27,8 @@ export class ResponsesService {
     private readonly runner: TurnRunner,
     private readonly store: TurnStore,
     private readonly streams: TurnStreams,
+    private readonly ledger: TurnLedger,
+    private readonly leases: TurnLeases,
   ) {}
 
   /** Every read of the turn; errors here are plain HTTP errors even for `stream: true`. */
@@ -32,24 +36,36 @@ export class ResponsesService {
     return this.preparer.prepare(principal, request, user);
   }
 
-  /** Runs a turn for a JSON reply; upstream failures become 503s. */
+  /**
+   * Runs a turn for a JSON reply; upstream failures become 503s. The start of the turn is recorded
+   * while the model works (the id is handed out only at the end), and awaited before the final
+   * write; if it failed, the final write stores the whole turn as before.
+   */
   async respond(turn: PreparedTurn, signal: AbortSignal): Promise<ResponseObject> {
     const recorder = new ResponseRecorder(undefined, false);
-    const plan = this.preparer.plan(turn, signal);
+    const lease = this.leases.hold(turn.responseId);
+    const started = this.ledger.recordStart(this.start(turn)).then(
+      () => true,
+      () => false,
+    );
+    const plan = this.preparer.plan(turn, AbortSignal.any([signal, lease.lost]));
     const progress = new TurnProgress(plan);
     try {
       await this.runner.run(plan, recorder, progress);
     } catch (error) {
       const failure = turnFailure(error, this.logger);
-      await this.persist(turn, recorder, progress, failure).catch(() => undefined);
+      await this.persist(turn, recorder, progress, failure, await started).catch(() => undefined);
       throw failure;
+    } finally {
+      lease.release();
     }
-    return this.persist(turn, recorder, progress, null);
+    return this.persist(turn, recorder, progress, null, await started);
   }
 
   /**
-   * Runs a turn as an event stream. `response.created` goes out at once; the response is stored
-   * before `response.completed`, so a client can continue from it immediately on any replica.
+   * Runs a turn as an event stream. The start of the turn is stored before `response.created`
+   * hands out its id (one statement); the response is stored before `response.completed`, so a
+   * client can continue from it immediately on any replica.
    */
   async stream(
     turn: PreparedTurn,
@@ -57,20 +73,23 @@ export class ResponsesService {
     clientGone: AbortSignal,
     statusEvents: boolean,
   ): Promise<void> {
-    const stream = this.streams.create(target, clientGone, statusEvents);
+    await this.ledger.recordStart(this.start(turn));
+    const lease = this.leases.hold(turn.responseId);
+    const stream = this.streams.create(target, AbortSignal.any([clientGone, lease.lost]), statusEvents);
     const { recorder } = stream;
     stream.open();
     const plan = this.preparer.plan(turn, stream.signal);
     const progress = new TurnProgress(plan);
     try {
       recorder.emit('response.created', {
-        response: this.view(turn, recorder, 'in_progress', null, null),
+        response: turnResponse(turn, recorder, 'in_progress', null, null),
       });
       await this.runner.run(plan, recorder, progress);
-      stream.complete(await this.persist(turn, recorder, progress, null));
+      stream.complete(await this.persist(turn, recorder, progress, null, true));
     } catch (error) {
-      await stream.fail(error, (failure) => this.persist(turn, recorder, progress, failure));
+      await stream.fail(error, (failure) => this.persist(turn, recorder, progress, failure, true));
     } finally {
+      lease.release();
       stream.end();
     }
   }
@@ -82,37 +101,20 @@ export class ResponsesService {
     return storedToObject(stored);
   }
 
-  /** The turn's only write: response, conversation and messages in one statement. */
+  /** The turn's final write: response, conversation and messages in one statement. */
   private async persist(
     turn: PreparedTurn,
     recorder: ResponseRecorder,
     progress: TurnProgress,
     failure: ApiError | null,
+    startRecorded: boolean,
   ): Promise<ResponseObject> {
     const record = turnRecord(turn, recorder, progress, failure);
-    await this.store.saveTurn(record);
-    return this.view(turn, recorder, record.status, usageOf(progress), record.error);
+    await this.store.saveTurn(startRecorded ? completionRecord(record) : record);
+    return turnResponse(turn, recorder, record.status, usageOf(progress), record.error);
   }
 
-  private view(
-    turn: PreparedTurn,
-    recorder: ResponseRecorder,
-    status: ResponseObject['status'],
-    usage: ResponseObject['usage'],
-    error: ResponseObject['error'],
-  ): ResponseObject {
-    return responseObject({
-      id: turn.responseId,
-      assistantId: turn.assistant.id,
-      conversationId: turn.conversationId,
-      previousResponseId: turn.previous?.responseId ?? null,
-      createdAt: turn.createdAt,
-      status,
-      instructions: turn.request.instructions,
-      output: recorder.output,
-      outputText: recorder.outputText,
-      usage,
-      error,
-    });
+  private start(turn: PreparedTurn) {
+    return turnStart(turn, 'in_progress', false, this.leases);
   }
 }

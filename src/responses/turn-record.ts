@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiError } from '../common/errors/error-catalogue.js';
-import type { ResponseObject } from './response-view.js';
+import { responseObject, type ResponseObject } from './response-view.js';
+import type { TurnStart } from './store/turn-ledger.repository.js';
 import type { TurnRecord } from './store/turn-store.repository.js';
 import type { ResponseRecorder } from './streaming/response-recorder.js';
 import { conversationTitle, inputToTranscript, userTextOf } from './transcript.js';
@@ -16,6 +17,79 @@ export function usageOf(progress: TurnProgress): NonNullable<ResponseObject['usa
   };
 }
 
+/** The Response object of a turn being run (or just finished), before or without a read. */
+export function turnResponse(
+  turn: PreparedTurn,
+  recorder: ResponseRecorder,
+  status: ResponseObject['status'],
+  usage: ResponseObject['usage'],
+  error: ResponseObject['error'],
+  background = false,
+): ResponseObject {
+  return responseObject({
+    id: turn.responseId,
+    assistantId: turn.assistant.id,
+    conversationId: turn.conversationId,
+    previousResponseId: turn.previous?.responseId ?? null,
+    createdAt: turn.createdAt,
+    status,
+    instructions: turn.request.instructions,
+    output: recorder.output,
+    outputText: recorder.outputText,
+    usage,
+    error,
+    background,
+  });
+}
+
+/**
+ * The row a turn writes when it starts (one statement): the response, owned by this replica under
+ * a lease, and the user's messages, so a replica lost mid-turn leaves both behind.
+ */
+export function turnStart(
+  turn: PreparedTurn,
+  status: TurnStart['status'],
+  background: boolean,
+  lease: { ownerId: string; leaseMs: number },
+): TurnStart {
+  const userTexts = userTextOf(turn.request.input);
+  return {
+    responseId: turn.responseId,
+    organizationId: turn.principal.organizationId,
+    assistantId: turn.assistant.id,
+    conversationId: turn.conversationId,
+    newConversationTitle: turn.previous ? null : conversationTitle(userTexts[0] ?? ''),
+    previousResponseId: turn.previous?.responseId ?? null,
+    userId: turn.user.userId,
+    status,
+    depth: (turn.previous?.depth ?? 0) + 1,
+    activeAgent: turn.previous?.activeAgent ?? null,
+    instructions: turn.request.instructions,
+    input: turn.request.input,
+    transcript: inputToTranscript(turn.request.input),
+    background,
+    ownerId: lease.ownerId,
+    leaseMs: lease.leaseMs,
+    createdAt: turn.createdAt,
+    messages: userMessages(turn, userTexts),
+  };
+}
+
+function userMessages(turn: PreparedTurn, userTexts: string[]): TurnRecord['messages'] {
+  return userTexts.map((content, position) => ({
+    id: randomUUID(),
+    role: 'user',
+    content,
+    position,
+    createdAt: turn.createdAt,
+  }));
+}
+
+/** The final write of a turn whose start was recorded: its user messages are already stored. */
+export function completionRecord(record: TurnRecord): TurnRecord {
+  return { ...record, messages: record.messages.filter((message) => message.role === 'assistant') };
+}
+
 /**
  * Everything a finished (or failed) turn stores: the response, its conversation and the
  * chat-history messages. A failed turn keeps the user's input in the thread, not the partial reply.
@@ -29,13 +103,7 @@ export function turnRecord(
   const completedAt = new Date();
   const userTexts = userTextOf(turn.request.input);
   const outputText = recorder.outputText;
-  const messages: TurnRecord['messages'] = userTexts.map((content, position) => ({
-    id: randomUUID(),
-    role: 'user',
-    content,
-    position,
-    createdAt: turn.createdAt,
-  }));
+  const messages = userMessages(turn, userTexts);
   if (!failure && outputText.trim()) {
     messages.push({
       id: randomUUID(),

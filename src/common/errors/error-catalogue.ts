@@ -32,6 +32,9 @@ export const ERROR_CATALOGUE = {
   claim_value_too_large: { status: 422, type: 'validation_error' },
   bulk_limit_exceeded: { status: 422, type: 'validation_error' },
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error' },
+  /** Background turns: the stored error of a turn whose replica stopped, the end of a cancelled one's stream. */
+  response_interrupted: { status: 500, type: 'server_error' },
+  response_cancelled: { status: 409, type: 'invalid_request_error' },
   server_error: { status: 500, type: 'server_error' },
   upstream_unavailable: { status: 503, type: 'server_error' },
   upstream_timeout: { status: 503, type: 'server_error' },

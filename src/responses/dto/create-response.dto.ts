@@ -10,6 +10,8 @@ export interface CreateResponseDto {
   input: InputItem[];
   previousResponseId: string | null;
   stream: boolean;
+  /** Run the turn server-side whatever the client does (docs/api.md, "Background responses"). */
+  background: boolean;
   tools: FunctionToolDto[];
   instructions: string | null;
 }
@@ -102,6 +104,15 @@ export function parseCreateResponse(body: unknown): CreateResponseDto {
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
     throw new ApiError('invalid_request', 'stream must be true or false');
   }
+  if (body.background !== undefined && body.background !== null && typeof body.background !== 'boolean') {
+    throw new ApiError('invalid_request', 'background must be true or false');
+  }
+  if (body.background === true && body.store === false) {
+    throw new ApiError(
+      'invalid_request',
+      'background: true needs the response to be stored (store must not be false)',
+    );
+  }
   if (
     body.instructions !== undefined &&
     body.instructions !== null &&
@@ -122,6 +133,7 @@ export function parseCreateResponse(body: unknown): CreateResponseDto {
     input: parseInput(body.input),
     previousResponseId: (body.previous_response_id as string | undefined) ?? null,
     stream: body.stream === true,
+    background: body.background === true,
     tools,
     instructions: (body.instructions as string | undefined) ?? null,
   };

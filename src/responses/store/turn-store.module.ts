@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ChatHistoryRepository } from './chat-history.repository.js';
+import { TurnLedger } from './turn-ledger.repository.js';
 import { TurnStore } from './turn-store.repository.js';
 
 /**
@@ -7,7 +8,7 @@ import { TurnStore } from './turn-store.repository.js';
  * chat history reads through it, and the erase-user command deletes through it.
  */
 @Module({
-  providers: [TurnStore, ChatHistoryRepository],
-  exports: [TurnStore, ChatHistoryRepository],
+  providers: [TurnStore, TurnLedger, ChatHistoryRepository],
+  exports: [TurnStore, TurnLedger, ChatHistoryRepository],
 })
 export class TurnStoreModule {}

@@ -54,6 +54,7 @@ export interface StoredResponse {
   usage: Record<string, number> | null;
   error: { type: string; code: string; message: string } | null;
   createdAt: Date;
+  background: boolean;
 }
 
 interface ChainRow {
@@ -121,7 +122,7 @@ export class TurnStore {
 
   /**
    * Stores a finished turn atomically in one statement: the conversation (created, or touched),
-   * the response and its chat-history messages.
+   * the response (completing the row its start wrote, if any) and its chat-history messages.
    */
   async saveTurn(turn: TurnRecord): Promise<void> {
     await this.dataSource.query(
@@ -139,6 +140,13 @@ export class TurnStore {
          SELECT $6::uuid, $2::uuid, $3::uuid, conversation.id, $9::uuid, $4::varchar, $10::varchar, $11::int, $12::varchar,
                 $13::text, $14::jsonb, $15::jsonb, $16::text, $17::jsonb, $18::jsonb, $19::jsonb, $7::timestamptz, $8::timestamptz
            FROM conversation
+         -- The row written when the turn started is completed, unless the turn was cancelled or
+         -- swept meanwhile: then it stays as it is, and so do its messages.
+         ON CONFLICT (id) DO UPDATE
+            SET status = EXCLUDED.status, active_agent = EXCLUDED.active_agent, output = EXCLUDED.output,
+                output_text = EXCLUDED.output_text, transcript = EXCLUDED.transcript, usage = EXCLUDED.usage,
+                error = EXCLUDED.error, completed_at = EXCLUDED.completed_at, lease_expires_at = NULL
+          WHERE responses.status IN ('queued', 'in_progress') AND responses.organization_id = EXCLUDED.organization_id
          RETURNING id, conversation_id
        )
        INSERT INTO messages (id, organization_id, conversation_id, response_id, user_id, role, content, position, created_at)
@@ -174,7 +182,7 @@ export class TurnStore {
   async findResponse(organizationId: string, responseId: string): Promise<StoredResponse | null> {
     const rows: Record<string, unknown>[] = await this.dataSource.query(
       `SELECT id, assistant_id, conversation_id, previous_response_id, status, instructions, output, output_text,
-              usage, error, created_at
+              usage, error, created_at, background
          FROM responses WHERE id = $1 AND organization_id = $2`,
       [responseId, organizationId],
     );
@@ -192,6 +200,7 @@ export class TurnStore {
       usage: row.usage as Record<string, number> | null,
       error: row.error as StoredResponse['error'],
       createdAt: row.created_at as Date,
+      background: row.background as boolean,
     };
   }
 
