@@ -7,6 +7,7 @@ import { ApiKeysService } from '../src/api-keys/api-keys.service.js';
 import { AssistantsService } from '../src/assistants/assistants.service.js';
 import { createApp, type RunningApp } from '../src/bootstrap/create-app.js';
 import { loadConfig } from '../src/config/app-config.js';
+import { shutDownGracefully } from '../src/lifecycle/graceful-shutdown.js';
 import { OrganizationsService } from '../src/organizations/organizations.service.js';
 import { FakeUpstream } from './support/fake-upstream.js';
 import { call } from './support/http.js';
@@ -400,6 +401,31 @@ describe('durable turns: background responses, resumable streams, cancel, leases
     const metrics = (await call(b.baseUrl, 'GET', '/metrics')).body as string;
     expect(metrics).toMatch(/^switchboard_background_responses\{state="running"\} \d+/m);
     expect(metrics).toMatch(/^switchboard_resumed_streams_total \d+/m);
+  });
+
+  it('finishes background turns within the grace period of a replica that shuts down, and fails those it cuts', async () => {
+    const finishing = await startReplica(database, {});
+    const created = await call(finishing.baseUrl, 'POST', '/v1/responses', {
+      key: slow.key,
+      body: { model: slow.assistantId, input: 'finish before you leave', background: true },
+    });
+    await shutDownGracefully(finishing.running, { shutdownDelayMs: 0, shutdownGraceMs: 30_000 });
+    const finished = await call(a.baseUrl, 'GET', `/v1/responses/${created.body.id}`, { key: slow.key });
+    expect(finished.body).toMatchObject({
+      status: 'completed',
+      output_text: expect.stringContaining('word29'),
+    });
+
+    const cutting = await startReplica(database, {});
+    const long = await seedTenant(a, 'long', slowModel(2000, 20));
+    const cut = await call(cutting.baseUrl, 'POST', '/v1/responses', {
+      key: long.key,
+      body: { model: long.assistantId, input: 'too long to finish', background: true },
+    });
+    await pollUntil(a, long.key, cut.body.id, (body) => body.status === 'in_progress');
+    await shutDownGracefully(cutting.running, { shutdownDelayMs: 0, shutdownGraceMs: 100 });
+    const failed = await call(a.baseUrl, 'GET', `/v1/responses/${cut.body.id}`, { key: long.key });
+    expect(failed.body).toMatchObject({ status: 'failed', error: { code: 'service_overloaded' } });
   });
 
   it('works with the official SDK: retrieve with stream and starting_after, the stream helper resume, cancel', async () => {

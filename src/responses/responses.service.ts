@@ -43,23 +43,30 @@ export class ResponsesService {
    */
   async respond(turn: PreparedTurn, signal: AbortSignal): Promise<ResponseObject> {
     const recorder = new ResponseRecorder(undefined, false);
-    const lease = this.leases.hold(turn.responseId);
+    const taken = new AbortController();
+    // The lease is held once the row exists: a renewal before that would find no row and abort.
     const started = this.ledger.recordStart(this.start(turn)).then(
-      () => true,
-      () => false,
+      () => {
+        const lease = this.leases.hold(turn.responseId);
+        lease.lost.addEventListener('abort', () => taken.abort(), { once: true });
+        return lease;
+      },
+      () => null,
     );
-    const plan = this.preparer.plan(turn, AbortSignal.any([signal, lease.lost]));
+    const plan = this.preparer.plan(turn, AbortSignal.any([signal, taken.signal]));
     const progress = new TurnProgress(plan);
     try {
-      await this.runner.run(plan, recorder, progress);
-    } catch (error) {
-      const failure = turnFailure(error, this.logger);
-      await this.persist(turn, recorder, progress, failure, await started).catch(() => undefined);
-      throw failure;
+      try {
+        await this.runner.run(plan, recorder, progress);
+      } catch (error) {
+        const failure = turnFailure(error, this.logger);
+        await this.persist(turn, recorder, progress, failure, (await started) !== null).catch(() => undefined);
+        throw failure;
+      }
+      return await this.persist(turn, recorder, progress, null, (await started) !== null);
     } finally {
-      lease.release();
+      (await started)?.release();
     }
-    return this.persist(turn, recorder, progress, null, await started);
   }
 
   /**
