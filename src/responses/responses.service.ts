@@ -60,7 +60,9 @@ export class ResponsesService {
         await this.runner.run(plan, recorder, progress);
       } catch (error) {
         const failure = turnFailure(error, this.logger);
-        await this.persist(turn, recorder, progress, failure, (await started) !== null).catch(() => undefined);
+        await this.persist(turn, recorder, progress, failure, (await started) !== null).catch(
+          () => undefined,
+        );
         throw failure;
       }
       return await this.persist(turn, recorder, progress, null, (await started) !== null);

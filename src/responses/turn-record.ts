@@ -54,6 +54,20 @@ export function turnStart(
 ): TurnStart {
   const userTexts = userTextOf(turn.request.input);
   return {
+    ...turnKeys(turn, userTexts),
+    status,
+    activeAgent: turn.previous?.activeAgent ?? null,
+    transcript: inputToTranscript(turn.request.input),
+    background,
+    ownerId: lease.ownerId,
+    leaseMs: lease.leaseMs,
+    messages: userMessages(turn, userTexts),
+  };
+}
+
+/** What a turn's start and end rows say alike. */
+function turnKeys(turn: PreparedTurn, userTexts: string[]) {
+  return {
     responseId: turn.responseId,
     organizationId: turn.principal.organizationId,
     assistantId: turn.assistant.id,
@@ -61,17 +75,10 @@ export function turnStart(
     newConversationTitle: turn.previous ? null : conversationTitle(userTexts[0] ?? ''),
     previousResponseId: turn.previous?.responseId ?? null,
     userId: turn.user.userId,
-    status,
     depth: (turn.previous?.depth ?? 0) + 1,
-    activeAgent: turn.previous?.activeAgent ?? null,
     instructions: turn.request.instructions,
     input: turn.request.input,
-    transcript: inputToTranscript(turn.request.input),
-    background,
-    ownerId: lease.ownerId,
-    leaseMs: lease.leaseMs,
     createdAt: turn.createdAt,
-    messages: userMessages(turn, userTexts),
   };
 }
 
@@ -114,24 +121,14 @@ export function turnRecord(
     });
   }
   return {
-    responseId: turn.responseId,
-    organizationId: turn.principal.organizationId,
-    assistantId: turn.assistant.id,
-    conversationId: turn.conversationId,
-    newConversationTitle: turn.previous ? null : conversationTitle(userTexts[0] ?? ''),
-    previousResponseId: turn.previous?.responseId ?? null,
-    userId: turn.user.userId,
+    ...turnKeys(turn, userTexts),
     status: failure ? 'failed' : progress.status,
-    depth: (turn.previous?.depth ?? 0) + 1,
     activeAgent: progress.activeAgent,
-    instructions: turn.request.instructions,
-    input: turn.request.input,
     output: recorder.output,
     outputText,
     transcript: failure ? inputToTranscript(turn.request.input) : progress.transcript,
     usage: usageOf(progress),
     error: failure?.toBody().error ?? null,
-    createdAt: turn.createdAt,
     completedAt,
     messages,
   };

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import type { ChatMessage } from '../../llm/llm.types.js';
 import type { StoredResponseStatus } from '../entities/response.entity.js';
 import type { TurnRecord } from './turn-store.repository.js';
+import { CONVERSATION_CTE, conversationParams, insertMessages, messagesParam } from './turn-sql.js';
 
 /** What a turn stores when it starts: enough that a lost replica leaves a findable, honest row. */
 export interface TurnStart {
@@ -63,34 +64,19 @@ export class TurnLedger {
    */
   async recordStart(start: TurnStart): Promise<void> {
     await this.dataSource.query(
-      `WITH conversation AS (
-         INSERT INTO conversations (id, organization_id, assistant_id, user_id, title, last_response_id, created_at, updated_at)
-         VALUES ($1::uuid, $2::uuid, $3::uuid, $4::varchar, $5::varchar, $6::uuid, $7::timestamptz, $7::timestamptz)
-         ON CONFLICT (id) DO UPDATE
-            SET updated_at = EXCLUDED.updated_at, last_response_id = EXCLUDED.last_response_id
-          WHERE conversations.organization_id = EXCLUDED.organization_id
-         RETURNING id
-       ), response AS (
+      `WITH ${CONVERSATION_CTE}, response AS (
          INSERT INTO responses (id, organization_id, assistant_id, conversation_id, previous_response_id, user_id,
                                 status, depth, active_agent, instructions, input, output, output_text, transcript,
                                 created_at, background, owner_id, lease_expires_at)
-         SELECT $6::uuid, $2::uuid, $3::uuid, conversation.id, $8::uuid, $4::varchar, $9::varchar, $10::int, $11::varchar,
-                $12::text, $13::jsonb, '[]'::jsonb, '', $14::jsonb, $7::timestamptz, $15::boolean, $16::varchar,
-                now() + $17::int * interval '1 millisecond'
+         SELECT $6::uuid, $2::uuid, $3::uuid, conversation.id, $9::uuid, $4::varchar, $10::varchar, $11::int, $12::varchar,
+                $13::text, $14::jsonb, '[]'::jsonb, '', $15::jsonb, $7::timestamptz, $16::boolean, $17::varchar,
+                now() + $18::int * interval '1 millisecond'
            FROM conversation
          RETURNING id, conversation_id
        )
-       INSERT INTO messages (id, organization_id, conversation_id, response_id, user_id, role, content, position, created_at)
-       SELECT m.id, $2::uuid, response.conversation_id, response.id, $4::varchar, m.role, m.content, m.position, m.created_at
-         FROM response, jsonb_to_recordset($18::jsonb) AS m(id uuid, role varchar, content text, position smallint, created_at timestamptz)`,
+       ${insertMessages(19)}`,
       [
-        start.conversationId,
-        start.organizationId,
-        start.assistantId,
-        start.userId,
-        start.newConversationTitle ?? '',
-        start.responseId,
-        start.createdAt,
+        ...conversationParams(start, start.createdAt),
         start.previousResponseId,
         start.status,
         start.depth,
@@ -101,9 +87,7 @@ export class TurnLedger {
         start.background,
         start.ownerId,
         start.leaseMs,
-        JSON.stringify(
-          start.messages.map(({ createdAt, ...message }) => ({ ...message, created_at: createdAt })),
-        ),
+        messagesParam(start.messages),
       ],
     );
   }

@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { ChatMessage } from '../../llm/llm.types.js';
 import type { StoredResponseStatus } from '../entities/response.entity.js';
 import type { OutputItem } from '../streaming/response-recorder.js';
+import { CONVERSATION_CTE, conversationParams, insertMessages, messagesParam } from './turn-sql.js';
 
 /** The end of the branch a new turn continues, with the whole model transcript before it. */
 export interface ThreadHead {
@@ -126,14 +127,7 @@ export class TurnStore {
    */
   async saveTurn(turn: TurnRecord): Promise<void> {
     await this.dataSource.query(
-      `WITH conversation AS (
-         INSERT INTO conversations (id, organization_id, assistant_id, user_id, title, last_response_id, created_at, updated_at)
-         VALUES ($1::uuid, $2::uuid, $3::uuid, $4::varchar, $5::varchar, $6::uuid, $7::timestamptz, $8::timestamptz)
-         ON CONFLICT (id) DO UPDATE
-            SET updated_at = EXCLUDED.updated_at, last_response_id = EXCLUDED.last_response_id
-          WHERE conversations.organization_id = EXCLUDED.organization_id
-         RETURNING id
-       ), response AS (
+      `WITH ${CONVERSATION_CTE}, response AS (
          INSERT INTO responses (id, organization_id, assistant_id, conversation_id, previous_response_id, user_id,
                                 status, depth, active_agent, instructions, input, output, output_text, transcript,
                                 usage, error, created_at, completed_at)
@@ -149,18 +143,9 @@ export class TurnStore {
           WHERE responses.status IN ('queued', 'in_progress') AND responses.organization_id = EXCLUDED.organization_id
          RETURNING id, conversation_id
        )
-       INSERT INTO messages (id, organization_id, conversation_id, response_id, user_id, role, content, position, created_at)
-       SELECT m.id, $2::uuid, response.conversation_id, response.id, $4::varchar, m.role, m.content, m.position, m.created_at
-         FROM response, jsonb_to_recordset($20::jsonb) AS m(id uuid, role varchar, content text, position smallint, created_at timestamptz)`,
+       ${insertMessages(20)}`,
       [
-        turn.conversationId,
-        turn.organizationId,
-        turn.assistantId,
-        turn.userId,
-        turn.newConversationTitle ?? '',
-        turn.responseId,
-        turn.createdAt,
-        turn.completedAt,
+        ...conversationParams(turn, turn.completedAt),
         turn.previousResponseId,
         turn.status,
         turn.depth,
@@ -172,9 +157,7 @@ export class TurnStore {
         JSON.stringify(turn.transcript),
         turn.usage === null ? null : JSON.stringify(turn.usage),
         turn.error === null ? null : JSON.stringify(turn.error),
-        JSON.stringify(
-          turn.messages.map(({ createdAt, ...message }) => ({ ...message, created_at: createdAt })),
-        ),
+        messagesParam(turn.messages),
       ],
     );
   }
