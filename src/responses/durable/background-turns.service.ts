@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { describeUnexpected } from '../../common/errors/all-exceptions.filter.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { LifecycleState } from '../../lifecycle/lifecycle.state.js';
@@ -17,7 +17,7 @@ export type BackgroundWork = (live: LiveTurn, signal: AbortSignal, lost: AbortSi
  * the grace deadline cuts the rest, which are stored `failed` with a retryable error.
  */
 @Injectable()
-export class BackgroundTurns {
+export class BackgroundTurns implements OnModuleDestroy {
   private readonly live = new Map<string, { turn: LiveTurn; done: Promise<void>; began: () => void }>();
   private readonly waiting: (() => void)[] = [];
   private running = 0;
@@ -65,6 +65,14 @@ export class BackgroundTurns {
     else this.waiting.push(began);
     this.report();
     return turn;
+  }
+
+  /**
+   * The app is closing without the shutdown sequence (which finishes or cuts background turns
+   * first): stop what is left without writing, so the other replicas' sweep fails it.
+   */
+  onModuleDestroy(): void {
+    for (const responseId of this.live.keys()) this.leases.abortLocal(responseId);
   }
 
   find(responseId: string): LiveTurn | undefined {

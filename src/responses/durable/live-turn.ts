@@ -38,7 +38,7 @@ export class LiveTurn implements EventSink {
     this.frames.push(event);
     if (this.stored) {
       this.pending.push(event);
-      this.timer ??= setTimeout(() => void this.flush(), this.flushMs);
+      this.timer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
     }
     this.notify();
   }
@@ -64,7 +64,7 @@ export class LiveTurn implements EventSink {
       } catch (error) {
         this.logger.warn({ ...describeUnexpected(error), msg: 'could not store background events' });
         this.pending = [...batch, ...this.pending];
-        if (!this.ended) this.timer ??= setTimeout(() => void this.flush(), this.flushMs);
+        if (!this.ended) this.timer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
       }
     });
     return this.writing;

@@ -71,7 +71,7 @@ export class ResumedStreams {
         if (cursor.terminal || events.length === PAGE || this.turns.find(responseId)) continue;
         if (events.length === 0 && (await this.ended(organizationId, responseId, cursor, send))) break;
         if (events.length === 0)
-          await sleep(this.pollMs, undefined, { signal: clientGone }).catch(() => undefined);
+          await sleep(this.pollMs, undefined, { signal: clientGone, ref: false }).catch(() => undefined);
       }
     } finally {
       this.metrics.streamClosed();
