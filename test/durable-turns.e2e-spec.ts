@@ -403,6 +403,38 @@ describe('durable turns: background responses, resumable streams, cancel, leases
     expect(metrics).toMatch(/^switchboard_resumed_streams_total \d+/m);
   });
 
+  it('runs BACKGROUND_MAX_RUNNING turns at once, queues BACKGROUND_MAX_QUEUED more, and refuses the rest', async () => {
+    const narrow = await startReplica(database, { BACKGROUND_MAX_RUNNING: '1', BACKGROUND_MAX_QUEUED: '1' });
+    // Slow enough that the first is still running while the others arrive and are counted.
+    const queued = await seedTenant(a, 'queued', slowModel(100, 20));
+    try {
+      const post = (input: string) =>
+        call(narrow.baseUrl, 'POST', '/v1/responses', {
+          key: queued.key,
+          body: { model: queued.assistantId, input, background: true },
+        });
+      const first = await post('first');
+      const second = await post('second');
+      const third = await post('third');
+      expect([first.status, second.status]).toEqual([200, 200]);
+      expect(third.status).toBe(503);
+      expect(third.body.error.code).toBe('service_overloaded');
+      expect(third.headers.get('retry-after')).toBe('1');
+      const metrics = (await call(narrow.baseUrl, 'GET', '/metrics')).body as string;
+      expect(metrics).toMatch(/^switchboard_background_responses\{state="queued"\} 1$/m);
+      expect(metrics).toMatch(/^switchboard_background_responses\{state="running"\} 1$/m);
+      expect(
+        (await call(b.baseUrl, 'GET', `/v1/responses/${second.body.id}`, { key: queued.key })).body.status,
+      ).toBe('queued');
+      await pollUntil(b, queued.key, second.body.id, (body) => body.status === 'completed');
+      expect(
+        (await call(b.baseUrl, 'GET', `/v1/responses/${first.body.id}`, { key: queued.key })).body.status,
+      ).toBe('completed');
+    } finally {
+      await narrow.running.close();
+    }
+  });
+
   it('finishes background turns within the grace period of a replica that shuts down, and fails those it cuts', async () => {
     const finishing = await startReplica(database, {});
     const created = await call(finishing.baseUrl, 'POST', '/v1/responses', {

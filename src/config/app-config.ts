@@ -51,6 +51,8 @@ export interface AppConfig {
     sweepMs: number;
     /** Background turns one replica runs at once; more wait as `queued`. */
     maxRunningBackground: number;
+    /** Background turns that may wait on one replica; beyond, 503 service_overloaded. */
+    maxQueuedBackground: number;
     /** How often a background turn's new events are written (one statement per flush). */
     eventFlushMs: number;
     /** How often a stream resumed on another replica than the owner reads new events. */
@@ -297,6 +299,7 @@ function loadDurableTurns(env: Env): AppConfig['durableTurns'] {
     renewMs,
     sweepMs: integer(env, 'TURN_SWEEP_MS', 5000, 50, 600_000),
     maxRunningBackground: integer(env, 'BACKGROUND_MAX_RUNNING', 64, 1, 100_000),
+    maxQueuedBackground: integer(env, 'BACKGROUND_MAX_QUEUED', 1000, 0, 1_000_000),
     eventFlushMs: integer(env, 'BACKGROUND_EVENT_FLUSH_MS', 100, 1, 10_000),
     followPollMs: integer(env, 'RESUME_POLL_MS', 200, 10, 10_000),
     eventRetentionMs: integer(env, 'BACKGROUND_EVENTS_RETENTION_HOURS', 24, 1, 24 * 90) * 3_600_000,

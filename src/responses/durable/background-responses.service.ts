@@ -41,6 +41,7 @@ export class BackgroundResponses {
     turn: PreparedTurn,
     statusEvents: boolean,
   ): Promise<{ response: ResponseObject; live: LiveTurn }> {
+    this.turns.checkRoom();
     await this.ledger.recordStart(turnStart(turn, 'queued', true, this.leases));
     const live = this.turns.start(turn.responseId, (events, signal, lost) =>
       this.run(turn, events, signal, lost, statusEvents),

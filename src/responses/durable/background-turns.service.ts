@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { describeUnexpected } from '../../common/errors/all-exceptions.filter.js';
+import { ApiError } from '../../common/errors/error-catalogue.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { LifecycleState } from '../../lifecycle/lifecycle.state.js';
 import { Metrics } from '../../metrics/metrics.service.js';
@@ -32,6 +33,22 @@ export class BackgroundTurns implements OnModuleDestroy {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.settings = config.durableTurns;
+  }
+
+  /** Refuses a new background turn when this replica's queue is full (before anything is stored). */
+  checkRoom(): void {
+    if (
+      this.running >= this.settings.maxRunningBackground &&
+      this.waiting.length >= this.settings.maxQueuedBackground
+    ) {
+      throw new ApiError(
+        'service_overloaded',
+        'Too many background responses are waiting on this instance; retry later',
+        {
+          'Retry-After': '1',
+        },
+      );
+    }
   }
 
   /** Starts `work` now, or once a running turn of this replica ends. */
