@@ -94,31 +94,40 @@ onServer('a replica killed with kill -9 (child process, PostgreSQL)', () => {
   }
 
   it('marks a background turn of the killed replica failed within the lease bound', async () => {
-    const created = await call(victim!.baseUrl, 'POST', '/v1/responses', {
-      key,
-      body: { model: assistantId, input: 'long background work', background: true },
+    const res = await fetch(`${victim!.baseUrl}/v1/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({
+        model: assistantId,
+        input: 'long background work',
+        background: true,
+        stream: true,
+      }),
     });
-    expect(created.status).toBe(200);
-    const id = created.body.id as string;
-    for (;;) {
-      const polled = await call(victim!.baseUrl, 'GET', `/v1/responses/${id}`, { key });
-      if (polled.body.status === 'in_progress') break;
-      await sleep(20);
+    const reader = res.body!.getReader();
+    let raw = '';
+    while ((raw.match(/response\.output_text\.delta/g) ?? []).length < 3) {
+      raw += new TextDecoder().decode((await reader.read()).value);
     }
+    const received = raw.split('\n\n').filter((block) => block.startsWith('event: '));
+    const id = parseSse(raw).events[0].json.response.id as string;
     const killedAt = await kill(victim!);
+    await reader.read().catch(() => undefined);
 
     const final = await settled(id, killedAt);
     expect(final).toMatchObject({ id, status: 'failed', error: { code: 'response_interrupted' } });
-    // A stream resumed elsewhere gets what was stored, then the same error.
+    // A stream resumed elsewhere gets what was stored (the same bytes the client had), then the error.
     const replay = await fetch(`${survivor.baseUrl}/v1/responses/${id}?stream=true`, {
       headers: { 'x-api-key': key },
     });
-    const events = parseSse(await replay.text()).events;
-    expect(events[0].json.type).toBe('response.created');
-    expect(events[events.length - 1].json).toMatchObject({
+    const replayed = (await replay.text()).split('\n\n').filter((block) => block.startsWith('event: '));
+    const stored = replayed.slice(0, -1);
+    const common = Math.min(stored.length, received.length);
+    expect(stored.slice(0, common)).toEqual(received.slice(0, common));
+    expect(parseSse(`${replayed[replayed.length - 1]}\n\n`).events[0].json).toEqual({
       type: 'response.error',
-      sequence_number: events.length - 1,
-      error: { code: 'response_interrupted' },
+      sequence_number: stored.length,
+      error: expect.objectContaining({ code: 'response_interrupted' }),
     });
   });
 
