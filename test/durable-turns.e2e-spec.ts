@@ -121,6 +121,8 @@ describe('durable turns: background responses, resumable streams, cancel, leases
   let slow: Tenant;
   let other: Tenant;
   let remote: Tenant;
+  /** Runs for seconds: still running when a test acts on it mid-turn. */
+  let lengthy: Tenant;
 
   beforeAll(async () => {
     upstream = await new FakeUpstream().start();
@@ -130,6 +132,7 @@ describe('durable turns: background responses, resumable streams, cancel, leases
     b = await startReplica(database, { UPSTREAM_TEST_KEY: 'sk-test' });
     slow = await seedTenant(a, 'slow', slowModel(30, 15));
     other = await seedTenant(a, 'other', slowModel(3, 0));
+    lengthy = await seedTenant(a, 'lengthy', slowModel(250, 20));
     remote = await seedTenant(a, 'remote', {
       provider: 'openai-compatible',
       baseUrl: upstream.url,
@@ -252,12 +255,12 @@ describe('durable turns: background responses, resumable streams, cancel, leases
 
   it('cancels on the replica running the turn at once, and answers a finished response with its final state', async () => {
     const created = await call(a.baseUrl, 'POST', '/v1/responses', {
-      key: slow.key,
-      body: { model: slow.assistantId, input: 'cancel me here', background: true },
+      key: lengthy.key,
+      body: { model: lengthy.assistantId, input: 'cancel me here', background: true },
     });
     const id = created.body.id as string;
-    await pollUntil(a, slow.key, id, (body) => body.status === 'in_progress');
-    const cancelled = await call(a.baseUrl, 'POST', `/v1/responses/${id}/cancel`, { key: slow.key });
+    await pollUntil(a, lengthy.key, id, (body) => body.status === 'in_progress');
+    const cancelled = await call(a.baseUrl, 'POST', `/v1/responses/${id}/cancel`, { key: lengthy.key });
     expect(cancelled.body.status).toBe('cancelled');
 
     const finished = await call(a.baseUrl, 'POST', '/v1/responses', {
@@ -334,10 +337,10 @@ describe('durable turns: background responses, resumable streams, cancel, leases
   });
 
   it('records a foreground turn when it starts: its id answers and its user message is in history mid-stream', async () => {
-    const stream = openStream(a, slow.key, '/v1/responses', {
+    const stream = openStream(a, lengthy.key, '/v1/responses', {
       method: 'POST',
       headers: { 'x-user-id': 'u-fg' },
-      body: JSON.stringify({ model: slow.assistantId, input: 'foreground in flight', stream: true }),
+      body: JSON.stringify({ model: lengthy.assistantId, input: 'foreground in flight', stream: true }),
     });
     const res = await stream.res;
     const reader = res.body!.getReader();
@@ -345,7 +348,7 @@ describe('durable turns: background responses, resumable streams, cancel, leases
     while (!raw.includes('response.output_text.delta'))
       raw += new TextDecoder().decode((await reader.read()).value);
     const created = parseSse(raw).events[0].json.response;
-    const running = await call(b.baseUrl, 'GET', `/v1/responses/${created.id}`, { key: slow.key });
+    const running = await call(b.baseUrl, 'GET', `/v1/responses/${created.id}`, { key: lengthy.key });
     expect(running.status).toBe(200);
     expect(running.body).toMatchObject({ id: created.id, status: 'in_progress', background: false });
     const history = await call(
@@ -353,20 +356,20 @@ describe('durable turns: background responses, resumable streams, cancel, leases
       'GET',
       `/v1/chat/history/conversations/${created.conversation.id}/messages`,
       {
-        key: slow.key,
+        key: lengthy.key,
         headers: { 'x-user-id': 'u-fg' },
       },
     );
     expect(JSON.stringify(history.body)).toContain('foreground in flight');
     while (!(await reader.read()).done);
-    const finished = await call(b.baseUrl, 'GET', `/v1/responses/${created.id}`, { key: slow.key });
+    const finished = await call(b.baseUrl, 'GET', `/v1/responses/${created.id}`, { key: lengthy.key });
     expect(finished.body.status).toBe('completed');
     const after = await call(
       b.baseUrl,
       'GET',
       `/v1/chat/history/conversations/${created.conversation.id}/messages`,
       {
-        key: slow.key,
+        key: lengthy.key,
         headers: { 'x-user-id': 'u-fg' },
       },
     );
@@ -377,17 +380,17 @@ describe('durable turns: background responses, resumable streams, cancel, leases
 
   it('fails a turn whose replica stopped renewing its lease, with a clear error, and stops it there', async () => {
     const created = await call(a.baseUrl, 'POST', '/v1/responses', {
-      key: slow.key,
-      body: { model: slow.assistantId, input: 'orphan me', background: true },
+      key: lengthy.key,
+      body: { model: lengthy.assistantId, input: 'orphan me', background: true },
     });
     const id = created.body.id as string;
-    await pollUntil(a, slow.key, id, (body) => body.status === 'in_progress');
+    await pollUntil(a, lengthy.key, id, (body) => body.status === 'in_progress');
     // As if its replica had vanished: another owner, whose lease ran out.
     await a.dataSource.query(
       `UPDATE responses SET owner_id = 'vanished', lease_expires_at = now() - interval '1 second' WHERE id = $1`,
       [id.slice('resp_'.length)],
     );
-    const failed = await pollUntil(b, slow.key, id, (body) => body.status !== 'in_progress');
+    const failed = await pollUntil(b, lengthy.key, id, (body) => body.status !== 'in_progress');
     expect(failed).toMatchObject({
       status: 'failed',
       error: { code: 'response_interrupted', type: 'server_error' },
@@ -480,12 +483,17 @@ describe('durable turns: background responses, resumable streams, cancel, leases
     expect(final).toMatchObject({ id: created.id, status: 'completed' });
     expect(final.output_text).toContain('word29');
 
-    const running = await client.responses.create({
-      model: slow.assistantId,
-      input: 'sdk cancel',
-      background: true,
-    });
-    const cancelled = await client.responses.cancel(running.id);
+    // Created through one replica, cancelled through the other.
+    const running = await new OpenAI({
+      apiKey: lengthy.key,
+      baseURL: `${b.baseUrl}/v1`,
+      maxRetries: 0,
+    }).responses.create({ model: lengthy.assistantId, input: 'sdk cancel', background: true });
+    const cancelled = await new OpenAI({
+      apiKey: lengthy.key,
+      baseURL: `${a.baseUrl}/v1`,
+      maxRetries: 0,
+    }).responses.cancel(running.id);
     expect(cancelled.status).toBe('cancelled');
   });
 });
