@@ -9,9 +9,8 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # No install scripts are needed to compile (tsc only); skipping them keeps the build hermetic.
-# `npm install` with the lockfile, not `npm ci`: the lockfile lacks other platforms' optional
-# binaries (@swc/core-*, @unrs/resolver-binding-*), which makes `npm ci` refuse (npm/cli#4828).
-RUN --mount=type=cache,target=/root/.npm npm install --ignore-scripts --no-audit --no-fund
+# `npm ci`: exactly the lockfile, on any build platform (it records every platform's binaries).
+RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY migrations ./migrations
@@ -21,7 +20,7 @@ RUN npm run build
 FROM ${NODE_IMAGE} AS prod-deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN --mount=type=cache,target=/root/.npm npm install --omit=dev --ignore-scripts --no-audit --no-fund
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 # --- runtime ---
 FROM ${NODE_IMAGE} AS runtime

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { execFileSync } from 'node:child_process';
 import type { BenchDatabase } from './environment.js';
 import { exchange, type ExchangeResult } from './http-client.js';
 import {
@@ -14,17 +15,20 @@ import {
   type Workload,
 } from './load-protocol.js';
 import type { BenchOptions } from './options.js';
+import { ensurePeer, peerHeaders, type PeerInstall } from './peer.js';
 import { PgCounter } from './pg-counter.js';
 import { cpuMs, freePort, rssKiB, startNode, waitForHttp, waitForMessage, type Child } from './processes.js';
 import { summarizeAllocations, summarizeProfile, type ProfileSummary } from './profile-summary.js';
 import type {
   Arm,
   ArmResult,
+  LoopStats,
   MemoryArm,
   MemoryResult,
   MemoryUsage,
   ProfileResult,
   ScenarioResult,
+  ServerArm,
   SoakResult,
   StatementsResult,
   SweepStep,
@@ -44,10 +48,13 @@ const INSTRUCTIONS = 'You are the benchmark assistant. Answer briefly.';
 const USER_CONTEXT_USER = 'bench-user-with-context';
 const THREAD_LENGTHS = [1, 50, 200];
 
-type Process = 'service' | 'relay' | 'upstream' | 'loadgen' | 'database';
+type Process = 'service' | 'relay' | 'peer' | 'upstream' | 'loadgen' | 'database';
+const SERVER_ARMS: readonly ServerArm[] = ['relay', 'peer', 'service'];
+const UPSTREAM_KEY = 'bench-upstream-key';
 interface CpuSnapshot {
   service: number | null;
   relay: number | null;
+  peer: number | null;
   upstream: number | null;
   loadgen: number | null;
   /** Backend pid → CPU ms. */
@@ -74,6 +81,7 @@ interface Comparison {
 
 interface Accumulated {
   results: PhaseResult[];
+  loops: LoopStats[];
   cpu: Record<Process, number>;
   cpuKnown: Record<Process, boolean>;
 }
@@ -81,10 +89,12 @@ interface Accumulated {
 export class Bench {
   private upstream?: Child;
   private relay?: Child;
+  private peer?: Child;
   private service?: Child;
   private loadgen?: Child;
   private upstreamUrl = '';
   private relayUrl = '';
+  private peerUrl = '';
   private serviceUrl = '';
   private seeded?: SeedResult;
   private nextPhase = 1;
@@ -101,21 +111,65 @@ export class Bench {
   /** Tips of the threads built through the relay and the service: `${arm}:${length}` → response id. */
   private readonly threadTips = new Map<string, string>();
   readonly notes: string[] = [];
+  /** Arms left out of a scenario because their reply failed its check (`--strict` fails on these). */
+  readonly excluded: string[] = [];
   private scenarioProfiles = 0;
   private memorySnapshots = 0;
   private generation = 0;
   private servicePort = 0;
   private relayPort = 0;
   private relayRoutes = '{}';
+  private peerPort = 0;
+  private peerInstall?: PeerInstall;
+  private peerUnavailable: string | undefined;
+  /** Node.js binary of the measured servers (--node), and its version. */
+  private readonly nodePath: string;
+  readonly serverNode: string;
 
   constructor(
     private readonly options: BenchOptions,
     private readonly database: BenchDatabase,
     private readonly resultsDir: string,
-  ) {}
+  ) {
+    this.nodePath = options.node ? resolve(options.node) : process.execPath;
+    try {
+      this.serverNode = execFileSync(this.nodePath, ['--version'], { encoding: 'utf8' }).trim();
+    } catch (error) {
+      throw new Error(
+        `--node ${this.nodePath} does not run: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    }
+  }
 
   get serviceAvailable(): boolean {
     return this.serviceUnavailable === undefined;
+  }
+
+  /** The peer gateway's versions and workaround, when it was measured. */
+  get peerInfo(): { versions: Record<string, string>; patch: string } | null {
+    return this.peerAvailable && this.peerInstall
+      ? { versions: this.peerInstall.versions, patch: this.peerInstall.patch }
+      : null;
+  }
+
+  private get peerAvailable(): boolean {
+    return this.options.peer && this.peerUnavailable === undefined && this.peer !== undefined;
+  }
+
+  private available(arm: Arm): boolean {
+    if (arm === 'service') return this.serviceAvailable;
+    if (arm === 'peer') return this.peerAvailable;
+    return true;
+  }
+
+  private child(arm: ServerArm): Child | undefined {
+    return arm === 'relay' ? this.relay : arm === 'peer' ? this.peer : this.service;
+  }
+
+  /** Node options that preload the event-loop monitor (see loop-monitor.ts). */
+  private loopMonitor(): string[] {
+    return ['--import', join(DIST, 'bench/loop-monitor.js')];
   }
 
   private logFile(name: string): string {
@@ -213,6 +267,7 @@ export class Bench {
       { ...this.serviceEnv(0), BENCH_SEED: JSON.stringify(seedRequest) },
       true,
       this.logFile('seed'),
+      this.nodePath,
     );
     const seeded = await Promise.race([
       waitForMessage<{ type: string; result: SeedResult }>(seeder, 'seeded', 180_000),
@@ -246,6 +301,7 @@ export class Bench {
     );
     this.loadgen.process.on('message', (message: FromLoadGenerator) => this.onLoadMessage(message));
     await waitForMessage(this.loadgen, 'ready');
+    await this.startAndCheckPeer();
 
     const probe = await this.once(
       'service',
@@ -269,14 +325,16 @@ export class Bench {
       [
         ...this.options.serviceNodeArgs,
         ...(profiled ? ['--expose-gc', '--import', join(DIST, 'bench/cpu-profiler.js')] : []),
+        ...this.loopMonitor(),
         join(DIST, 'src/main.js'),
       ],
       {
         ...this.serviceEnv(this.servicePort),
         ...(profiled ? { BENCH_CPU_PROFILE: this.scenarioPrefix() } : {}),
       },
-      false,
+      true,
       this.logFile('service'),
+      this.nodePath,
     );
     this.serviceUrl = `http://127.0.0.1:${this.servicePort}`;
     await waitForHttp(`${this.serviceUrl}/readyz`, this.service);
@@ -286,7 +344,7 @@ export class Bench {
   private async startRelay(): Promise<void> {
     this.relay = startNode(
       'relay',
-      [join(DIST, 'bench/relay.js')],
+      [...this.loopMonitor(), join(DIST, 'bench/relay.js')],
       {
         BENCH_UPSTREAM_URL: `${this.upstreamUrl}/v1`,
         BENCH_RELAY_ASSISTANTS: this.relayRoutes,
@@ -294,6 +352,7 @@ export class Bench {
       },
       true,
       this.logFile('relay'),
+      this.nodePath,
     );
     const relayReady = await waitForMessage<{ type: string; port: number }>(this.relay, 'ready');
     this.relayPort = relayReady.port;
@@ -302,13 +361,64 @@ export class Bench {
   }
 
   /**
+   * The peer gateway (bench/peer.ts), installed on first use, on the same Node as the service.
+   * `--headless` leaves out its web UI and log streaming; NODE_ENV=production as for the service.
+   */
+  private async startPeer(): Promise<void> {
+    this.peerInstall ??= await ensurePeer((line) => this.log(line));
+    if (this.peerPort === 0) this.peerPort = await freePort();
+    this.peer = startNode(
+      'peer',
+      [...this.loopMonitor(), this.peerInstall.entry, `--port=${this.peerPort}`, '--headless'],
+      { NODE_ENV: 'production' },
+      true,
+      this.logFile('peer'),
+      this.nodePath,
+    );
+    this.peerUrl = `http://127.0.0.1:${this.peerPort}`;
+    await waitForHttp(`${this.peerUrl}/`, this.peer);
+    this.log(
+      `peer gateway (${this.peerInstall.versions[Object.keys(this.peerInstall.versions)[0]]}) on ${this.peerUrl}`,
+    );
+  }
+
+  /** Starts the peer and checks one JSON and one streamed turn through it; on failure, says why. */
+  private async startAndCheckPeer(): Promise<void> {
+    if (!this.options.peer) return;
+    try {
+      await this.startPeer();
+    } catch (error) {
+      this.peerUnavailable = `it did not start (${error instanceof Error ? error.message : String(error)})`;
+    }
+    if (this.peerUnavailable === undefined) {
+      for (const stream of [false, true]) {
+        const probe = await this.once(
+          'peer',
+          this.turnWorkload('peer', stream ? 'stream' : 'one-word', { input: 'Hi', stream }),
+        );
+        if (!probe.ok) {
+          this.peerUnavailable = `a ${stream ? 'streamed' : 'JSON'} turn failed (${probe.error})`;
+          break;
+        }
+      }
+    }
+    if (this.peerUnavailable !== undefined) {
+      this.notes.push(`The peer gateway was not measured: ${this.peerUnavailable}.`);
+      this.log(`peer arm unavailable: ${this.peerUnavailable}`);
+      await this.peer?.stop();
+      this.peer = undefined;
+    }
+  }
+
+  /**
    * Fresh service and relay processes on the same ports and database, warmed with a few turns,
    * so memory figures start from a process without the slack earlier scenarios left in its heap.
    */
   private async restartServers(): Promise<void> {
-    await Promise.all([this.service?.stop(), this.relay?.stop()]);
-    await Promise.all([this.startService(), this.startRelay()]);
-    for (const arm of ['relay', 'service'] as const) {
+    const peer = this.peerAvailable;
+    await Promise.all([this.service?.stop(), this.relay?.stop(), this.peer?.stop()]);
+    await Promise.all([this.startService(), this.startRelay(), peer ? this.startPeer() : undefined]);
+    for (const arm of SERVER_ARMS.filter((candidate) => candidate !== 'peer' || peer)) {
       for (let turn = 0; turn < 20; turn++) {
         await this.once(arm, this.turnWorkload(arm, 'one-word', { input: 'Warm up.', stream: true }));
       }
@@ -322,7 +432,7 @@ export class Bench {
   async stop(): Promise<void> {
     this.loadgen?.process.send?.({ type: 'exit' });
     this.agent.destroy();
-    const children = [this.loadgen, this.relay, this.service, this.upstream].filter(
+    const children = [this.loadgen, this.relay, this.peer, this.service, this.upstream].filter(
       (child) => child !== undefined,
     );
     await Promise.all(children.map((child) => child.stop()));
@@ -348,6 +458,7 @@ export class Bench {
     const processes = {
       service: read(this.service),
       relay: read(this.relay),
+      peer: read(this.peer),
       upstream: read(this.upstream),
       loadgen: read(this.loadgen),
     };
@@ -364,16 +475,26 @@ export class Bench {
   private async runPhase(
     spec: Omit<PhaseSpec, 'id'>,
     onPlateau?: (id: number, open: number) => void,
-  ): Promise<{ result: PhaseResult; cpu: Partial<Record<Process, number>> }> {
+  ): Promise<{
+    result: PhaseResult;
+    cpu: Partial<Record<Process, number>>;
+    loop: Partial<Record<ServerArm, LoopStats | null>>;
+  }> {
     const id = this.nextPhase++;
     let start: Promise<CpuSnapshot> | undefined;
     let end: Promise<CpuSnapshot> | undefined;
+    let loop: Promise<Partial<Record<ServerArm, LoopStats | null>>> | undefined;
     const result = await new Promise<PhaseResult>((resolvePhase) => {
       this.waiting.set(id, {
         resolve: resolvePhase,
         onWindow: (edge) => {
-          if (edge === 'start') start = this.snapshot();
-          else end = this.snapshot();
+          if (edge === 'start') {
+            start = this.snapshot();
+            void this.loopWindow('start');
+          } else {
+            end = this.snapshot();
+            loop = this.loopWindow('end');
+          }
         },
         onPlateau,
       });
@@ -382,7 +503,7 @@ export class Bench {
     const cpu: Partial<Record<Process, number>> = {};
     if (start && end) {
       const [before, after] = await Promise.all([start, end]);
-      for (const key of ['service', 'relay', 'upstream', 'loadgen'] as const) {
+      for (const key of ['service', 'relay', 'peer', 'upstream', 'loadgen'] as const) {
         const a = before[key];
         const b = after[key];
         if (a !== null && b !== null) cpu[key] = b - a;
@@ -394,7 +515,29 @@ export class Bench {
         cpu.database = total;
       }
     }
-    return { result, cpu };
+    return { result, cpu, loop: (await loop) ?? {} };
+  }
+
+  /**
+   * Starts or ends an event-loop window in every running server (loop-monitor.ts); at the end,
+   * resolves with each one's figures (null if it did not answer).
+   */
+  private async loopWindow(edge: 'start' | 'end'): Promise<Partial<Record<ServerArm, LoopStats | null>>> {
+    const stats: Partial<Record<ServerArm, LoopStats | null>> = {};
+    await Promise.all(
+      SERVER_ARMS.map(async (arm) => {
+        const child = this.child(arm);
+        if (!child?.process.connected) return;
+        const answer =
+          edge === 'end'
+            ? waitForMessage<{ type: string; stats: LoopStats }>(child, 'bench-loop-stats', 5000)
+            : undefined;
+        // A server that exits meanwhile simply gives no figures.
+        child.process.send({ type: 'bench-loop', edge }, () => undefined);
+        if (answer) stats[arm] = await answer.then((message) => message.stats).catch(() => null);
+      }),
+    );
+    return stats;
   }
 
   // ---------------------------------------------------------------- workloads
@@ -404,7 +547,16 @@ export class Bench {
       return {
         baseUrl: this.upstreamUrl,
         path: '/v1/chat/completions',
-        headers: { authorization: 'Bearer bench-upstream-key' },
+        headers: { authorization: `Bearer ${UPSTREAM_KEY}` },
+        protocol: 'chat',
+      };
+    }
+    if (arm === 'peer') {
+      // The peer relays Chat Completions (it keeps no threads), so it gets the direct arm's bodies.
+      return {
+        baseUrl: this.peerUrl,
+        path: '/v1/chat/completions',
+        headers: peerHeaders(`${this.upstreamUrl}/v1`, UPSTREAM_KEY),
         protocol: 'chat',
       };
     }
@@ -440,7 +592,7 @@ export class Bench {
     const target = this.target(arm);
     if (turn.headers) target.headers = { ...target.headers, ...turn.headers };
     let body: unknown;
-    if (arm === 'upstream') {
+    if (arm === 'upstream' || arm === 'peer') {
       body = {
         model: profileModel(profile),
         messages: [
@@ -524,7 +676,7 @@ export class Bench {
 
   private async comparison(definition: Comparison): Promise<ScenarioResult> {
     const notes: string[] = [];
-    let arms = definition.arms.filter((arm) => arm !== 'service' || this.serviceAvailable);
+    let arms = definition.arms.filter((arm) => this.available(arm));
     if (!this.serviceAvailable && definition.arms.includes('service')) {
       notes.push(`service not measured: ${this.serviceUnavailable}`);
     }
@@ -532,9 +684,10 @@ export class Bench {
       for (const arm of [...arms]) {
         const problem = await definition.check(arm);
         if (!problem) continue;
-        if (arm !== 'service')
+        if (arm !== 'service' && arm !== 'peer')
           throw new Error(`${definition.key}: the ${arm} baseline failed its check: ${problem}`);
-        notes.push(`service excluded: its reply failed the check (${problem})`);
+        notes.push(`${arm} excluded: its reply failed the check (${problem})`);
+        this.excluded.push(`${definition.key}: ${arm} (${problem})`);
         arms = arms.filter((candidate) => candidate !== arm);
       }
     }
@@ -548,7 +701,7 @@ export class Bench {
         const durationMs = definition.phase.durationMs - definition.phase.warmupMs + warmupMs;
         const profiling = arm === 'service' && round === 0 && this.options.profileScenarios;
         if (profiling) this.service!.process.kill('SIGUSR2');
-        const { result, cpu } = await this.runPhase({
+        const { result, cpu, loop } = await this.runPhase({
           ...definition.phase,
           warmupMs,
           durationMs,
@@ -560,12 +713,22 @@ export class Bench {
         if (!entry) {
           entry = {
             results: [],
-            cpu: { service: 0, relay: 0, upstream: 0, loadgen: 0, database: 0 },
-            cpuKnown: { service: true, relay: true, upstream: true, loadgen: true, database: true },
+            loops: [],
+            cpu: { service: 0, relay: 0, peer: 0, upstream: 0, loadgen: 0, database: 0 },
+            cpuKnown: {
+              service: true,
+              relay: true,
+              peer: true,
+              upstream: true,
+              loadgen: true,
+              database: true,
+            },
           };
           accumulated.set(arm, entry);
         }
         entry.results.push(result);
+        const armLoop = arm === 'upstream' ? undefined : loop[arm];
+        if (armLoop) entry.loops.push(armLoop);
         for (const key of Object.keys(entry.cpu) as Process[]) {
           if (cpu[key] === undefined) entry.cpuKnown[key] = false;
           else entry.cpu[key] += cpu[key];
@@ -610,6 +773,13 @@ export class Bench {
       return `${arm} ttft p50 ${fmt(result.ttft?.p50)} total p50 ${fmt(result.total?.p50)} p99 ${fmt(result.total?.p99)} errors ${Object.values(result.errors).reduce((a, b) => a + b, 0)}`;
     };
     this.log(`  ${arms.map(describe).join(' | ')}`);
+    for (const arm of arms) {
+      const loop = scenario.arms[arm]?.loop;
+      if (loop)
+        this.log(
+          `  ${arm} event loop: busy ${(loop.utilization * 100).toFixed(0)}%, delay p50 ${fmt(loop.delayP50Ms)} p99 ${fmt(loop.delayP99Ms)} ms`,
+        );
+    }
     return scenario;
   }
 
@@ -643,7 +813,7 @@ export class Bench {
   async scenarios(): Promise<ScenarioResult[]> {
     const o = this.options;
     const want = (key: string) => o.only.length === 0 || o.only.includes(key);
-    const all: Arm[] = ['upstream', 'relay', 'service'];
+    const all: Arm[] = ['upstream', 'relay', 'peer', 'service'];
     const results: ScenarioResult[] = [];
     const textCheck = (assistant: string, stream: boolean, tokens: number) => (arm: Arm) =>
       this.checkReply(arm, this.turnWorkload(arm, assistant, { input: 'Hello', stream }), tokens);
@@ -656,6 +826,19 @@ export class Bench {
           setup: `1 client back to back; JSON body; fake model answers one token after ${o.ttftMs} ms`,
           arms: all,
           phase: this.closedPhase(1, 4, 1.5, 0),
+          workload: (arm) => this.turnWorkload(arm, 'one-word', { input: 'Say one word.', stream: false }),
+          check: textCheck('one-word', false, 1),
+        }),
+      );
+    }
+    if (want('one-word-concurrent')) {
+      results.push(
+        await this.comparison({
+          key: 'one-word-concurrent',
+          title: `One-word replies, ${o.clients} clients at once`,
+          setup: `${o.clients} clients back to back; JSON body; fake model answers one token after ${o.ttftMs} ms (new turns per second at full load)`,
+          arms: all,
+          phase: this.closedPhase(o.clients, 4, 1.5, 0),
           workload: (arm) => this.turnWorkload(arm, 'one-word', { input: 'Say one word.', stream: false }),
           check: textCheck('one-word', false, 1),
         }),
@@ -699,7 +882,7 @@ export class Bench {
             key: `throughput-${interval}`,
             title: `Relayed tokens: ${o.concurrency} streams at one token per ${interval} ms`,
             setup: `${o.concurrency} clients back to back; ${Math.round((o.concurrency * 1000) / Math.max(0.1, interval))} tokens/s offered`,
-            arms: ['relay', 'service'],
+            arms: ['relay', 'peer', 'service'],
             phase: {
               ...this.closedPhase(o.concurrency, 6, Math.min(4, 1 + streamMs / 1000), interval),
               rampMs: Math.min(streamMs, 3000),
@@ -806,7 +989,7 @@ export class Bench {
 
   private threadWorkload(arm: Arm, length: number): Workload {
     const tip = this.threadTips.get(`${arm}:${length}`);
-    if (arm === 'upstream') {
+    if (arm === 'upstream' || arm === 'peer') {
       const history: ChatMessage[] = [];
       for (let turn = 1; turn <= length; turn++) {
         history.push(
@@ -870,15 +1053,15 @@ export class Bench {
     if (o.only.length > 0 && !o.only.includes('sweep')) return [];
     this.log(`sweep of arrival rates ${o.rates.join(', ')}/s (one-word turns, open loop)`);
     const steps: SweepStep[] = [];
-    const stopped = new Set<Arm>(this.serviceAvailable ? [] : ['service']);
+    const stopped = new Set<Arm>(SERVER_ARMS.filter((arm) => !this.available(arm)));
     let serviceMisses = 0;
     for (const [index, rate] of o.rates.entries()) {
       const step: SweepStep = { rate, addedP99: null, held: null };
-      const order: Arm[] = index % 2 === 0 ? ['relay', 'service'] : ['service', 'relay'];
+      const order = SERVER_ARMS.map((_, at) => SERVER_ARMS[(at + index) % SERVER_ARMS.length]);
       for (const arm of order) {
         if (stopped.has(arm)) continue;
         const warmupMs = 1000;
-        const { result } = await this.runPhase({
+        const { result, loop } = await this.runPhase({
           mode: 'open',
           concurrency: 0,
           rate,
@@ -892,15 +1075,22 @@ export class Bench {
         });
         const total = summarize(result.total);
         const errors = Object.values(result.errors).reduce((a, b) => a + b, 0);
-        step[arm as 'relay' | 'service'] = {
+        step[arm] = {
           p50: total?.p50 ?? null,
           p99: total?.p99 ?? null,
           errorRate: result.samples > 0 ? errors / result.samples : 1,
           achievedRate: result.windowMs > 0 ? (result.turnsInWindow * 1000) / result.windowMs : 0,
+          loop: loop[arm] ?? null,
         };
       }
       const relay = step.relay;
       const service = step.service;
+      const peer = step.peer;
+      if (peer && (peer.errorRate > 0.01 || peer.achievedRate < 0.95 * rate)) {
+        // The peer past its knee says where it bends; the sweep goes on for the service.
+        stopped.add('peer');
+        this.notes.push(`The peer gateway stopped keeping up at ${rate}/s; the sweep went on without it.`);
+      }
       if (relay && (relay.errorRate > 0.01 || relay.achievedRate < 0.95 * rate)) {
         stopped.add('relay');
         this.notes.push(`The bare relay itself stopped keeping up at ${rate}/s; the sweep ends there.`);
@@ -923,7 +1113,7 @@ export class Bench {
       }
       steps.push(step);
       this.log(
-        `  ${rate}/s relay p50 ${fmt(relay?.p50)} p99 ${fmt(relay?.p99)} | service p50 ${fmt(service?.p50)} p99 ${fmt(service?.p99)} err ${service ? (service.errorRate * 100).toFixed(1) : '-'}% ${step.held === null ? '' : step.held ? 'held' : 'NOT held'}`,
+        `  ${rate}/s relay p50 ${fmt(relay?.p50)} p99 ${fmt(relay?.p99)} | peer p50 ${fmt(peer?.p50)} p99 ${fmt(peer?.p99)} | service p50 ${fmt(service?.p50)} p99 ${fmt(service?.p99)} err ${service ? (service.errorRate * 100).toFixed(1) : '-'}% ${step.held === null ? '' : step.held ? 'held' : 'NOT held'}`,
       );
       // Without a relay that keeps up, "service minus relay" means nothing any more; once the
       // service has missed twice in a row, higher rates only repeat the miss.
@@ -942,9 +1132,9 @@ export class Bench {
       await this.restartServers();
       const result: MemoryResult = { streams, intervalMs: o.slowIntervalMs };
       const profile = this.profiles()[`slow-${streams}`];
-      const arms: Arm[] = this.serviceAvailable ? ['relay', 'service'] : ['relay'];
+      const arms = SERVER_ARMS.filter((arm) => this.available(arm));
       for (const arm of arms) {
-        const child = arm === 'relay' ? this.relay! : this.service!;
+        const child = this.child(arm)!;
         this.log(`holding ${streams} slow streams open on the ${arm}`);
         await sleep(2000);
         const profiling = arm === 'service' && this.options.profileScenarios;
@@ -990,7 +1180,7 @@ export class Bench {
           errors: phase.errors,
           ...(usageBefore && opened ? { memoryUsage: { before: usageBefore, open: opened } } : {}),
         };
-        result[arm as 'relay' | 'service'] = entry;
+        result[arm] = entry;
         this.log(
           `  ${arm}: ${open}/${streams} open, RSS ${fmtKiB(baseline)} → ${fmtKiB(plateauKiB)}, ${entry.perStreamKiB?.toFixed(1) ?? '-'} KiB/stream, errors ${JSON.stringify(phase.errors)}`,
         );
@@ -1098,6 +1288,7 @@ export class Bench {
       env,
       false,
       this.logFile('probe-service'),
+      this.nodePath,
     );
     const base = `http://127.0.0.1:${port}`;
     const statements: StatementsResult[] = [];
@@ -1267,6 +1458,21 @@ function armResult(arm: Arm, entry: Accumulated): ArmResult {
     cpuMsPerTurn: perTurn(server),
     upstreamCpuMsPerTurn: perTurn('upstream'),
     databaseCpuMsPerTurn: arm === 'service' ? perTurn('database') : null,
+    loop: mergeLoops(entry.loops),
+  };
+}
+
+/** Several windows' event-loop figures as one: mean utilisation and median, worst p99 and max. */
+function mergeLoops(loops: LoopStats[]): LoopStats | null {
+  if (loops.length === 0) return null;
+  const mean = (pick: (loop: LoopStats) => number) =>
+    loops.reduce((sum, loop) => sum + pick(loop), 0) / loops.length;
+  return {
+    utilization: mean((loop) => loop.utilization),
+    delayP50Ms: mean((loop) => loop.delayP50Ms),
+    delayP99Ms: Math.max(...loops.map((loop) => loop.delayP99Ms)),
+    delayMaxMs: Math.max(...loops.map((loop) => loop.delayMaxMs)),
+    samples: loops.reduce((sum, loop) => sum + loop.samples, 0),
   };
 }
 

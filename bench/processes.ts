@@ -23,6 +23,7 @@ export interface Child {
 /**
  * Starts `node <args>` with the open-file limit raised to the hard limit first (thousands of
  * sockets per process in the slow-stream scenario). `exec` keeps the pid and the IPC channel.
+ * `node` is another Node.js binary for the measured servers (`--node`); default, this one.
  */
 export function startNode(
   name: string,
@@ -30,10 +31,11 @@ export function startNode(
   env: Record<string, string>,
   ipc: boolean,
   logFile?: string,
+  node: string = process.execPath,
 ): Child {
   const child = spawn(
     '/bin/sh',
-    ['-c', 'ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$0" "$@"', process.execPath, ...args],
+    ['-c', 'ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$0" "$@"', node, ...args],
     {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe', ...(ipc ? (['ipc'] as const) : [])],

@@ -1,4 +1,12 @@
-import type { ArmResult, BenchResults, ScenarioResult, SweepStep, TargetCheck } from './results.js';
+import {
+  LOOP_RESOLUTION_MS as LOOP_RESOLUTION,
+  type ArmResult,
+  type BenchResults,
+  type LoopStats,
+  type ScenarioResult,
+  type SweepStep,
+  type TargetCheck,
+} from './results.js';
 
 /**
  * Renders a run: the targets of the issue with pass/miss, the table of what the service adds, one
@@ -110,6 +118,28 @@ export function evaluateTargets(results: BenchResults): TargetCheck[] {
           : null
         : null,
   });
+  const ratios = results.scenarios
+    .filter((s) => s.arms.service && s.arms.relay)
+    .map((s) => ({
+      s,
+      service: multiple(cpuWithDatabase(s.arms.service), s.arms.relay?.cpuMsPerTurn),
+      peer: multiple(s.arms.peer?.cpuMsPerTurn ?? null, s.arms.relay?.cpuMsPerTurn),
+    }))
+    .filter((entry) => entry.service !== null);
+  const worst = ratios.reduce<(typeof ratios)[number] | null>(
+    (max, entry) => (max === null || entry.service! > max.service! ? entry : max),
+    null,
+  );
+  const withPeer = ratios.filter((entry) => entry.peer !== null);
+  const abovePeer = withPeer.filter((entry) => entry.service! >= entry.peer!);
+  checks.push({
+    target:
+      "CPU per turn (with database backends) ≤ 2× the bare relay's in every scenario, and below the peer gateway's",
+    measured: worst
+      ? `worst ${times(worst.service)} (${worst.s.title})${withPeer.length ? `; above the peer in ${abovePeer.length} of ${withPeer.length} scenarios${abovePeer.length ? ` (${abovePeer.map((entry) => `${entry.s.key} ${times(entry.service)} vs ${times(entry.peer)}`).join(', ')})` : ''}` : '; peer not measured'}`
+      : 'not measured',
+    pass: worst ? worst.service! <= 2 && abovePeer.length === 0 : null,
+  });
   const short = scenario(results, 'thread-1');
   const long = scenario(results, 'thread-200');
   const ratio =
@@ -128,6 +158,38 @@ export function evaluateTargets(results: BenchResults): TargetCheck[] {
     pass: ratio === null ? null : ratio <= 1.5,
   });
   return checks;
+}
+
+/**
+ * The peer beside the service, per scenario: CPU per turn as a multiple of the bare relay's
+ * (the service with its database backends), turns per second, and what each adds to the relay's
+ * time to first token and total.
+ */
+function sideBySide(results: BenchResults): string[] {
+  const rows = results.scenarios.filter((s) => s.arms.relay && (s.arms.peer || s.arms.service));
+  if (!rows.some((s) => s.arms.peer)) return [];
+  const lines = [
+    '### Side by side with the peer gateway (same run)',
+    '',
+    '| Scenario | CPU ms/turn: relay | peer | service (with db) | × relay: peer | service | Turns/s: relay | peer | service | Added TTFT p50: peer | service | Added total p50: peer | service | Errors: peer | service |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const s of rows) {
+    const relayCpu = s.arms.relay?.cpuMsPerTurn ?? null;
+    const peerCpu = s.arms.peer?.cpuMsPerTurn ?? null;
+    const serviceCpu = cpuWithDatabase(s.arms.service);
+    const p = peerAdded(s);
+    const errors = (arm: ArmResult | undefined) => (arm ? String(errorsOf(arm)) : '–');
+    lines.push(
+      `| ${s.title} | ${ms(relayCpu)} | ${ms(peerCpu)} | ${ms(serviceCpu)} | ${times(multiple(peerCpu, relayCpu))} | ${times(multiple(serviceCpu, relayCpu))} | ${whole(s.arms.relay?.turnsPerSecond)} | ${whole(s.arms.peer?.turnsPerSecond)} | ${whole(s.arms.service?.turnsPerSecond)} | ${signed(p.ttftP50)} | ${signed(s.arms.service ? s.added.ttftP50 : null)} | ${signed(p.totalP50)} | ${signed(s.arms.service ? s.added.totalP50 : null)} | ${errors(s.arms.peer)} | ${errors(s.arms.service)} |`,
+    );
+  }
+  lines.push(
+    '',
+    "CPU is the serving process's user + system time over the measurement windows per completed turn; the service's includes its PostgreSQL backends when it runs on PostgreSQL. The peer relays Chat Completions (it keeps no threads, so continuing a thread sends the whole history, as the direct arm does) and persists nothing. A peer's failed request is an error, never a turn.",
+    '',
+  );
+  return lines;
 }
 
 /** The highest rate up to which every rate of the sweep was held; null if the first was not. */
@@ -160,6 +222,67 @@ function armRow(label: string, arm: ArmResult | undefined, database?: number | n
   ];
 }
 
+const PEER_LABEL = 'Peer gateway (Portkey)';
+
+/** Peer minus relay, as `added` is service minus relay. */
+function peerAdded(s: ScenarioResult): ScenarioResult['added'] {
+  const peer = s.arms.peer;
+  const relay = s.arms.relay;
+  const minus = (a: number | null | undefined, b: number | null | undefined) =>
+    a === null || a === undefined || b === null || b === undefined ? null : a - b;
+  return {
+    ttftP50: minus(peer?.ttft?.p50, relay?.ttft?.p50),
+    ttftP99: minus(peer?.ttft?.p99, relay?.ttft?.p99),
+    totalP50: minus(peer?.total?.p50, relay?.total?.p50),
+    totalP99: minus(peer?.total?.p99, relay?.total?.p99),
+    gapP99: minus(peer?.gap?.p99, relay?.gap?.p99),
+    stalls: peer && relay ? peer.stalls - relay.stalls : null,
+    cpuMsPerTurn: minus(peer?.cpuMsPerTurn, relay?.cpuMsPerTurn),
+  };
+}
+
+/** The scenarios with many clients at once, where the event loop is reported. */
+function isConcurrent(s: ScenarioResult): boolean {
+  return s.key === 'one-word-concurrent' || s.key === 'stream-concurrent' || s.key.startsWith('throughput-');
+}
+
+/** CPU per turn of an arm with its database backends (the service on PostgreSQL). */
+function cpuWithDatabase(arm: ArmResult | undefined): number | null {
+  if (!arm || arm.cpuMsPerTurn === null) return null;
+  return arm.cpuMsPerTurn + (arm.databaseCpuMsPerTurn ?? 0);
+}
+
+function multiple(value: number | null, base: number | null | undefined): number | null {
+  return value === null || base === null || base === undefined || base <= 0 ? null : value / base;
+}
+
+const times = (value: number | null) => (value === null ? '–' : `${value.toFixed(1)}×`);
+
+function loopCells(loop: LoopStats | null | undefined): string {
+  return loop
+    ? `${Math.round(loop.utilization * 100)}% | ${ms(loop.delayP50Ms)} | ${ms(loop.delayP99Ms)} | ${ms(loop.delayMaxMs)}`
+    : '– | – | – | –';
+}
+
+function loopTable(s: ScenarioResult): string[] {
+  const rows = (
+    [
+      ['Bare relay', s.arms.relay],
+      [PEER_LABEL, s.arms.peer],
+      ['Service', s.arms.service],
+    ] as const
+  ).filter(([, arm]) => arm?.loop);
+  if (rows.length === 0) return [];
+  return [
+    '',
+    `Event loop of each server over the measurement windows: busy share (\`performance.eventLoopUtilization\`) and how late a ${LOOP_RESOLUTION}-ms timer fired (\`monitorEventLoopDelay\`), ms; p99 and max of the worst window.`,
+    '',
+    '| Event loop | Busy | Delay p50 | Delay p99 | Delay max |',
+    '| --- | --- | --- | --- | --- |',
+    ...rows.map(([label, arm]) => `| ${label} | ${loopCells(arm?.loop)} |`),
+  ];
+}
+
 function scenarioSection(s: ScenarioResult): string[] {
   const lines = [`### ${s.title}`, '', `${s.setup[0].toUpperCase()}${s.setup.slice(1)}.`, ''];
   lines.push(
@@ -168,15 +291,24 @@ function scenarioSection(s: ScenarioResult): string[] {
   );
   lines.push(...armRow('Upstream direct', s.arms.upstream));
   lines.push(...armRow('Bare relay', s.arms.relay));
+  lines.push(...armRow(PEER_LABEL, s.arms.peer));
   lines.push(...armRow('Service', s.arms.service, s.arms.service?.databaseCpuMsPerTurn));
   const a = s.added;
+  if (s.arms.peer && s.arms.relay) {
+    const p = peerAdded(s);
+    lines.push(
+      `| Peer − relay | ${signed(p.ttftP50)} | ${signed(p.ttftP99)} | ${signed(p.totalP50)} | ${signed(p.totalP99)} | ${signed(p.gapP99)} | ${signed(p.stalls, 0)} | | ${signed(p.cpuMsPerTurn)} | |`,
+    );
+  }
   if (s.arms.service && s.arms.relay) {
     lines.push(
       `| **Service − relay** | ${signed(a.ttftP50)} | ${signed(a.ttftP99)} | ${signed(a.totalP50)} | ${signed(a.totalP99)} | ${signed(a.gapP99)} | ${signed(a.stalls, 0)} | | ${signed(a.cpuMsPerTurn)} | |`,
     );
   }
+  if (isConcurrent(s)) lines.push(...loopTable(s));
   const errorLines = Object.entries({
     relay: s.arms.relay,
+    peer: s.arms.peer,
     service: s.arms.service,
     upstream: s.arms.upstream,
   })
@@ -206,9 +338,22 @@ export function renderMarkdown(results: BenchResults): string {
       : [
           `- CPU taken by the hypervisor for other guests (steal): ${pct(results.otherLoad.stolenDuring)} during the run, ${pct(results.otherLoad.stolenBefore ?? 0)} just before${Math.max(results.otherLoad.stolenDuring, results.otherLoad.stolenBefore ?? 0) > 0.05 ? ' (**the vCPUs were slowed down: every figure, the baselines included, is inflated and noisy**)' : ''}`,
         ]),
-    `- Node.js ${m.node}; ${Object.entries(m.packages)
+    `- Node.js ${results.serverNode ?? m.node}${results.serverNode && results.serverNode !== m.node ? ` for the measured servers (service, relay, peer; \`--node\`), ${m.node} for the bench's own processes` : ''}; ${Object.entries(
+      m.packages,
+    )
       .map(([name, version]) => `${name} ${version}`)
       .join(', ')}`,
+    ...(results.peer
+      ? [
+          `- Peer gateway: ${Object.entries(results.peer.versions)
+            .map(([name, version]) => `${name} ${version}`)
+            .join(
+              ', ',
+            )}, \`build/start-server.js --headless\`, relaying the same fake upstream as an OpenAI provider (Chat Completions); workaround applied to the installed copy: ${results.peer.patch}`,
+        ]
+      : results.options.peer
+        ? []
+        : ['- Peer gateway: not measured (`--no-peer`)']),
     `- Database: ${m.database}`,
     `- Commit: ${m.commit}${results.options.serviceNodeArgs.length ? `; service started with \`node ${results.options.serviceNodeArgs.join(' ')}\`` : ''}`,
     `- Fake model: ${results.options.ttftMs} ms to first token; ${results.options.tokens}-token streams; ${results.options.rounds} interleaved round(s) per scenario; stall = gap > interval + ${results.options.stallMs} ms${results.options.quick ? '; **quick run: few samples, figures indicative only**' : ''}`,
@@ -230,6 +375,7 @@ export function renderMarkdown(results: BenchResults): string {
   const statementsFor = (key: string): string => {
     const kind = {
       'one-word': 'new turn, JSON reply',
+      'one-word-concurrent': 'new turn, JSON reply',
       'stream-1': `new turn, streamed ${results.options.tokens} tokens`,
       'function-call': 'function-call round trip (2 requests)',
       'thread-1': 'continue a 1-turn thread',
@@ -253,6 +399,7 @@ export function renderMarkdown(results: BenchResults): string {
     );
   }
   lines.push('', 'Times in ms. TTFT is stamped at the first text delta.', '');
+  lines.push(...sideBySide(results));
 
   lines.push('## Scenarios', '');
   for (const s of results.scenarios) lines.push(...scenarioSection(s));
@@ -266,15 +413,32 @@ export function renderMarkdown(results: BenchResults): string {
       '',
       '![Latency above the fake model against arrival rate](benchmark-latency.svg)',
       '',
-      '| Arrivals/s | Relay p50 | Relay p99 | Service p50 | Service p99 | Added p99 | Service errors | Service completed/s | Held |',
-      '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+      '| Arrivals/s | Relay p50 | Relay p99 | Peer p50 | Peer p99 | Peer errors | Service p50 | Service p99 | Added p99 | Service errors | Service completed/s | Held |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     );
+    const errorRate = (arm: SweepStep['service']) => (arm ? `${(arm.errorRate * 100).toFixed(1)}%` : '–');
     for (const step of results.sweep) {
       lines.push(
-        `| ${step.rate} | ${ms(step.relay?.p50)} | ${ms(step.relay?.p99)} | ${ms(step.service?.p50)} | ${ms(step.service?.p99)} | ${signed(step.addedP99)} | ${step.service ? `${(step.service.errorRate * 100).toFixed(1)}%` : '–'} | ${whole(step.service?.achievedRate)} | ${step.held === null ? '–' : step.held ? 'yes' : 'no'} |`,
+        `| ${step.rate} | ${ms(step.relay?.p50)} | ${ms(step.relay?.p99)} | ${ms(step.peer?.p50)} | ${ms(step.peer?.p99)} | ${errorRate(step.peer)} | ${ms(step.service?.p50)} | ${ms(step.service?.p99)} | ${signed(step.addedP99)} | ${errorRate(step.service)} | ${whole(step.service?.achievedRate)} | ${step.held === null ? '–' : step.held ? 'yes' : 'no'} |`,
       );
     }
     lines.push('');
+    if (results.sweep.some((step) => step.relay?.loop || step.service?.loop || step.peer?.loop)) {
+      lines.push(
+        `Event loop of each server at each rate (busy share; how late a ${LOOP_RESOLUTION}-ms timer fired, ms: p50 / p99):`,
+        '',
+        '| Arrivals/s | Relay busy | Relay delay | Peer busy | Peer delay | Service busy | Service delay |',
+        '| --- | --- | --- | --- | --- | --- | --- |',
+        ...results.sweep.map((step) => {
+          const cells = (loop: LoopStats | null | undefined) =>
+            loop
+              ? `${Math.round(loop.utilization * 100)}% | ${ms(loop.delayP50Ms)} / ${ms(loop.delayP99Ms)}`
+              : '– | –';
+          return `| ${step.rate} | ${cells(step.relay?.loop)} | ${cells(step.peer?.loop)} | ${cells(step.service?.loop)} |`;
+        }),
+        '',
+      );
+    }
   }
 
   if (results.memory.length) {
@@ -289,6 +453,7 @@ export function renderMarkdown(results: BenchResults): string {
     for (const m of results.memory) {
       for (const [name, arm] of [
         ['Bare relay', m.relay],
+        [PEER_LABEL, m.peer],
         ['Service', m.service],
       ] as const) {
         if (!arm) continue;
@@ -423,7 +588,7 @@ export function mergeIntoDocument(existing: string | null, block: string, preamb
 
 // ---------------------------------------------------------------- the plot
 
-const COLORS = { relay: '#1f77b4', service: '#d9480f' };
+const COLORS = { relay: '#1f77b4', peer: '#7048e8', service: '#d9480f' };
 
 /**
  * Latency above the fake model's own time against arrival rate, p50 dashed and p99 solid, on a
@@ -443,7 +608,14 @@ export function renderPlot(results: BenchResults): string {
   const steps = results.sweep;
   const tickStep = Math.max(...steps.map((s) => s.rate), 500) <= 1000 ? 100 : 200;
   const maxRate = Math.ceil((Math.max(...steps.map((s) => s.rate), 500) * 1.08) / tickStep) * tickStep;
-  const values = steps.flatMap((s) => [s.relay?.p50, s.relay?.p99, s.service?.p50, s.service?.p99]);
+  const values = steps.flatMap((s) => [
+    s.relay?.p50,
+    s.relay?.p99,
+    s.peer?.p50,
+    s.peer?.p99,
+    s.service?.p50,
+    s.service?.p99,
+  ]);
   const finite = values
     .filter((v): v is number => v !== null && v !== undefined && Number.isFinite(v))
     .map((v) => v - zero);
@@ -484,7 +656,7 @@ export function renderPlot(results: BenchResults): string {
       `<text x="${x(target) + 4}" y="${top + plotH - 8}" fill="#2b8a3e">target 500/s</text>`,
     );
   }
-  const series = (arm: 'relay' | 'service', key: 'p50' | 'p99') => {
+  const series = (arm: 'relay' | 'peer' | 'service', key: 'p50' | 'p99') => {
     const points = steps
       .map((s) => [s.rate, s[arm]?.[key]] as const)
       .filter((p): p is readonly [number, number] => p[1] !== null && p[1] !== undefined);
@@ -502,6 +674,8 @@ export function renderPlot(results: BenchResults): string {
   };
   series('relay', 'p50');
   series('relay', 'p99');
+  series('peer', 'p50');
+  series('peer', 'p99');
   series('service', 'p50');
   series('service', 'p99');
   const held = heldRate(steps);
@@ -516,6 +690,12 @@ export function renderPlot(results: BenchResults): string {
     ['service p50', COLORS.service, true],
     ['bare relay p99', COLORS.relay, false],
     ['bare relay p50', COLORS.relay, true],
+    ...(steps.some((s) => s.peer)
+      ? ([
+          ['peer gateway p99', COLORS.peer, false],
+          ['peer gateway p50', COLORS.peer, true],
+        ] as const)
+      : []),
   ] as const;
   legend.forEach(([label, color, dashed], index) => {
     const ly = top + 10 + index * 20;
@@ -525,8 +705,8 @@ export function renderPlot(results: BenchResults): string {
     );
   });
   parts.push(
-    `<text x="${left + plotW + 15}" y="${top + 110}" fill="#555">${results.machine.cpus} cores, ${results.machine.database.split(' ')[0]}</text>`,
-    `<text x="${left + plotW + 15}" y="${top + 126}" fill="#555">${results.startedAt.slice(0, 10)}</text>`,
+    `<text x="${left + plotW + 15}" y="${top + 150}" fill="#555">${results.machine.cpus} cores, ${results.machine.database.split(' ')[0]}</text>`,
+    `<text x="${left + plotW + 15}" y="${top + 166}" fill="#555">${results.startedAt.slice(0, 10)}</text>`,
     '</svg>',
   );
   return parts.join('\n') + '\n';

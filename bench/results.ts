@@ -6,8 +6,25 @@ import type { Distribution } from './stats.js';
 
 /** Everything one run measured; written to bench/results/*.json and rendered into the docs. */
 
-export type Arm = 'upstream' | 'relay' | 'service';
-export const ARMS: readonly Arm[] = ['upstream', 'relay', 'service'];
+/** A server's event loop over a measurement window (measured by loop-monitor.ts). */
+export interface LoopStats {
+  /** Share of the window the event loop was busy (performance.eventLoopUtilization). */
+  utilization: number;
+  /** How late a LOOP_RESOLUTION_MS timer fired, ms (monitorEventLoopDelay minus the resolution). */
+  delayP50Ms: number;
+  delayP99Ms: number;
+  delayMaxMs: number;
+  samples: number;
+}
+
+/** Sampling interval of the event-loop delay histogram: Node's default, as prom-client's lag metric. */
+export const LOOP_RESOLUTION_MS = 10;
+
+/** upstream: the fake model called directly; relay: the bare relay; peer: the peer gateway. */
+export type Arm = 'upstream' | 'relay' | 'peer' | 'service';
+export const ARMS: readonly Arm[] = ['upstream', 'relay', 'peer', 'service'];
+/** The arms that relay the upstream (everything but the direct call). */
+export type ServerArm = Exclude<Arm, 'upstream'>;
 
 export interface ArmResult {
   samples: number;
@@ -25,6 +42,8 @@ export interface ArmResult {
   upstreamCpuMsPerTurn: number | null;
   /** CPU ms per turn of the PostgreSQL server backends (service arm on PostgreSQL only). */
   databaseCpuMsPerTurn: number | null;
+  /** The serving process's event loop over the measurement windows (worst window; see loop-monitor.ts). */
+  loop?: LoopStats | null;
 }
 
 export interface Added {
@@ -52,6 +71,7 @@ export interface ScenarioResult {
 export interface SweepStep {
   rate: number;
   relay?: StepArm;
+  peer?: StepArm;
   service?: StepArm;
   addedP99: number | null;
   held: boolean | null;
@@ -62,6 +82,7 @@ export interface StepArm {
   p99: number | null;
   errorRate: number;
   achievedRate: number;
+  loop?: LoopStats | null;
 }
 
 export interface MemoryArm {
@@ -89,6 +110,7 @@ export interface MemoryResult {
   streams: number;
   intervalMs: number;
   relay?: MemoryArm;
+  peer?: MemoryArm;
   service?: MemoryArm;
   /** With --profile-scenarios: the service's profile while the streams opened and were held. */
   profile?: ProfileResult;
@@ -128,6 +150,10 @@ export interface BenchResults {
   options: BenchOptions;
   machine: MachineInfo;
   serviceAvailable: boolean;
+  /** The peer gateway, when it was measured: versions and the workaround applied to it. */
+  peer?: { versions: Record<string, string>; patch: string } | null;
+  /** `node --version` of the measured servers (service, relay, peer); the bench's own is machine.node. */
+  serverNode?: string;
   /**
    * Share of the machine's CPU used by processes outside the bench (and outside PostgreSQL), in
    * the second before the run and during it: other work on the machine shows up as noise.

@@ -56,10 +56,11 @@ async function main(): Promise<number> {
   ].join(' ');
   process.stdout.write(`${command}: results in ${resultsDir}\n`);
 
-  const bench = new Bench(options, database, resultsDir);
   let results: BenchResults | undefined;
   let failure: unknown;
+  let bench: Bench | undefined;
   try {
+    bench = new Bench(options, database, resultsDir);
     await bench.start();
     const scenarios = await bench.scenarios();
     const sweep = await bench.sweep();
@@ -73,7 +74,9 @@ async function main(): Promise<number> {
       command,
       options,
       machine: machineInfo(database.version),
+      serverNode: bench.serverNode,
       serviceAvailable: bench.serviceAvailable,
+      peer: bench.peerInfo,
       otherLoad: {
         before: otherShare(quiet, atStart),
         during: 0,
@@ -93,7 +96,7 @@ async function main(): Promise<number> {
   } catch (error) {
     failure = error;
   } finally {
-    await bench.stop().catch(() => undefined);
+    await bench?.stop().catch(() => undefined);
     await database.drop().catch(() => undefined);
   }
   // After stop(): every child has been reaped, so its CPU time is in this process's account.
@@ -115,7 +118,35 @@ async function main(): Promise<number> {
     const verdict = check.pass === null ? 'not judged' : check.pass ? 'pass' : 'MISS';
     process.stdout.write(`  [${verdict}] ${check.target}: ${check.measured}\n`);
   }
+  if (options.strict) {
+    // The CI smoke: the bench must run end to end and every arm must answer; timing is never judged.
+    const problems = strictProblems(results, bench?.excluded ?? []);
+    for (const problem of problems) process.stderr.write(`bench smoke: ${problem}\n`);
+    if (problems.length > 0) return 1;
+    process.stdout.write('bench smoke: every arm answered every request\n');
+  }
   return 0;
+}
+
+/** What makes a strict run fail: an arm missing, excluded or answering with errors. */
+function strictProblems(results: BenchResults, excluded: string[]): string[] {
+  const problems = excluded.map((entry) => `excluded after a failed check: ${entry}`);
+  if (!results.serviceAvailable) problems.push('the service was not measured');
+  if (results.options.peer && !results.peer) problems.push('the peer gateway was not measured');
+  if (results.scenarios.length + results.sweep.length + results.memory.length === 0 && !results.soak)
+    problems.push('nothing was measured');
+  // Only the comparisons count: errors in the sweep and the held streams can be load, not breakage.
+  for (const scenario of results.scenarios) {
+    for (const [arm, result] of Object.entries(scenario.arms)) {
+      const errors = Object.entries(result.errors);
+      if (errors.length > 0)
+        problems.push(
+          `${scenario.key}, ${arm}: ${errors.map(([reason, count]) => `${count} × ${reason}`).join(', ')}`,
+        );
+      if (result.samples === 0) problems.push(`${scenario.key}, ${arm}: no samples`);
+    }
+  }
+  return problems;
 }
 
 async function writeDocs(results: BenchResults): Promise<void> {

@@ -3,6 +3,7 @@ import { ConversationsAndAgents1795301086401 } from './1795301086401-conversatio
 import { UserClaimsAndMemory1795301293355 } from './1795301293355-user-claims-and-memory.js';
 import { McpGateways1795301371344 } from './1795301371344-mcp-gateways.js';
 import { ToolsAndPlugins1795301492442 } from './1795301492442-tools-and-plugins.js';
+import { ResponseBody1795609207091 } from './1795609207091-response-body.js';
 import { DurableTurns1795610048721 } from './1795610048721-durable-turns.js';
 
 /** Every migration in order. `npm run migration:generate` appends to this list. */
@@ -12,5 +13,6 @@ export const MIGRATIONS: Function[] = [
   UserClaimsAndMemory1795301293355,
   McpGateways1795301371344,
   ToolsAndPlugins1795301492442,
+  ResponseBody1795609207091,
   DurableTurns1795610048721,
 ];

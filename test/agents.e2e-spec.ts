@@ -188,6 +188,7 @@ describe('turns with specialists, handovers and server-side tools', () => {
     const types = stream.events.map((e) => e.event ?? e.data);
     expect(types).toEqual([
       'response.created',
+      'response.in_progress',
       'response.status',
       'response.output_item.added',
       'response.web_search_call.in_progress',

@@ -362,6 +362,11 @@ describe('chat history endpoints', () => {
           conversation.id,
           `?after=${Buffer.from('2026-01-01T00:00:00.000000Z|x').toString('base64url')}`,
         ),
+        // Only a cursor the endpoint issued, exactly as issued; no operators, no unknown parameters.
+        `${LIST}?after[$gt]=x`,
+        `${LIST}?after=${encodeURIComponent('garbage=')}`,
+        messagesPath(conversation.id, `?after=${Buffer.from('01|0').toString('base64url')}`),
+        messagesPath(conversation.id, '?cursor=x'),
       ];
       for (const path of bad) {
         const reply = await get(path, 'frank');

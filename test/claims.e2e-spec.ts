@@ -184,6 +184,32 @@ describe('user claims', () => {
     ]);
   });
 
+  it('keeps keys such as "constructor" in a value, and refuses "__proto__" and unknown fields by name', async () => {
+    const claimValue = { constructor: { name: 'x' }, toString: 1, list: [{ constructor: null }] };
+    const res = await post('/user-claims', { userId: 'keys', claimKey: 'odd', claimValue });
+    expect(res.status).toBe(200);
+    expect((await get('/user-claims/keys/odd')).body.claimValue).toEqual(claimValue);
+    const proto = await post('/user-claims', {
+      userId: 'keys',
+      claimKey: 'proto',
+      claimValue: JSON.parse('{"a":{"__proto__":{"polluted":true}}}'),
+    });
+    expect(proto.status).toBe(400);
+    expect(proto.body.error.message).toContain('__proto__');
+    const unknown = await post('/user-claims', {
+      userId: 'keys',
+      claimKey: 'extra',
+      claimValue: 1,
+      claimTtl: 5,
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error).toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringContaining('claimTtl'),
+    });
+    expect(await rows(`user_id = 'keys' AND claim_key <> 'odd'`)).toEqual([]);
+  });
+
   it('accepts user ids with reserved URL characters when they are percent-encoded', async () => {
     const userId = 'ann@example.com/team #1';
     expect((await post('/user-claims', { userId, claimKey: 'k', claimValue: 1 })).status).toBe(200);

@@ -168,6 +168,12 @@ describe('memory endpoints', () => {
       ['limit=ten', 'limit'],
       ['limit=1&limit=2', 'limit'],
       ['after=not-a-cursor', 'after'],
+      ['after[$gt]=x', 'after[$gt]'],
+      [
+        'after=' +
+          Buffer.from('2026-01-01T00:00:00Z|00000000-0000-4000-8000-000000000000').toString('base64url'),
+        'after',
+      ],
       ['assistant_id=asst_123', 'assistant_id'],
       ['assistant_id=not-a-uuid', 'assistant_id'],
     ])('refuses ?%s with 400 invalid_request', async (query, mention) => {

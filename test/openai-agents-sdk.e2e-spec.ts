@@ -97,6 +97,58 @@ describe('the OpenAI Agents SDK against /v1', () => {
     expect(lookups).toEqual(['Oslo']);
   });
 
+  it('honours outputType (structured output) and modelSettings end to end', async () => {
+    const Forecast = z.object({ city: z.string(), degrees: z.number().int() });
+    const forecaster = new Agent({
+      name: 'Forecaster',
+      instructions: 'Answer with a forecast.',
+      model: agent.model,
+      outputType: Forecast,
+      modelSettings: {
+        temperature: 0.4,
+        topP: 0.8,
+        maxTokens: 120,
+        parallelToolCalls: false,
+        toolChoice: 'auto',
+        reasoning: { effort: 'low' },
+        text: { verbosity: 'low' },
+        truncation: 'auto',
+        store: true,
+      },
+    });
+    upstream.script({ text: '{"city":"Oslo","degrees":-3}' });
+    const result = await run(forecaster, 'Forecast for Oslo?');
+
+    expect(result.finalOutput).toEqual({ city: 'Oslo', degrees: -3 });
+    const sent = upstream.last.body;
+    expect(sent).toMatchObject({
+      temperature: 0.4,
+      top_p: 0.8,
+      max_tokens: 120,
+      reasoning_effort: 'low',
+      verbosity: 'low',
+      response_format: {
+        type: 'json_schema',
+        json_schema: {
+          name: 'output',
+          strict: true,
+          schema: { type: 'object', required: ['city', 'degrees'] },
+        },
+      },
+    });
+    const stored = await fetch(`${app.baseUrl}/v1/responses/${result.lastResponseId}`, {
+      headers: { 'x-api-key': org.keys.assistant },
+    }).then((res) => res.json());
+    expect(stored).toMatchObject({
+      temperature: 0.4,
+      top_p: 0.8,
+      max_output_tokens: 120,
+      truncation: 'auto',
+      text: { format: { type: 'json_schema', name: 'output', strict: true }, verbosity: 'low' },
+      reasoning: { effort: 'low' },
+    });
+  });
+
   it('continues a conversation from the last response id', async () => {
     scriptWeatherLoop('call_agents_3');
     const first = await run(agent, 'What is the weather in Oslo?');

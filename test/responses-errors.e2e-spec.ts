@@ -211,7 +211,7 @@ describe('POST /v1/responses: authentication, validation and error codes', () =>
         'invalid_request_error',
       );
       expectError(
-        await post({ model, input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'x' }] }] }),
+        await post({ model, input: [{ role: 'user', content: [{ type: 'input_audio', input_audio: {} }] }] }),
         400,
         'invalid_input_type',
         'invalid_request_error',

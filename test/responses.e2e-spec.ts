@@ -109,6 +109,7 @@ describe('POST /v1/responses over raw HTTP', () => {
     const types = stream.events.map((event) => event.event ?? event.data);
     expect(types).toEqual([
       'response.created',
+      'response.in_progress',
       'response.output_item.added',
       'response.content_part.added',
       'response.output_text.delta',
@@ -127,16 +128,17 @@ describe('POST /v1/responses over raw HTTP', () => {
     expect(stream.raw).toMatch(/^event: response\.created\ndata: \{.*\}\n\n/);
 
     const created = payloads[0].response;
-    const completed = payloads[8].response;
+    const completed = payloads[9].response;
     expect(created).toMatchObject({ status: 'in_progress', output: [] });
+    expect(payloads[1].response).toEqual(created);
     expect(completed.id).toBe(created.id);
     expect(completed.status).toBe('completed');
-    const itemId = payloads[1].item.id;
-    expect(payloads[1]).toMatchObject({
+    const itemId = payloads[2].item.id;
+    expect(payloads[2]).toMatchObject({
       output_index: 0,
       item: { id: itemId, type: 'message', content: [] },
     });
-    expect(payloads[2]).toMatchObject({
+    expect(payloads[3]).toMatchObject({
       item_id: itemId,
       output_index: 0,
       content_index: 0,
@@ -144,13 +146,13 @@ describe('POST /v1/responses over raw HTTP', () => {
     });
     expect(
       payloads
-        .slice(3, 6)
+        .slice(4, 7)
         .map((p) => p.delta)
         .join(''),
     ).toBe('one two three');
-    expect(payloads[3]).toMatchObject({ item_id: itemId, output_index: 0, content_index: 0, logprobs: [] });
-    expect(payloads[6]).toMatchObject({ item_id: itemId, text: 'one two three', logprobs: [] });
-    expect(payloads[7].item).toMatchObject({ id: itemId, status: 'completed' });
+    expect(payloads[4]).toMatchObject({ item_id: itemId, output_index: 0, content_index: 0, logprobs: [] });
+    expect(payloads[7]).toMatchObject({ item_id: itemId, text: 'one two three', logprobs: [] });
+    expect(payloads[8].item).toMatchObject({ id: itemId, status: 'completed' });
 
     // What response.completed carried is what a later read shows.
     const read = await call(app.baseUrl, 'GET', `/v1/responses/${completed.id}`, { key: org.keys.assistant });
@@ -172,6 +174,7 @@ describe('POST /v1/responses over raw HTTP', () => {
     const types = first.events.map((event) => event.event ?? event.data);
     expect(types).toEqual([
       'response.created',
+      'response.in_progress',
       'response.output_item.added',
       'response.function_call_arguments.delta',
       'response.function_call_arguments.delta',
@@ -180,14 +183,14 @@ describe('POST /v1/responses over raw HTTP', () => {
       'response.completed',
       '[DONE]',
     ]);
-    const done = first.events[4].json;
+    const done = first.events[5].json;
     expect(done).toMatchObject({
       name: 'get_weather',
       call_id: 'call_abc',
       arguments: '{"city":"Paris"}',
       output_index: 0,
     });
-    const completed = first.events[6].json.response;
+    const completed = first.events[7].json.response;
     expect(completed.status).toBe('requires_action');
     expect(completed.output).toEqual([
       {

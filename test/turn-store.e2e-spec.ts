@@ -72,6 +72,7 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
       previousResponseId: previous?.responseId ?? null,
       userId: previous ? previous.userId : 'u1',
       status: 'completed',
+      body: null,
       depth: (previous?.depth ?? 0) + 1,
       activeAgent: null,
       instructions: null,
@@ -210,6 +211,7 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
         output: third.output,
         activeAgent: null,
         transcript: [...first.transcript, ...second.transcript, ...third.transcript],
+        complete: true,
       });
       expect((await store.loadThread(orgA, asstA, 'u1', second.responseId))?.activeAgent).toBe('billing');
     });

@@ -1,234 +1,39 @@
-import 'reflect-metadata';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { getDataSourceToken } from '@nestjs/typeorm';
-import pg from 'pg';
-import type { DataSource } from 'typeorm';
-import { loadConfig, type AppConfig } from '../config/app-config.js';
-import { openDatabase } from '../database/embedded-postgres.js';
-import { runMigrationsLocked } from '../database/migration-runner.js';
-import { AdminUsageError, type AdminCommand, type OptionValues } from './admin-command.js';
-import { AdminModule } from './admin.module.js';
-import { applyCommand } from './commands/apply.command.js';
-import { assistantCommands } from './commands/assistants.commands.js';
-import { keyCommands } from './commands/keys.commands.js';
-import { organizationCommands } from './commands/organizations.commands.js';
-import { userCommands } from './commands/users.commands.js';
-import { toolCommands } from '../tools/admin/tools.commands.js';
+import { keyCommands } from '../api-keys/admin/keys.commands.js';
+import { ApiKeysModule } from '../api-keys/api-keys.module.js';
+import { createAdminRunner } from '../admin-framework/admin-runner.js';
+import type { AdminFeature } from '../admin-framework/admin-tool.module.js';
+import { ENTITIES } from '../entities.js';
+import { assistantCommands } from '../assistants/admin/assistants.commands.js';
+import { AssistantsModule } from '../assistants/assistants.module.js';
 import { gatewayCommands } from '../mcp-gateway/gateways.commands.js';
+import { McpGatewaysModule } from '../mcp-gateway/mcp-gateways.module.js';
+import { organizationCommands } from '../organizations/admin/organizations.commands.js';
+import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { specialistCommands } from '../specialists/admin/specialists.commands.js';
+import { SpecialistsModule } from '../specialists/specialists.module.js';
+import { toolCommands } from '../tools/admin/tools.commands.js';
+import { ToolsModule } from '../tools/tools.module.js';
+import { userCommands } from '../users/admin/users.commands.js';
+import { UsersModule } from '../users/users.module.js';
 
-export const ADMIN_COMMANDS: readonly AdminCommand[] = [
-  ...organizationCommands,
-  ...keyCommands,
-  ...assistantCommands,
-  ...specialistCommands,
-  ...toolCommands,
-  ...gatewayCommands,
-  ...userCommands,
-  applyCommand,
+/**
+ * The admin command-line tool as shipped: the features it knows, in the order `help` lists their
+ * commands (then `apply`, which the framework adds). A feature whose resources `apply` should
+ * know provides its section in the module listed here. Like AppModule for the HTTP service, this
+ * is a composition root: the only admin file that imports features.
+ */
+export const ADMIN_FEATURES: readonly AdminFeature[] = [
+  { module: OrganizationsModule, commands: organizationCommands },
+  { module: ApiKeysModule, commands: keyCommands },
+  { module: AssistantsModule, commands: assistantCommands },
+  { module: SpecialistsModule, commands: specialistCommands },
+  { module: ToolsModule, commands: toolCommands },
+  { module: McpGatewaysModule, commands: gatewayCommands },
+  { module: UsersModule, commands: userCommands },
 ];
 
-export interface AdminOutput {
-  write(chunk: string): unknown;
-}
-
-export interface AdminIo {
-  stdout: AdminOutput;
-  stderr: AdminOutput;
-}
-
-interface Invocation {
-  command: AdminCommand;
-  options: OptionValues;
-  args: string[];
-  help: boolean;
-}
-
 /**
- * Runs one admin command and returns its exit code: 0 on success, 1 on any error (reported on
- * stderr, as JSON with `--json`, never with a stack). `env` replaces the process environment, so
- * tests point the tool at their own database.
+ * Runs one admin command and returns its exit code (0 success, 1 error on stderr). `env`
+ * replaces the process environment, so tests point the tool at their own database.
  */
-export async function runAdmin(
-  argv: readonly string[],
-  io: AdminIo,
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): Promise<number> {
-  const json = argv.includes('--json');
-  if (argv.length === 0 || ['help', '--help', '-h'].includes(argv[0])) {
-    io.stdout.write(usage());
-    return 0;
-  }
-  let session: AdminSession | undefined;
-  try {
-    const invocation = parseInvocation(argv);
-    if (invocation.help) {
-      io.stdout.write(commandHelp(invocation.command));
-      return 0;
-    }
-    session = await openSession(loadConfig(env), (waitingFor) => {
-      if (!json) io.stderr.write(`The embedded database is held by ${waitingFor}; waiting for it…\n`);
-    });
-    if (session.migrations.length > 0 && !json) {
-      io.stderr.write(`Applied migrations: ${session.migrations.join(', ')}\n`);
-    }
-    const output = await invocation.command.run({
-      app: session.app,
-      options: invocation.options,
-      args: invocation.args,
-      cwd: env.INIT_CWD ?? process.cwd(), // npm runs scripts in the package root; paths are the user's
-    });
-    io.stdout.write(json ? `${JSON.stringify(output.json, null, 2)}\n` : `${output.text}\n`);
-    return 0;
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    io.stderr.write(json ? `${JSON.stringify({ error: { message } })}\n` : `error: ${message}\n`);
-    return 1;
-  } finally {
-    await session?.close().catch((error: unknown) => {
-      // The command's work is done (or reported); only say that the cleanup failed.
-      io.stderr.write(`warning: could not close the database: ${(error as Error).message}\n`);
-    });
-  }
-}
-
-function parseInvocation(argv: readonly string[]): Invocation {
-  const command = ADMIN_COMMANDS.find((candidate) =>
-    candidate.words.every((word, index) => argv[index] === word),
-  );
-  if (!command) {
-    const known = [...new Set(ADMIN_COMMANDS.map((c) => c.words[0]))].join(', ');
-    throw new AdminUsageError(
-      `unknown command "${argv.slice(0, 2).join(' ')}" (commands: ${known}; try help)`,
-    );
-  }
-  const declared = command.options ?? {};
-  const options: NonNullable<ParseArgsConfig['options']> = {
-    json: { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
-  };
-  for (const [name, option] of Object.entries(declared)) {
-    options[name] = option.short ? { type: option.type, short: option.short } : { type: option.type };
-  }
-  let parsed: { values: OptionValues; positionals: string[] };
-  try {
-    parsed = parseArgs({
-      args: argv.slice(command.words.length),
-      options,
-      allowPositionals: true,
-      strict: true,
-    }) as { values: OptionValues; positionals: string[] };
-  } catch (error) {
-    throw new AdminUsageError(
-      `${(error as Error).message}\nusage: npm run admin -- ${commandUsage(command)}`,
-    );
-  }
-  const { values, positionals } = parsed;
-  const help = values.help === true;
-  if (!help) {
-    const missing = Object.entries(declared).filter(
-      ([name, option]) => option.required && values[name] === undefined,
-    );
-    if (missing.length > 0) {
-      throw new AdminUsageError(
-        `missing ${missing.map(([name]) => `--${name}`).join(', ')}\nusage: npm run admin -- ${commandUsage(command)}`,
-      );
-    }
-    const expected = command.args?.length ?? 0;
-    if (positionals.length !== expected) {
-      throw new AdminUsageError(
-        `expected ${expected === 0 ? 'no' : expected} argument${expected === 1 ? '' : 's'}, got ${positionals.length}\nusage: npm run admin -- ${commandUsage(command)}`,
-      );
-    }
-  }
-  return { command, options: values, args: positionals, help };
-}
-
-function commandUsage(command: AdminCommand): string {
-  const options = Object.entries(command.options ?? {}).map(([name, option]) => {
-    const flag = option.short ? `-${option.short}` : `--${name}`;
-    const text = option.type === 'boolean' ? flag : `${flag} ${option.placeholder ?? '<value>'}`;
-    return option.required ? text : `[${text}]`;
-  });
-  return [...command.words, ...options, ...(command.args ?? []), '[--json]'].join(' ');
-}
-
-function commandHelp(command: AdminCommand): string {
-  const lines = [`usage: npm run admin -- ${commandUsage(command)}`, '', command.summary, ''];
-  for (const [name, option] of Object.entries(command.options ?? {})) {
-    const flag = option.short ? `-${option.short}, --${name}` : `--${name}`;
-    lines.push(`  ${flag.padEnd(22)} ${option.description}${option.required ? ' (required)' : ''}`);
-  }
-  lines.push(`  ${'--json'.padEnd(22)} machine-readable output`, '');
-  return lines.join('\n');
-}
-
-function usage(): string {
-  const lines = [
-    'usage: npm run admin -- <command> [options] [--json]',
-    '       npm run admin -- <command> --help   (the options of one command)',
-    '',
-    'commands:',
-  ];
-  for (const command of ADMIN_COMMANDS) {
-    lines.push(`  ${command.words.join(' ').padEnd(24)} ${command.summary}`);
-  }
-  lines.push(
-    '',
-    'Every command accepts --json for machine-readable output; errors go to stderr with exit code 1.',
-    'The database is DATABASE_URL, or the embedded one in EMBEDDED_DATA_DIR (through the running',
-    'service when there is one). See docs/admin-cli.md.',
-    '',
-  );
-  return lines.join('\n');
-}
-
-interface AdminSession {
-  app: INestApplicationContext;
-  /** Migrations this run applied (the schema is brought up to date before any command). */
-  migrations: string[];
-  close(): Promise<void>;
-}
-
-/**
- * Fails at once when the database cannot be reached: the service's connection retries (about
- * 30 seconds, for a database still starting) would only make a mistyped URL hang the command.
- */
-async function assertReachable(url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
-  try {
-    await client.connect();
-  } catch (error) {
-    throw new AdminUsageError(`cannot connect to the database: ${(error as Error).message}`);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-async function openSession(config: AppConfig, onWait: (waitingFor: string) => void): Promise<AdminSession> {
-  const database = await openDatabase({ ...config.database, role: 'cli', onWait });
-  let app: INestApplicationContext | undefined;
-  try {
-    await assertReachable(database.url);
-    app = await NestFactory.createApplicationContext(AdminModule.register(config, database), {
-      logger: false,
-      abortOnError: false,
-    });
-    const migrations = await runMigrationsLocked(app.get<DataSource>(getDataSourceToken()));
-    const context = app;
-    return {
-      app,
-      migrations,
-      close: async () => {
-        await context.close();
-        await database.close();
-      },
-    };
-  } catch (error) {
-    await app?.close().catch(() => undefined);
-    await database.close();
-    throw error;
-  }
-}
+export const runAdmin = createAdminRunner({ features: ADMIN_FEATURES, entities: ENTITIES });

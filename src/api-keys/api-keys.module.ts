@@ -1,9 +1,13 @@
 import { Module } from '@nestjs/common';
+import { OrganizationsModule } from '../organizations/organizations.module.js';
+import { ApiKeysApplySection } from './admin/api-keys.apply-section.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
 import { ApiKeysService } from './api-keys.service.js';
 
+/** API keys: storage, authentication and its cache, and the `apply -f` section of declared keys. */
 @Module({
-  providers: [ApiKeysRepository, ApiKeysService],
+  imports: [OrganizationsModule],
+  providers: [ApiKeysRepository, ApiKeysService, ApiKeysApplySection],
   exports: [ApiKeysService],
 })
 export class ApiKeysModule {}

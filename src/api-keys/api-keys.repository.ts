@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, IsNull, Repository } from 'typeorm';
+import { DataSource, IsNull, type EntityManager, Repository } from 'typeorm';
 import { ApiKeyEntity } from './entities/api-key.entity.js';
 
 @Injectable()
@@ -43,5 +43,32 @@ export class ApiKeysRepository {
 
   async touchLastUsed(keyId: string, at: Date): Promise<void> {
     await this.keys.update({ id: keyId }, { lastUsedAt: at });
+  }
+
+  /** A key by hash inside `manager`'s transaction (the declarative apply). */
+  findByHashIn(keyHash: string, manager: EntityManager): Promise<ApiKeyEntity | null> {
+    return manager.getRepository(ApiKeyEntity).findOne({ where: { keyHash } });
+  }
+
+  saveIn(key: ApiKeyEntity, manager: EntityManager): Promise<ApiKeyEntity> {
+    return manager.getRepository(ApiKeyEntity).save(key);
+  }
+
+  /** `apply --prune`: revokes the organization's active keys whose hash is not in `keep`. */
+  async revokeExcept(
+    organizationId: string,
+    keep: readonly string[],
+    at: Date,
+    manager: EntityManager,
+  ): Promise<ApiKeyEntity[]> {
+    const result = await manager
+      .createQueryBuilder()
+      .update(ApiKeyEntity)
+      .set({ revokedAt: at })
+      .where('organization_id = :organizationId AND revoked_at IS NULL', { organizationId })
+      .andWhere('NOT (key_hash = ANY(:keep))', { keep: [...keep] })
+      .returning(['id', 'name'])
+      .execute();
+    return result.raw as ApiKeyEntity[];
   }
 }

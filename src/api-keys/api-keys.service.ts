@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { describeUnexpected } from '../common/errors/all-exceptions.filter.js';
 import { apiKeyHint, generateApiKey, hashApiKey, isSha256Hex, isWellFormedApiKey } from './api-key-format.js';
@@ -115,10 +116,57 @@ export class ApiKeysService {
   async revoke(organizationId: string, keyId: string): Promise<boolean> {
     const revoked = await this.repository.revoke(organizationId, keyId, new Date());
     // This process forgets at once; other processes within the cache TTL.
-    if (revoked) {
-      for (const [hash, entry] of this.cache) if (entry.principal?.keyId === keyId) this.cache.delete(hash);
-    }
+    if (revoked) this.forget(keyId);
     return revoked;
+  }
+
+  /**
+   * Declares a key the caller holds (the declarative apply reads it from a secret in its
+   * environment; only its SHA-256 is stored): imports it, or brings its name and scopes up to date. A hash that belongs to
+   * another organization, or to a revoked key, is refused: a revoked key never comes back.
+   */
+  async declareByHash(
+    organizationId: string,
+    declaration: { name: string; key: string; scopes: readonly string[] },
+    manager: EntityManager,
+  ): Promise<{ key: ApiKeyEntity; action: 'created' | 'updated' | 'unchanged' }> {
+    const scopes = parseScopes(declaration.scopes);
+    if (!isWellFormedApiKey(declaration.key)) {
+      throw new ApiKeyInputError('the key must be swb_ followed by base62 characters, or 64 lowercase hex');
+    }
+    const keyHash = hashApiKey(declaration.key);
+    const existing = await this.repository.findByHashIn(keyHash, manager);
+    if (!existing) {
+      const legacy = isSha256Hex(declaration.key);
+      const hint = legacy ? 'legacy' : apiKeyHint(declaration.key);
+      const key = this.newRecord(organizationId, declaration.name, keyHash, hint, scopes, legacy);
+      return { key: await this.repository.saveIn(key, manager), action: 'created' };
+    }
+    if (existing.organizationId !== organizationId) {
+      throw new ApiKeyInputError('this key already belongs to another organization');
+    }
+    if (existing.revokedAt !== null) throw new ApiKeyInputError('this key was revoked; declare a new one');
+    const sameScopes = [...existing.scopes].sort().join() === [...scopes].sort().join();
+    if (existing.name === declaration.name && sameScopes) return { key: existing, action: 'unchanged' };
+    Object.assign(existing, { name: declaration.name, scopes });
+    this.forget(existing.id);
+    return { key: await this.repository.saveIn(existing, manager), action: 'updated' };
+  }
+
+  /** `apply --prune`: revokes the organization's active keys not declared (by hash). */
+  async revokeUndeclared(
+    organizationId: string,
+    keepHashes: readonly string[],
+    manager: EntityManager,
+  ): Promise<ApiKeyEntity[]> {
+    const revoked = await this.repository.revokeExcept(organizationId, keepHashes, new Date(), manager);
+    for (const key of revoked) this.forget(key.id);
+    return revoked;
+  }
+
+  /** This process stops trusting a changed key at once; other processes within the cache TTL. */
+  private forget(keyId: string): void {
+    for (const [hash, entry] of this.cache) if (entry.principal?.keyId === keyId) this.cache.delete(hash);
   }
 
   private newRecord(

@@ -1,9 +1,13 @@
 import { Module } from '@nestjs/common';
+import { OrganizationsModule } from '../organizations/organizations.module.js';
+import { AssistantsApplySection } from './admin/assistants.apply-section.js';
 import { AssistantsRepository } from './assistants.repository.js';
 import { AssistantsService } from './assistants.service.js';
 
+/** Assistants: storage, the service, and their `apply -f` section (which resolves organizations). */
 @Module({
-  providers: [AssistantsRepository, AssistantsService],
+  imports: [OrganizationsModule],
+  providers: [AssistantsRepository, AssistantsService, AssistantsApplySection],
   exports: [AssistantsService],
 })
 export class AssistantsModule {}

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager, Repository } from 'typeorm';
 import { TransactionalConnection } from '../database/transactional-connection.js';
 import { AssistantEntity } from './entities/assistant.entity.js';
+import { deleteExcept, type DeletedRow } from '../database/delete-except.js';
 
 @Injectable()
 export class AssistantsRepository {
@@ -37,5 +38,14 @@ export class AssistantsRepository {
 
   save(assistant: AssistantEntity, manager?: EntityManager): Promise<AssistantEntity> {
     return this.connection.getRepository(AssistantEntity, manager).save(assistant);
+  }
+
+  /** `apply --prune`: the organization's assistants not named in `keep` (their history goes with them). */
+  deleteExcept(
+    organizationId: string,
+    keep: readonly string[],
+    manager: EntityManager,
+  ): Promise<DeletedRow[]> {
+    return deleteExcept(manager, AssistantEntity, { organization_id: organizationId }, keep);
   }
 }

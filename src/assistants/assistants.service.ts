@@ -3,7 +3,8 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AssistantsRepository } from './assistants.repository.js';
 import { AssistantEntity } from './entities/assistant.entity.js';
-import { ModelSettingsError, parseModelSettings } from './model-settings.js';
+import { ModelSettingsError, parseModelSettings } from '../llm/model-settings.js';
+import type { DeletedRow } from '../database/delete-except.js';
 
 export class AssistantInputError extends Error {}
 
@@ -161,6 +162,16 @@ export class AssistantsService {
         throw error;
       }
     }
+  }
+  /** `apply --prune`: deletes the organization's assistants not named in `keep`, with their history. */
+  async pruneExcept(
+    organizationId: string,
+    keep: readonly string[],
+    manager: EntityManager,
+  ): Promise<DeletedRow[]> {
+    const deleted = await this.repository.deleteExcept(organizationId, keep, manager);
+    for (const { id } of deleted) this.cache.delete(`${organizationId}:${id}`);
+    return deleted;
   }
 }
 

@@ -1,46 +1,39 @@
-import { CanActivate, ExecutionContext, Injectable, Logger } from '@nestjs/common';
+import { ExecutionContext, Injectable, Logger } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { AuthGuard, type IAuthModuleOptions } from '@nestjs/passport';
 import type { Request } from 'express';
-import { ApiKeysService } from '../api-keys/api-keys.service.js';
+import type { ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
 import type { ApiKeyScope } from '../api-keys/entities/api-key.entity.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { currentRequestContext } from '../common/logging/request-context.js';
+import { ApiKeyStrategy } from './api-key.strategy.js';
 import { HAS_OWN_AUTH, IS_PUBLIC, REQUIRED_SCOPES, type AuthenticatedRequest } from './auth.decorators.js';
 
-/** Reads the key from `x-api-key` or `Authorization: Bearer`; the two are equivalent. */
-export function presentedApiKey(req: Request): string | undefined {
-  const header = req.headers['x-api-key'];
-  if (typeof header === 'string' && header.length > 0) return header.trim();
-  const authorization = req.headers.authorization;
-  if (authorization) {
-    const match = /^Bearer\s+(.+)$/i.exec(authorization);
-    return match ? match[1].trim() : authorization.trim();
-  }
-  return undefined;
-}
-
-/** Deny by default: every route is closed unless it declares scopes, `@Public()` or its own auth. */
+/**
+ * Deny by default: every route is closed unless it declares scopes, `@Public()` or its own auth.
+ * The key is authenticated by the `api-key` passport strategy; the scopes are checked here.
+ */
 @Injectable()
-export class ApiKeyGuard implements CanActivate {
+export class ApiKeyGuard extends AuthGuard() {
   private readonly logger = new Logger('ApiKeyGuard');
 
   constructor(
     private readonly reflector: Reflector,
-    private readonly apiKeys: ApiKeysService,
-  ) {}
+    strategy: ApiKeyStrategy,
+  ) {
+    // This app's own strategy instance, not the one passport registered last under its name:
+    // several apps in one process (replicas in tests) each keep their own key lookup.
+    super({ defaultStrategy: strategy as unknown as string } satisfies IAuthModuleOptions);
+  }
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
     if (this.reflector.getAllAndOverride<boolean>(HAS_OWN_AUTH, targets)) return true;
     const required = this.reflector.getAllAndOverride<ApiKeyScope[] | undefined>(REQUIRED_SCOPES, targets);
 
-    const req = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
-    const presented = presentedApiKey(req);
-    if (!presented)
-      throw new ApiError('missing_api_key', 'Send an API key in x-api-key or Authorization: Bearer');
-    const principal = await this.apiKeys.authenticate(presented);
-    if (!principal) throw new ApiError('invalid_api_key', 'The API key is malformed, unknown or revoked');
+    await super.canActivate(context);
+    const principal = context.switchToHttp().getRequest<Request & AuthenticatedRequest>().principal!;
 
     if (!required) {
       this.logger.error({
@@ -57,9 +50,21 @@ export class ApiKeyGuard implements CanActivate {
         `This API key needs scope ${[...required, 'full_access'].map((s) => `"${s}"`).join(' or ')}`,
       );
     }
-    req.principal = principal;
     const log = currentRequestContext();
     if (log) log.organizationId = principal.organizationId;
     return true;
+  }
+
+  override getAuthenticateOptions(): { session: false; property: keyof AuthenticatedRequest } {
+    return { session: false, property: 'principal' };
+  }
+
+  /** The strategy fails with the envelope's own error (missing or invalid key). */
+  override handleRequest<User = ApiKeyPrincipal>(err: unknown, user: User | false, info: unknown): User {
+    if (err instanceof Error) throw err;
+    if (user) return user;
+    throw info instanceof ApiError
+      ? info
+      : new ApiError('invalid_api_key', 'The API key is malformed, unknown or revoked');
   }
 }

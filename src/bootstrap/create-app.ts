@@ -3,16 +3,17 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { getDataSourceToken } from '@nestjs/typeorm';
-import express, { type NextFunction, type Request, type Response } from 'express';
 import type { DataSource } from 'typeorm';
 import { AppModule } from '../app.module.js';
-import { toApiError } from '../common/errors/all-exceptions.filter.js';
-import { ApiError } from '../common/errors/error-catalogue.js';
 import { JsonLogger } from '../common/logging/json-logger.js';
-import { requestIdMiddleware } from '../common/http/request-id.middleware.js';
+import { answerMalformedHttp } from '../common/http/client-error.js';
+import { requestEdge } from '../common/http/request-edge.middleware.js';
 import type { AppConfig } from '../config/app-config.js';
 import { openDatabase, type DatabaseHandle } from '../database/embedded-postgres.js';
 import { runMigrationsLocked } from '../database/migration-runner.js';
+import { packageVersion } from '../common/runtime/package-version.js';
+import { startTracing } from '../common/tracing/tracing-sdk.js';
+import { isGatewayMessagePost } from '../mcp-gateway/gateway-message-body.js';
 import { QuickstartService, type QuickstartCredentials } from '../quickstart/quickstart.service.js';
 
 export interface RunningApp {
@@ -43,18 +44,23 @@ export async function createApp(
   if (database.thread && logger !== false) {
     logger.log({ msg: 'embedded database started', thread: database.thread });
   }
+  const tracing = startTracing(config.tracing, packageVersion());
   let app: NestExpressApplication | undefined;
   try {
-    app = await NestFactory.create<NestExpressApplication>(AppModule.register(config, database), {
-      bodyParser: false,
-      abortOnError: false,
-      logger: logger === false ? false : logger,
-    });
+    app = await NestFactory.create<NestExpressApplication>(
+      AppModule.register(config, database, requestEdge(config.server.bodyLimitBytes, isGatewayMessagePost)),
+      {
+        bodyParser: false,
+        abortOnError: false,
+        logger: logger === false ? false : logger,
+      },
+    );
     if (logger !== false) Logger.overrideLogger(logger);
     app.set('trust proxy', config.server.trustProxy);
     app.disable('x-powered-by');
-    app.use(requestIdMiddleware);
-    app.use(jsonBody(config.server.bodyLimitBytes));
+    // Request id, the text rule and body, and the rest of the request edge: AppModule.configure,
+    // in order. What Node's HTTP parser refuses still gets the envelope:
+    answerMalformedHttp(app.getHttpServer(), config.server);
     // No enableShutdownHooks(): main.ts runs the graceful sequence (src/lifecycle) on signals.
     await app.init();
     const dataSource = app.get<DataSource>(getDataSourceToken());
@@ -68,23 +74,13 @@ export async function createApp(
       close: async () => {
         await running.close();
         await database.close();
+        await tracing?.shutdown();
       },
     };
   } catch (error) {
     await app?.close().catch(() => undefined);
     await database.close();
+    await tracing?.shutdown();
     throw error;
   }
-}
-
-/** JSON bodies only; parse failures and oversized bodies answer in the envelope at once. */
-function jsonBody(limit: number) {
-  const parse = express.json({ limit, strict: false });
-  return (req: Request, res: Response, next: NextFunction): void => {
-    parse(req, res, (error?: unknown) => {
-      if (!error) return next();
-      const apiError = toApiError(error) ?? new ApiError('invalid_request', 'Request body could not be read');
-      res.status(apiError.status).json(apiError.toBody());
-    });
-  };
 }

@@ -3,7 +3,13 @@ import type { ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
 import { Principal, RequireScopes } from '../auth/auth.decorators.js';
 import type { StoredClaim } from './claims.repository.js';
 import { ClaimsService } from './claims.service.js';
-import { parseBulkClaims, parseClaimInput, parseClaimKey, parseUserId } from './dto/claim-input.dto.js';
+import {
+  BulkClaimsDto,
+  ClaimInputDto,
+  ClaimParams,
+  toClaimInput,
+  UserClaimsParams,
+} from './dto/claim-input.dto.js';
 
 /** The claim record of decisions.md; other columns (the row id, the organization) stay inside. */
 export interface ClaimRecord {
@@ -32,52 +38,43 @@ export class ClaimsController {
 
   @Post()
   @HttpCode(200)
-  async upsert(@Principal() principal: ApiKeyPrincipal, @Body() body: unknown): Promise<ClaimRecord> {
-    return toRecord(await this.claims.upsert(principal.organizationId, parseClaimInput(body)));
+  async upsert(@Principal() principal: ApiKeyPrincipal, @Body() claim: ClaimInputDto): Promise<ClaimRecord> {
+    return toRecord(await this.claims.upsert(principal.organizationId, toClaimInput(claim)));
   }
 
   @Post('bulk')
   @HttpCode(200)
-  async upsertMany(@Principal() principal: ApiKeyPrincipal, @Body() body: unknown): Promise<ClaimRecord[]> {
-    const stored = await this.claims.upsertMany(principal.organizationId, parseBulkClaims(body));
+  async upsertMany(
+    @Principal() principal: ApiKeyPrincipal,
+    @Body() body: BulkClaimsDto,
+  ): Promise<ClaimRecord[]> {
+    const stored = await this.claims.upsertMany(principal.organizationId, body.claims.map(toClaimInput));
     return stored.map(toRecord);
   }
 
   @Get(':userId')
   async list(
     @Principal() principal: ApiKeyPrincipal,
-    @Param('userId') userId: string,
+    @Param() { userId }: UserClaimsParams,
   ): Promise<ClaimRecord[]> {
-    const claims = await this.claims.list(principal.organizationId, parseUserId(userId, 'userId'));
+    const claims = await this.claims.list(principal.organizationId, userId);
     return claims.map(toRecord);
   }
 
   @Get(':userId/:claimKey')
   async get(
     @Principal() principal: ApiKeyPrincipal,
-    @Param('userId') userId: string,
-    @Param('claimKey') claimKey: string,
+    @Param() { userId, claimKey }: ClaimParams,
   ): Promise<ClaimRecord> {
-    return toRecord(
-      await this.claims.get(
-        principal.organizationId,
-        parseUserId(userId, 'userId'),
-        parseClaimKey(claimKey, 'claimKey'),
-      ),
-    );
+    return toRecord(await this.claims.get(principal.organizationId, userId, claimKey));
   }
 
   @Delete(':userId/:claimKey')
   @HttpCode(204)
   async delete(
     @Principal() principal: ApiKeyPrincipal,
-    @Param('userId') userId: string,
-    @Param('claimKey') claimKey: string,
+    @Param() { userId, claimKey }: ClaimParams,
   ): Promise<void> {
-    await this.claims.delete(
-      principal.organizationId,
-      parseUserId(userId, 'userId'),
-      parseClaimKey(claimKey, 'claimKey'),
-    );
+    await this.claims.delete(principal.organizationId, userId, claimKey);
   }
 }

@@ -5,7 +5,12 @@ import { ConfigError, loadConfig } from './app-config.js';
 describe('loadConfig', () => {
   it('gives every setting its documented default on an empty environment', () => {
     const config = loadConfig({});
-    expect(config.server).toMatchObject({ host: '0.0.0.0', port: 8080, bodyLimitBytes: 4 * 1024 * 1024 });
+    expect(config.server).toMatchObject({
+      host: '0.0.0.0',
+      port: 8080,
+      bodyLimitBytes: 4 * 1024 * 1024,
+      maxHeaderBytes: 16 * 1024,
+    });
     expect(config.database).toMatchObject({
       url: undefined,
       embeddedDataDir: resolve('.switchboard/data'),
@@ -20,11 +25,17 @@ describe('loadConfig', () => {
     const config = loadConfig({
       PORT: '9000',
       BODY_LIMIT: '512kb',
+      MAX_HEADER_SIZE: '64kb',
       API_KEY_CACHE_TTL_SECONDS: '0',
       TRUST_PROXY: 'yes',
       DATABASE_URL: 'postgres://app@db:5432/switchboard',
     });
-    expect(config.server).toMatchObject({ port: 9000, bodyLimitBytes: 512 * 1024, trustProxy: true });
+    expect(config.server).toMatchObject({
+      port: 9000,
+      bodyLimitBytes: 512 * 1024,
+      maxHeaderBytes: 64 * 1024,
+      trustProxy: true,
+    });
     expect(config.auth.apiKeyCacheTtlMs).toBe(0);
     expect(config.database.url).toBe('postgres://app@db:5432/switchboard');
   });
@@ -40,6 +51,7 @@ describe('loadConfig', () => {
     ['PORT', 'abc', 'must be a whole number (got "abc")'],
     ['PORT', '70000', 'must be between 0 and 65535'],
     ['BODY_LIMIT', 'huge', 'must be a size'],
+    ['MAX_HEADER_SIZE', '2mb', 'must be between 1kb and 1mb'],
     ['DATABASE_URL', 'mysql://db/x', 'must use postgres: or postgresql:'],
     ['DATABASE_URL', 'not a url', 'must be an absolute URL'],
     ['API_KEY_CACHE_TTL_SECONDS', '-1', 'must be between 0 and 300'],

@@ -10,6 +10,8 @@ export interface AppConfig {
     host: string;
     port: number;
     bodyLimitBytes: number;
+    /** Largest request line plus headers Node's HTTP parser accepts; beyond it, 431. */
+    maxHeaderBytes: number;
     /** Public origin of this backend, used in absolute URLs when set. */
     publicBaseUrl: string | undefined;
     trustProxy: boolean;
@@ -120,9 +122,33 @@ export interface AppConfig {
     /** Where tools' `fromEnv` / `apiKeyEnv` / `env` names are looked up (the process environment). */
     secretEnvironment: Readonly<Record<string, string | undefined>>;
   };
+  /** Images and files in user messages (input_image / input_file parts). */
+  inputs: {
+    /** Largest image, decoded, whether sent inline or fetched from its URL. */
+    maxImageBytes: number;
+    /** Largest file, decoded, whether sent inline or fetched from its URL. */
+    maxFileBytes: number;
+    /** How long fetching one image_url / file_url may take. */
+    urlTimeoutMs: number;
+  };
   logging: {
     level: LogLevel;
   };
+  tracing: TracingConfig;
+}
+
+/** OpenTelemetry traces, from the standard OTEL_* variables; off unless an OTLP endpoint is set. */
+export interface TracingConfig {
+  enabled: boolean;
+  /** Full URL of the OTLP/HTTP traces endpoint (…/v1/traces). */
+  endpoint: string | undefined;
+  protocol: 'http/protobuf' | 'http/json';
+  headers: Record<string, string>;
+  serviceName: string;
+  /** Fraction of new traces recorded (parent-based: a sampled caller's trace is always kept). */
+  sampleRatio: number;
+  /** Prompt and completion text on model and tool spans; off, as the GenAI conventions advise. */
+  captureContent: boolean;
 }
 
 /** Validated, normalized SSRF_ALLOWLIST entries (hosts lowercase, IP addresses canonical). */
@@ -201,6 +227,13 @@ function byteSize(env: Env, name: string, fallback: number): number {
   if (bytes < 1024 || bytes > 64 * 1024 * 1024) {
     throw new ConfigError(name, 'must be between 1kb and 64mb');
   }
+  return bytes;
+}
+
+/** MAX_HEADER_SIZE: Node's own default (16 KB), at most 1 MB (every header is held in memory). */
+function headerSize(env: Env): number {
+  const bytes = byteSize(env, 'MAX_HEADER_SIZE', 16 * 1024);
+  if (bytes > 1024 * 1024) throw new ConfigError('MAX_HEADER_SIZE', 'must be between 1kb and 1mb');
   return bytes;
 }
 
@@ -365,6 +398,52 @@ function loadTools(env: Env): AppConfig['tools'] {
   };
 }
 
+function loadTracing(env: Env): TracingConfig {
+  const base = url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']);
+  const endpoint =
+    url(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', ['http:', 'https:']) ??
+    (base === undefined ? undefined : `${base.replace(/\/+$/, '')}/v1/traces`);
+  const exporter = (raw(env, 'OTEL_TRACES_EXPORTER') ?? 'otlp').toLowerCase();
+  if (exporter !== 'otlp' && exporter !== 'none') {
+    throw new ConfigError('OTEL_TRACES_EXPORTER', `must be otlp or none (got "${exporter}")`);
+  }
+  const protocol =
+    raw(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ??
+    raw(env, 'OTEL_EXPORTER_OTLP_PROTOCOL') ??
+    'http/protobuf';
+  if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
+    throw new ConfigError(
+      'OTEL_EXPORTER_OTLP_PROTOCOL',
+      `must be http/protobuf or http/json (got "${protocol}")`,
+    );
+  }
+  const headers: Record<string, string> = {};
+  for (const pair of list(env, 'OTEL_EXPORTER_OTLP_HEADERS', [])) {
+    const at = pair.indexOf('=');
+    if (at <= 0)
+      throw new ConfigError('OTEL_EXPORTER_OTLP_HEADERS', 'must be key=value pairs separated by commas');
+    try {
+      headers[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      throw new ConfigError('OTEL_EXPORTER_OTLP_HEADERS', 'holds a malformed percent-encoding');
+    }
+  }
+  const ratio = raw(env, 'OTEL_TRACES_SAMPLER_ARG');
+  const sampleRatio = ratio === undefined ? 1 : Number(ratio);
+  if (!Number.isFinite(sampleRatio) || sampleRatio < 0 || sampleRatio > 1) {
+    throw new ConfigError('OTEL_TRACES_SAMPLER_ARG', `must be a number from 0 to 1 (got "${ratio}")`);
+  }
+  return {
+    enabled: !boolean(env, 'OTEL_SDK_DISABLED', false) && exporter === 'otlp' && endpoint !== undefined,
+    endpoint,
+    protocol,
+    headers,
+    serviceName: raw(env, 'OTEL_SERVICE_NAME') ?? 'switchboard',
+    sampleRatio,
+    captureContent: boolean(env, 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT', false),
+  };
+}
+
 export function loadConfig(env: Env = process.env): AppConfig {
   const logLevel = (raw(env, 'LOG_LEVEL') ?? 'log').toLowerCase() as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -376,6 +455,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       host: raw(env, 'HOST') ?? '0.0.0.0',
       port: integer(env, 'PORT', 8080, 0, 65535),
       bodyLimitBytes: byteSize(env, 'BODY_LIMIT', 4 * 1024 * 1024),
+      maxHeaderBytes: headerSize(env),
       publicBaseUrl: url(env, 'PUBLIC_BASE_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
       trustProxy: boolean(env, 'TRUST_PROXY', false),
     },
@@ -417,7 +497,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
     lifecycle: loadLifecycle(env),
     durableTurns: loadDurableTurns(env),
     tools: loadTools(env),
+    inputs: {
+      maxImageBytes: byteSize(env, 'INPUT_IMAGE_MAX_BYTES', 5 * 1024 * 1024),
+      maxFileBytes: byteSize(env, 'INPUT_FILE_MAX_BYTES', 10 * 1024 * 1024),
+      urlTimeoutMs: integer(env, 'INPUT_URL_TIMEOUT_SECONDS', 10, 1, 300) * 1000,
+    },
     logging: { level: logLevel },
+    tracing: loadTracing(env),
   };
 }
 

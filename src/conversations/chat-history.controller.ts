@@ -3,13 +3,12 @@ import type { Request, Response } from 'express';
 import type { ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
 import { Principal, RequireScopes } from '../auth/auth.decorators.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { parseAssistantFilter, requireUserId } from '../common/http/request-params.js';
+import { requireUserId } from '../common/http/request-params.js';
 import { ChatHistoryService, type HistoryConversation } from './chat-history.service.js';
 import type { StoredMessage } from '../responses/store/chat-history.repository.js';
-import { parseConversationListQuery, parseMessageListQuery } from './dto/chat-history-query.dto.js';
+import { ConversationListQueryDto, MessageListQueryDto } from './dto/chat-history-query.dto.js';
 
 type RequestHeaders = Record<string, string | string[] | undefined>;
-type RequestQuery = Record<string, unknown>;
 
 /** Spec 2.5. `id` is the bare UUID the Response object shows as `conversation.id`. */
 export interface ConversationView {
@@ -66,17 +65,16 @@ export class ChatHistoryController {
   async list(
     @Principal() principal: ApiKeyPrincipal,
     @Headers() headers: RequestHeaders,
-    @Query() query: RequestQuery,
+    @Query() query: ConversationListQueryDto,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<ConversationView[]> {
     const userId = requireUserId(headers);
-    const assistantId = parseAssistantFilter(query);
     const page = await this.history.listConversations(
       principal.organizationId,
       userId,
-      assistantId,
-      parseConversationListQuery(query),
+      query.assistant_id ?? null,
+      { limit: query.limit, after: query.after ?? null },
     );
     this.announceNextPage(req, res, page.nextCursor);
     return page.items.map(toConversationView);
@@ -86,18 +84,16 @@ export class ChatHistoryController {
   async messages(
     @Principal() principal: ApiKeyPrincipal,
     @Headers() headers: RequestHeaders,
-    @Query() query: RequestQuery,
+    @Query() query: MessageListQueryDto,
     @Param('id') id: string,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<MessageView[]> {
     const userId = requireUserId(headers);
-    const page = await this.history.listMessages(
-      principal.organizationId,
-      userId,
-      id,
-      parseMessageListQuery(query),
-    );
+    const page = await this.history.listMessages(principal.organizationId, userId, id, {
+      limit: query.limit,
+      after: query.after ?? null,
+    });
     this.announceNextPage(req, res, page.nextCursor);
     return page.items.map(toMessageView);
   }

@@ -1,13 +1,20 @@
 import type { DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from '../../migrations/index.js';
-import { ENTITIES } from './entities.js';
+
+/** Every entity class of the service (src/entities.ts). */
+export type EntityList = NonNullable<DataSourceOptions['entities']>;
 
 /** One definition of the connection, shared by the service, the admin CLI and migrations. */
-export function dataSourceOptions(url: string, poolMax: number, embedded: boolean): DataSourceOptions {
+export function dataSourceOptions(
+  url: string,
+  poolMax: number,
+  embedded: boolean,
+  entities: EntityList,
+): DataSourceOptions {
   return {
     type: 'postgres',
     url,
-    entities: ENTITIES,
+    entities,
     migrations: MIGRATIONS,
     migrationsTableName: 'schema_migrations',
     synchronize: false,

@@ -1,20 +1,21 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { dataSourceOptions } from './data-source-options.js';
+import { dataSourceOptions, type EntityList } from './data-source-options.js';
+import { DatabaseOutageProbe } from './database-outage.probe.js';
 import type { DatabaseHandle } from './embedded-postgres.js';
 import { TransactionalConnection } from './transactional-connection.js';
 
 @Module({})
 export class DatabaseModule {
   /** The database is located before Nest starts (see bootstrap); this only connects to it. */
-  static forRoot(database: DatabaseHandle, poolMax: number): DynamicModule {
+  static forRoot(database: DatabaseHandle, poolMax: number, entities: EntityList): DynamicModule {
     return {
       module: DatabaseModule,
       // Every feature's repositories use the connection (and its transactions).
       global: true,
-      providers: [TransactionalConnection],
+      providers: [TransactionalConnection, DatabaseOutageProbe],
       exports: [TransactionalConnection],
-      imports: [TypeOrmModule.forRoot(dataSourceOptions(database.url, poolMax, database.embedded))],
+      imports: [TypeOrmModule.forRoot(dataSourceOptions(database.url, poolMax, database.embedded, entities))],
     };
   }
 }

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../config/app-config.js';
+import { ENTITIES } from '../entities.js';
 import { dataSourceOptions } from './data-source-options.js';
 import { EmbeddedPostgres, openDatabase } from './embedded-postgres.js';
 import { runMigrationsLocked } from './migration-runner.js';
@@ -18,7 +19,7 @@ async function withDataSource<T>(
   embedded: boolean,
   work: (ds: DataSource) => Promise<T>,
 ): Promise<T> {
-  const dataSource = new DataSource(dataSourceOptions(url, 2, embedded));
+  const dataSource = new DataSource(dataSourceOptions(url, 2, embedded, ENTITIES));
   await dataSource.initialize();
   try {
     return await work(dataSource);

@@ -1,7 +1,6 @@
 import type { Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Logger } from '@nestjs/common';
-import type { RunningApp } from '../bootstrap/create-app.js';
+import { Logger, type INestApplication } from '@nestjs/common';
 import { describeUnexpected } from '../common/errors/all-exceptions.filter.js';
 import type { AppConfig } from '../config/app-config.js';
 import { LifecycleState } from './lifecycle.state.js';
@@ -10,6 +9,13 @@ import { LifecycleState } from './lifecycle.state.js';
 const FINAL_WRITE_MS = 2000;
 /** Beyond delay + grace + this, the process exits anyway (before an orchestrator's SIGKILL). */
 const WATCHDOG_SLACK_MS = 10_000;
+
+/** What the sequence stops: the running service as createApp returns it. */
+export interface StoppableApp {
+  app: INestApplication<Server>;
+  /** Stops the HTTP server, the pools and the embedded database. */
+  close(): Promise<void>;
+}
 
 /**
  * The shutdown sequence:
@@ -22,7 +28,10 @@ const WATCHDOG_SLACK_MS = 10_000;
  * 5. the rows of cut streams are written (bounded by the same final window);
  * 6. Nest closes (Redis, the database pool, the embedded database).
  */
-export async function shutDownGracefully(running: RunningApp, config: AppConfig['lifecycle']): Promise<void> {
+export async function shutDownGracefully(
+  running: StoppableApp,
+  config: AppConfig['lifecycle'],
+): Promise<void> {
   const logger = new Logger('Shutdown');
   const lifecycle = running.app.get(LifecycleState);
   const server: Server = running.app.getHttpServer();
@@ -64,7 +73,7 @@ export async function shutDownGracefully(running: RunningApp, config: AppConfig[
  * SIGTERM (Kubernetes, Docker) and SIGINT (Ctrl-C) run the sequence once and exit 0; a second
  * signal exits at once with 1.
  */
-export function exitGracefullyOnSignals(running: RunningApp, config: AppConfig['lifecycle']): void {
+export function exitGracefullyOnSignals(running: StoppableApp, config: AppConfig['lifecycle']): void {
   const logger = new Logger('Shutdown');
   let started = false;
   const onSignal = (signal: NodeJS.Signals) => {

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { ModelSettings } from '../assistants/model-settings.js';
+import type { ModelSettings } from './model-settings.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { LlmProvider } from './llm.types.js';
 import { OfflineModelProvider } from './offline-model.provider.js';

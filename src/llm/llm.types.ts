@@ -1,11 +1,17 @@
-import type { ModelSettings } from '../assistants/model-settings.js';
+import type { ModelSettings } from './model-settings.js';
 
 /** A Chat Completions message: the lingua franca of every provider behind the service. */
 export type ChatMessage =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: string }
+  | { role: 'user'; content: string | ChatContentPart[] }
   | { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[] }
   | { role: 'tool'; tool_call_id: string; content: string };
+
+/** Chat Completions user content parts: text, an image (URL or data URL), a file (data URL). */
+export type ChatContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string; detail?: 'low' | 'high' | 'auto' } }
+  | { type: 'file'; file: { file_data: string; filename?: string } };
 
 export interface ChatToolCall {
   id: string;
@@ -17,25 +23,78 @@ export interface ModelTool {
   name: string;
   description?: string;
   parameters: Record<string, unknown>;
+  /** Structured-outputs function calling: arguments must follow `parameters` exactly. */
+  strict?: boolean;
 }
 
 export interface ModelRequest {
   settings: ModelSettings;
   messages: ChatMessage[];
   tools: ModelTool[];
+  /** What the request asks of this model call; each provider maps it to its own parameters. */
+  options: ModelOptions;
   /** Aborted when the client goes away or the service shuts down. */
   signal: AbortSignal;
 }
 
+/**
+ * Per-call model parameters, provider-neutral. Unset fields fall back to the agent's model
+ * settings (then to the provider's default); built once per model call, never per token.
+ */
+export interface ModelOptions {
+  temperature?: number;
+  topP?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  /** What is left of the response's `max_output_tokens` for this call. */
+  maxOutputTokens?: number;
+  /** Token log probabilities with this many alternatives (0: the sampled token only). */
+  topLogprobs?: number;
+  /** Whether, and which, tools the model must call. */
+  toolChoice?: { mode: 'auto' | 'none' | 'required'; name?: string };
+  parallelToolCalls?: boolean;
+  format?: ModelOutputFormat;
+  verbosity?: 'low' | 'medium' | 'high';
+  reasoningEffort?: 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+  user?: string;
+  safetyIdentifier?: string;
+  promptCacheKey?: string;
+  promptCacheRetention?: 'in_memory' | '24h';
+  serviceTier?: 'auto' | 'default' | 'flex' | 'scale' | 'priority';
+}
+
+export type ModelOutputFormat =
+  | { type: 'json_object' }
+  | {
+      type: 'json_schema';
+      name: string;
+      description?: string;
+      schema: Record<string, unknown>;
+      strict: boolean;
+    };
+
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
+  cachedTokens?: number;
+  reasoningTokens?: number;
+}
+
+/** One sampled token with its log probability, in the Responses API's shape. */
+export interface TokenLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[];
+  top_logprobs: { token: string; logprob: number; bytes: number[] }[];
 }
 
 /** What a provider yields while the model answers; tool-call fragments are keyed by `index`. */
 export type ModelEvent =
-  | { type: 'text'; delta: string }
+  | { type: 'text'; delta: string; logprobs?: TokenLogprob[] }
+  | { type: 'reasoning'; delta: string }
   | { type: 'tool_call'; index: number; id?: string; name?: string; argumentsDelta?: string }
+  /** The model stopped because its output limit was reached (Chat Completions `length`). */
+  | { type: 'length_limit' }
   | { type: 'usage'; usage: TokenUsage };
 
 export interface LlmProvider {
@@ -51,6 +110,25 @@ export class UpstreamError extends Error {
   ) {
     super(message);
     this.name = 'UpstreamError';
+  }
+}
+
+/** The prompt does not fit the model's context window (an upstream 400, or the offline model's window). */
+export class ContextLengthError extends Error {
+  constructor(message = "The input does not fit the model's context window") {
+    super(message);
+    this.name = 'ContextLengthError';
+  }
+}
+
+/**
+ * The upstream refused one of the request's parameters (an HTTP 400 naming it in `param`), e.g.
+ * `reasoning_effort` on a model without reasoning. `param` is the upstream's (Chat Completions) name.
+ */
+export class UnsupportedParameterError extends Error {
+  constructor(readonly param: string) {
+    super(`The upstream refused the parameter ${param}`);
+    this.name = 'UnsupportedParameterError';
   }
 }
 

@@ -1,13 +1,20 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { OfflineModelSettings, OfflineRule } from '../assistants/model-settings.js';
+import type { OfflineModelSettings, OfflineRule } from './model-settings.js';
 import {
+  ContextLengthError,
   TurnAbortedError,
+  type ChatContentPart,
   type ChatMessage,
   type LlmProvider,
   type ModelEvent,
+  type ModelOutputFormat,
   type ModelRequest,
+  type ModelTool,
+  type TokenLogprob,
 } from './llm.types.js';
+import { exampleFor } from './schema-example.js';
+import { estimateAllTokens } from './token-estimate.js';
 
 /**
  * The deterministic offline model: no network, same answer for the same context. It backs the
@@ -16,18 +23,30 @@ import {
 export class OfflineModelProvider implements LlmProvider {
   async *stream(request: ModelRequest): AsyncIterable<ModelEvent[]> {
     const settings = request.settings as OfflineModelSettings;
+    const { options } = request;
+    if (
+      settings.contextWindow !== undefined &&
+      estimateAllTokens(request.messages) > settings.contextWindow
+    ) {
+      throw new ContextLengthError();
+    }
     const latest = latestInput(request.messages);
     const rule = (settings.script ?? []).find((candidate) => matches(candidate, latest));
-    const offered = new Set(request.tools.map((tool) => tool.name));
+    const reasoning = rule?.reasoning ?? '';
+    for (const token of tokens(reasoning)) {
+      await this.pause(settings, request.signal);
+      yield [{ type: 'reasoning', delta: token }];
+    }
 
-    if (rule?.call && offered.has(rule.call.tool)) {
-      const args = JSON.stringify(rule.call.arguments);
+    const call = chooseCall(rule, request);
+    if (call) {
+      const args = JSON.stringify(call.arguments);
       yield [
         {
           type: 'tool_call',
           index: 0,
-          id: `call_${digest(request.messages, rule.call.tool)}`,
-          name: rule.call.tool,
+          id: `call_${digest(request.messages, call.tool)}`,
+          name: call.tool,
           argumentsDelta: '',
         },
       ];
@@ -36,16 +55,24 @@ export class OfflineModelProvider implements LlmProvider {
         await this.pause(settings, request.signal);
         yield [{ type: 'tool_call', index: 0, argumentsDelta: fragment }];
       }
-      yield [usage(request.messages, args)];
+      yield [usage(request.messages, args, reasoning)];
       return;
     }
 
-    const reply = replyFor(rule, latest);
-    for (const token of reply.match(/\S+\s*|\s+/g) ?? []) {
+    const reply = formatted(replyFor(rule, latest), options.format);
+    let words = tokens(reply);
+    const cut = options.maxOutputTokens !== undefined && words.length > options.maxOutputTokens;
+    if (cut) words = words.slice(0, options.maxOutputTokens);
+    for (const token of words) {
       await this.pause(settings, request.signal);
-      yield [{ type: 'text', delta: token }];
+      yield [
+        options.topLogprobs === undefined
+          ? { type: 'text', delta: token }
+          : { type: 'text', delta: token, logprobs: [certain(token, options.topLogprobs)] },
+      ];
     }
-    yield [usage(request.messages, reply)];
+    if (cut) yield [{ type: 'length_limit' }];
+    yield [usage(request.messages, words.join(''), reasoning)];
   }
 
   private async pause(settings: OfflineModelSettings, signal: AbortSignal): Promise<void> {
@@ -62,7 +89,11 @@ export class OfflineModelProvider implements LlmProvider {
 
 interface LatestInput {
   source: 'user' | 'tool';
+  /** What scripts match: the text, then one sentence per image or file. */
   text: string;
+  /** The text alone, and the sentences for images and files. */
+  said: string;
+  attachments: string[];
   toolName?: string;
 }
 
@@ -72,10 +103,46 @@ function latestInput(messages: ChatMessage[]): LatestInput {
     const call = messages
       .flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []) : []))
       .find((c) => c.id === last.tool_call_id);
-    return { source: 'tool', text: last.content, toolName: call?.function.name };
+    return {
+      source: 'tool',
+      text: last.content,
+      said: last.content,
+      attachments: [],
+      toolName: call?.function.name,
+    };
   }
   const user = [...messages].reverse().find((m) => m.role === 'user');
-  return { source: 'user', text: user?.content ?? '' };
+  const { said, attachments } = readUserContent(user?.content ?? '');
+  return { source: 'user', text: [said.trim(), ...attachments].filter(Boolean).join(' '), said, attachments };
+}
+
+/**
+ * A user message as the offline model reads it: its text, and one sentence per image or file
+ * (type and size, the file's name), so scripts can match on them and CI sees they arrived.
+ */
+function readUserContent(content: string | ChatContentPart[]): { said: string; attachments: string[] } {
+  if (typeof content === 'string') return { said: content, attachments: [] };
+  const said = content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+  const attachments = content.flatMap((part) => {
+    if (part.type === 'image_url') return [`You sent an image (${describeDataUrl(part.image_url.url)}).`];
+    if (part.type === 'file') {
+      return [
+        `You sent the file ${part.file.filename ?? 'attachment'} (${describeDataUrl(part.file.file_data)}).`,
+      ];
+    }
+    return [];
+  });
+  return { said, attachments };
+}
+
+/** `image/png, 68 bytes` for a base64 data URL; the URL itself otherwise. */
+function describeDataUrl(url: string): string {
+  const match = /^data:([^;,]+);base64,/.exec(url);
+  if (!match) return url;
+  const base64 = url.slice(match[0].length);
+  const bytes =
+    Math.floor((base64.length * 3) / 4) - (base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0);
+  return `${match[1]}, ${bytes} bytes`;
 }
 
 function matches(rule: OfflineRule, latest: LatestInput): boolean {
@@ -87,15 +154,78 @@ function replyFor(rule: OfflineRule | undefined, latest: LatestInput): string {
   if (rule?.reply !== undefined) return rule.reply.replaceAll('{{input}}', latest.text);
   if (rule?.call) return `The tool ${rule.call.tool} is not available in this conversation.`;
   if (latest.source === 'tool') return `The tool ${latest.toolName ?? 'call'} returned: ${latest.text}`;
-  return latest.text.trim().length > 0 ? `You said: ${latest.text.trim()}` : 'Hello from the offline model.';
+  const said = latest.said.trim();
+  if (!said && latest.attachments.length === 0) return 'Hello from the offline model.';
+  return [said ? `You said: ${said}` : '', ...latest.attachments].filter(Boolean).join(' ');
 }
 
 function digest(messages: ChatMessage[], salt: string): string {
   return createHash('sha256').update(JSON.stringify(messages)).update(salt).digest('hex').slice(0, 24);
 }
 
-function usage(messages: ChatMessage[], output: string): ModelEvent {
+function usage(messages: ChatMessage[], output: string, reasoning: string): ModelEvent {
   const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
-  const input = messages.reduce((sum, m) => sum + words(typeof m.content === 'string' ? m.content : ''), 0);
-  return { type: 'usage', usage: { inputTokens: input, outputTokens: words(output) } };
+  const text = (m: ChatMessage) =>
+    typeof m.content === 'string' ? m.content : m.role === 'user' ? readUserContent(m.content).said : '';
+  const input = messages.reduce((sum, m) => sum + words(text(m)), 0);
+  const reasoningTokens = words(reasoning);
+  return {
+    type: 'usage',
+    usage: { inputTokens: input, outputTokens: words(output) + reasoningTokens, reasoningTokens },
+  };
+}
+
+/** The offline model's tokens: words with their trailing space. */
+function tokens(text: string): string[] {
+  return text.match(/\S+\s*|\s+/g) ?? [];
+}
+
+/** A deterministic model is certain of every token it writes: log probability 0. */
+function certain(token: string, alternatives: number): TokenLogprob {
+  const bytes = [...Buffer.from(token, 'utf8')];
+  return { token, logprob: 0, bytes, top_logprobs: alternatives > 0 ? [{ token, logprob: 0, bytes }] : [] };
+}
+
+/**
+ * The call the model makes, if any. `tool_choice: "none"` forbids calls; a forced choice
+ * (`required` or a named function) calls the scripted tool when it qualifies, otherwise the
+ * named (or first offered) tool, with arguments built from its parameters schema.
+ */
+function chooseCall(
+  rule: OfflineRule | undefined,
+  request: ModelRequest,
+): { tool: string; arguments: Record<string, unknown> } | undefined {
+  const choice = request.options.toolChoice ?? { mode: 'auto' };
+  if (choice.mode === 'none' || request.tools.length === 0) return undefined;
+  const offered = new Map(request.tools.map((tool) => [tool.name, tool]));
+  const scripted = rule?.call && offered.has(rule.call.tool) ? rule.call : undefined;
+  if (choice.mode === 'auto') return scripted;
+  if (scripted && (!choice.name || choice.name === scripted.tool)) return scripted;
+  const tool: ModelTool | undefined = choice.name ? offered.get(choice.name) : request.tools[0];
+  if (!tool) return undefined;
+  const args = exampleFor(tool.parameters, 'example');
+  return {
+    tool: tool.name,
+    arguments: typeof args === 'object' && args !== null ? (args as Record<string, unknown>) : {},
+  };
+}
+
+/**
+ * Structured output: a scripted reply that is already JSON of the right kind is kept; otherwise
+ * the reply text becomes `{"answer": …}` (json_object) or fills a value of the schema.
+ */
+function formatted(reply: string, format: ModelOutputFormat | undefined): string {
+  if (!format) return reply;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(reply);
+  } catch {
+    parsed = undefined;
+  }
+  if (format.type === 'json_object') {
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? reply
+      : JSON.stringify({ answer: reply });
+  }
+  return parsed !== undefined ? reply : JSON.stringify(exampleFor(format.schema, reply));
 }

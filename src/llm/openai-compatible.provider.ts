@@ -4,14 +4,18 @@ import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
 } from 'openai/resources/chat/completions';
-import type { OpenAiCompatibleModelSettings } from '../assistants/model-settings.js';
+import { traceHeaders } from '../common/tracing/tracing.js';
+import type { OpenAiCompatibleModelSettings } from './model-settings.js';
 import { readChatCompletionChunks } from './chat-completion-chunks.js';
 import {
+  ContextLengthError,
   TurnAbortedError,
+  UnsupportedParameterError,
   UpstreamError,
   type LlmProvider,
   type ModelEvent,
   type ModelRequest,
+  type TokenLogprob,
 } from './llm.types.js';
 
 export interface OpenAiCompatibleOptions {
@@ -71,7 +75,11 @@ export class OpenAiCompatibleProvider implements LlmProvider {
     try {
       // The SDK builds, authenticates and checks the request; the body is read here in batches.
       const response = await this.client(settings)
-        .chat.completions.create(this.params(settings, request), { signal: controller.signal })
+        .chat.completions.create(this.params(settings, request), {
+          signal: controller.signal,
+          // W3C trace context, so the upstream's own spans join the turn's trace (empty when off).
+          headers: traceHeaders(),
+        })
         .asResponse();
       if (!response.body) throw new Error('The upstream answered without a body');
       for await (const chunks of readChatCompletionChunks(response.body)) {
@@ -88,10 +96,12 @@ export class OpenAiCompatibleProvider implements LlmProvider {
     }
   }
 
+  /** The request in Chat Completions terms: the request's options over the assistant's defaults. */
   private params(
     settings: OpenAiCompatibleModelSettings,
     request: ModelRequest,
   ): ChatCompletionCreateParamsStreaming {
+    const options = request.options;
     const params: ChatCompletionCreateParamsStreaming = {
       model: settings.model,
       messages: request.messages,
@@ -101,11 +111,47 @@ export class OpenAiCompatibleProvider implements LlmProvider {
     if (request.tools.length > 0) {
       params.tools = request.tools.map((tool) => ({
         type: 'function' as const,
-        function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+        function:
+          tool.strict === undefined
+            ? { name: tool.name, description: tool.description, parameters: tool.parameters }
+            : {
+                name: tool.name,
+                description: tool.description,
+                parameters: tool.parameters,
+                strict: tool.strict,
+              },
       }));
+      const choice = options.toolChoice;
+      if (choice?.name) params.tool_choice = { type: 'function', function: { name: choice.name } };
+      else if (choice && choice.mode !== 'auto') params.tool_choice = choice.mode;
+      if (options.parallelToolCalls === false) params.parallel_tool_calls = false;
     }
-    if (settings.temperature !== undefined) params.temperature = settings.temperature;
-    if (settings.maxOutputTokens !== undefined) params.max_tokens = settings.maxOutputTokens;
+    const temperature = options.temperature ?? settings.temperature;
+    if (temperature !== undefined) params.temperature = temperature;
+    if (options.topP !== undefined) params.top_p = options.topP;
+    if (options.presencePenalty !== undefined) params.presence_penalty = options.presencePenalty;
+    if (options.frequencyPenalty !== undefined) params.frequency_penalty = options.frequencyPenalty;
+    const maxTokens = options.maxOutputTokens ?? settings.maxOutputTokens;
+    if (maxTokens !== undefined) {
+      if (settings.maxTokensParameter === 'max_completion_tokens') params.max_completion_tokens = maxTokens;
+      else params.max_tokens = maxTokens;
+    }
+    if (options.topLogprobs !== undefined) {
+      params.logprobs = true;
+      params.top_logprobs = options.topLogprobs;
+    }
+    if (options.format?.type === 'json_object') params.response_format = { type: 'json_object' };
+    else if (options.format?.type === 'json_schema') {
+      const { name, description, schema, strict } = options.format;
+      params.response_format = { type: 'json_schema', json_schema: { name, description, schema, strict } };
+    }
+    if (options.verbosity) params.verbosity = options.verbosity;
+    if (options.reasoningEffort) params.reasoning_effort = options.reasoningEffort;
+    if (options.user) params.user = options.user;
+    if (options.safetyIdentifier) params.safety_identifier = options.safetyIdentifier;
+    if (options.promptCacheKey) params.prompt_cache_key = options.promptCacheKey;
+    if (options.promptCacheRetention) params.prompt_cache_retention = options.promptCacheRetention;
+    if (options.serviceTier) params.service_tier = options.serviceTier;
     return params;
   }
 
@@ -122,10 +168,23 @@ export class OpenAiCompatibleProvider implements LlmProvider {
   }
 }
 
+/** Servers that stream reasoning put it beside `content`: `reasoning_content` (vLLM, DeepSeek) or `reasoning` (Ollama, OpenRouter). */
+type ReasoningDelta = { reasoning_content?: string | null; reasoning?: string | null };
+
 function translate(chunk: ChatCompletionChunk): ModelEvent[] {
   const events: ModelEvent[] = [];
-  const delta = chunk.choices?.[0]?.delta;
-  if (delta?.content) events.push({ type: 'text', delta: delta.content });
+  const choice = chunk.choices?.[0];
+  const delta = choice?.delta as (NonNullable<typeof choice>['delta'] & ReasoningDelta) | undefined;
+  const reasoning = delta?.reasoning_content || delta?.reasoning;
+  if (reasoning) events.push({ type: 'reasoning', delta: reasoning });
+  if (delta?.content) {
+    const logprobs = choice?.logprobs?.content;
+    events.push(
+      logprobs
+        ? { type: 'text', delta: delta.content, logprobs: logprobs.map(toLogprob) }
+        : { type: 'text', delta: delta.content },
+    );
+  }
   for (const call of delta?.tool_calls ?? []) {
     events.push({
       type: 'tool_call',
@@ -135,13 +194,37 @@ function translate(chunk: ChatCompletionChunk): ModelEvent[] {
       argumentsDelta: call.function?.arguments ?? undefined,
     });
   }
+  if (choice?.finish_reason === 'length') events.push({ type: 'length_limit' });
   if (chunk.usage) {
     events.push({
       type: 'usage',
-      usage: { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens },
+      usage: {
+        inputTokens: chunk.usage.prompt_tokens,
+        outputTokens: chunk.usage.completion_tokens,
+        cachedTokens: chunk.usage.prompt_tokens_details?.cached_tokens ?? undefined,
+        reasoningTokens: chunk.usage.completion_tokens_details?.reasoning_tokens ?? undefined,
+      },
     });
   }
   return events;
+}
+
+function toLogprob(entry: {
+  token: string;
+  logprob: number;
+  bytes: number[] | null;
+  top_logprobs: { token: string; logprob: number; bytes: number[] | null }[];
+}): TokenLogprob {
+  return {
+    token: entry.token,
+    logprob: entry.logprob,
+    bytes: entry.bytes ?? [],
+    top_logprobs: entry.top_logprobs.map((top) => ({
+      token: top.token,
+      logprob: top.logprob,
+      bytes: top.bytes ?? [],
+    })),
+  };
 }
 
 /** Wraps an error that may be retried before the first token. */
@@ -158,6 +241,9 @@ function classify(error: unknown, state: { timedOut: boolean; clientAborted: boo
   }
   if (error instanceof APIUserAbortError) return new TurnAbortedError();
   const status = error instanceof APIError ? (error.status as number | undefined) : undefined;
+  if (status === 400 && isContextLengthError(error as APIError)) return new ContextLengthError();
+  const param = status === 400 ? (error as APIError).param : undefined;
+  if (typeof param === 'string' && param.length > 0) return new UnsupportedParameterError(param);
   if (status !== undefined) {
     const upstream = new UpstreamError('upstream_unavailable', `The upstream model answered HTTP ${status}`);
     return RETRYABLE_STATUS.has(status) ? new RetryableUpstreamError(upstream) : upstream;
@@ -165,6 +251,14 @@ function classify(error: unknown, state: { timedOut: boolean; clientAborted: boo
   // Connection refused or reset, malformed stream: worth another try before the first token.
   return new RetryableUpstreamError(
     new UpstreamError('upstream_unavailable', 'The upstream model is unreachable'),
+  );
+}
+
+/** OpenAI says `context_length_exceeded`; vLLM, Ollama and LiteLLM say it in words. */
+function isContextLengthError(error: APIError): boolean {
+  if (error.code === 'context_length_exceeded') return true;
+  return /context length|context window|maximum context|too many tokens|prompt is too long/i.test(
+    error.message,
   );
 }
 

@@ -1,4 +1,3 @@
-import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import {
   ApplyError,
@@ -8,9 +7,14 @@ import {
   rootEntry,
   type ApplyDocument,
   type DocumentEntry,
-} from '../admin/apply/apply-document.js';
-import type { ApplyReport } from '../admin/apply/apply-report.js';
-import { ApplySectionProvider, type ApplySection } from '../admin/apply/apply-section.js';
+} from '../admin-framework/apply/apply-document.js';
+import type { ApplyReport } from '../admin-framework/apply/apply-report.js';
+import { ApplySectionProvider, claimKeys } from '../admin-framework/apply/apply-section.js';
+import {
+  declaredNames,
+  OrganizationApplySection,
+  type OrganizationInFile,
+} from '../organizations/admin/organization-apply-section.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
 import { GatewayInputError, McpGatewaysService } from './mcp-gateways.service.js';
 
@@ -18,51 +22,70 @@ import { GatewayInputError, McpGatewaysService } from './mcp-gateways.service.js
  * `organizations[].gateways: [{name, tools: [toolName, …] | ['*']}]`, matched by name (global:
  * the URL carries only the name). `tools` replaces the exposed list; omitted, it is empty.
  */
-@Injectable()
 @ApplySectionProvider()
-export class GatewaysApplySection implements ApplySection {
+export class GatewaysApplySection extends OrganizationApplySection {
   readonly name = 'gateways';
   /** After the organizations (100) and the tools a gateway names. */
   readonly order = 400;
-  readonly keys = [
-    'organizations[].gateways',
-    'organizations[].gateways[].name',
-    'organizations[].gateways[].tools',
-  ];
+  readonly keys = claimKeys('organizations[].gateways', ['name', 'tools']);
+  protected readonly inputErrors = [GatewayInputError];
 
   constructor(
-    private readonly organizations: OrganizationsService,
+    organizations: OrganizationsService,
     private readonly gateways: McpGatewaysService,
-  ) {}
+  ) {
+    super(organizations);
+  }
 
-  async apply(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
-    const organizationEntries = entriesAt(rootEntry(document), 'organizations');
+  override async apply(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
     // Names are global, so a name declared twice anywhere in the file is a mistake.
     assertUnique(
-      organizationEntries.flatMap((entry) => entriesAt(entry, 'gateways')),
+      entriesAt(rootEntry(document), 'organizations').flatMap((entry) => entriesAt(entry, 'gateways')),
       'name',
       (entry) => requiredString(entry, 'name'),
     );
-    for (const organizationEntry of organizationEntries) {
-      const entries = entriesAt(organizationEntry, 'gateways');
-      if (entries.length === 0) continue;
-      const slug = requiredString(organizationEntry, 'slug');
-      const organization = await this.organizations.findBySlug(slug, manager);
-      if (!organization) throw new ApplyError(`${organizationEntry.path}: organization "${slug}" not found`);
-      for (const entry of entries) {
-        try {
-          const { gateway, action } = await this.gateways.upsertByName(
-            organization.id,
-            { name: requiredString(entry, 'name'), toolNames: toolNames(entry) },
-            manager,
-          );
-          report.record({ kind: 'gateway', key: `${slug}/${gateway.name}`, id: gateway.id, action });
-        } catch (error) {
-          if (error instanceof GatewayInputError) throw new ApplyError(`${entry.path}: ${error.message}`);
-          throw error;
-        }
-      }
+    await super.apply(document, manager, report);
+  }
+
+  protected declares(organizationEntry: DocumentEntry): boolean {
+    return entriesAt(organizationEntry, 'gateways').length > 0;
+  }
+
+  protected async applyTo(target: OrganizationInFile): Promise<void> {
+    const { entry: organizationEntry, slug, organization, manager, report } = target;
+    for (const entry of entriesAt(organizationEntry, 'gateways')) {
+      const { gateway, action } = await this.inEntry(entry, () =>
+        this.gateways.upsertByName(
+          organization.id,
+          { name: requiredString(entry, 'name'), toolNames: toolNames(entry) },
+          manager,
+        ),
+      );
+      report.record({ kind: 'gateway', key: `${slug}/${gateway.name}`, id: gateway.id, action });
     }
+  }
+
+  async prune(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
+    await this.eachStatedList(
+      document,
+      'gateways',
+      manager,
+      report,
+      async ({ slug, organization }, declared) => {
+        for (const deleted of await this.gateways.pruneExcept(
+          organization.id,
+          declaredNames(declared),
+          manager,
+        )) {
+          report.record({
+            kind: 'gateway',
+            key: `${slug}/${deleted.name}`,
+            id: deleted.id,
+            action: 'deleted',
+          });
+        }
+      },
+    );
   }
 }
 

@@ -4,9 +4,9 @@ import {
   stringOption,
   type AdminCommand,
   type CommandContext,
-} from '../admin/admin-command.js';
-import { table } from '../admin/admin-views.js';
-import { ORGANIZATION_OPTION, requireOrganization } from '../admin/commands/organizations.commands.js';
+} from '../admin-framework/admin-command.js';
+import { table } from '../admin-framework/admin-views.js';
+import { ORGANIZATION_OPTION, requireOrganization } from '../organizations/admin/organizations.commands.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { McpGatewayEntity } from './entities/mcp-gateway.entity.js';
 import { McpGatewaysService } from './mcp-gateways.service.js';

@@ -15,6 +15,7 @@ import type { Request, Response } from 'express';
 import { OwnAuthentication, Public } from '../auth/auth.decorators.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { GatewayMessageBody } from './gateway-message-body.js';
 import { McpGatewayServerService } from './mcp-gateway-server.service.js';
 import { McpGatewayGuard, type GatewayRequest } from './mcp-gateway.guard.js';
 import { enforceOrigin, preflightHeaders } from './origin-policy.js';
@@ -29,17 +30,23 @@ import {
  */
 @Controller()
 export class McpGatewayController {
+  private readonly body: GatewayMessageBody;
+
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly server: McpGatewayServerService,
     private readonly metadata: ProtectedResourceMetadataService,
-  ) {}
+  ) {
+    this.body = new GatewayMessageBody(config.server.bodyLimitBytes);
+  }
 
+  /** Origin, gateway and token (the guard), and only then the body. */
   @OwnAuthentication()
   @UseGuards(McpGatewayGuard)
   @Post('mcp-gateway/:name')
   async handle(@Req() req: Request & GatewayRequest, @Res() res: Response): Promise<void> {
     const { gateway } = req.mcpGateway!;
+    if (!(await this.body.readInto(req, res))) return;
     await this.server.handle(gateway, req, res);
   }
 

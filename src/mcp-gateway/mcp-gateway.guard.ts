@@ -1,12 +1,16 @@
-import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { AuthGuard } from '@nestjs/passport';
 import type { Request, Response } from 'express';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { currentRequestContext } from '../common/logging/request-context.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import {
+  explainTokenFailure,
   IdentityProviderUnavailableError,
+  OIDC_JWT_STRATEGY,
   TokenRejectedError,
   TokenVerifierService,
+  type VerifiedAccessToken,
 } from '../oidc/token-verifier.service.js';
 import type { McpGatewayEntity } from './entities/mcp-gateway.entity.js';
 import { gatewayUrls } from './gateway-urls.js';
@@ -16,80 +20,88 @@ import { enforceOrigin } from './origin-policy.js';
 /** What the guard established, for the handler. */
 export interface GatewayRequest {
   mcpGateway?: { gateway: McpGatewayEntity; subject: string | undefined };
+  /** The verified token, where passport puts it (`property` below). */
+  oidcToken?: VerifiedAccessToken;
 }
-
-/** RFC 6750 b64token after the scheme. */
-const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
 /**
  * The MCP gateway's own authentication (routes marked `@OwnAuthentication()`): the Origin
  * check, the gateway named in the path, then an OAuth access token of the gateway's
- * organization. The token is only verified here; nothing downstream receives it.
+ * organization, verified by the `oidc-jwt` passport strategy. The token is only verified here;
+ * nothing downstream receives it.
  */
 @Injectable()
-export class McpGatewayGuard implements CanActivate {
+export class McpGatewayGuard extends AuthGuard(OIDC_JWT_STRATEGY) {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly gateways: McpGatewaysService,
     private readonly tokens: TokenVerifierService,
-  ) {}
+  ) {
+    super();
+  }
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<Request & GatewayRequest>();
     const res = context.switchToHttp().getResponse<Response>();
     enforceOrigin(this.config, req, res);
-    const name = String(req.params.name);
-    const gateway = await findGateway(this.tokens, this.gateways, name);
-
-    const { metadata } = gatewayUrls(this.config, req, name);
-    const challenge = (error?: string, description?: string) =>
-      `Bearer resource_metadata="${metadata}"` +
-      (error ? `, error="${error}", error_description="${quotable(description ?? '')}"` : '');
-
-    const authorization = req.headers.authorization;
-    if (authorization === undefined || authorization.trim() === '') {
-      throw new ApiError('missing_token', 'Send an OAuth access token in Authorization: Bearer', {
-        'WWW-Authenticate': challenge(),
-      });
-    }
-    const token = BEARER.exec(authorization)?.[1];
-    if (token === undefined) {
-      const message = 'The Authorization header must be "Bearer <access token>"';
-      throw new ApiError('invalid_token', message, {
-        'WWW-Authenticate': challenge('invalid_token', message),
-      });
-    }
-
-    let verified;
-    try {
-      verified = await this.tokens.verify(token);
-    } catch (error) {
-      if (error instanceof TokenRejectedError) {
-        throw new ApiError('invalid_token', error.message, {
-          'WWW-Authenticate': challenge('invalid_token', error.message),
-        });
-      }
-      if (error instanceof IdentityProviderUnavailableError) {
-        throw new ApiError(
-          'identity_provider_unavailable',
-          'The identity provider could not be reached to verify the token; retry shortly',
-          { 'Retry-After': '5' },
-        );
-      }
-      throw error;
-    }
+    const gateway = await findGateway(this.tokens, this.gateways, String(req.params.name));
+    await super.canActivate(context);
+    const verified = req.oidcToken!;
 
     const slug = gateway.organization?.slug;
     if (slug === undefined || !verified.organizations.includes(slug)) {
       const message = "The token's groups do not include the organization of this gateway";
       throw new ApiError('insufficient_scope', message, {
-        'WWW-Authenticate': challenge('insufficient_scope', message),
+        'WWW-Authenticate': this.challenge(req, 'insufficient_scope', message),
       });
     }
     req.mcpGateway = { gateway, subject: verified.subject };
     const log = currentRequestContext();
     if (log) log.organizationId = gateway.organizationId;
     return true;
+  }
+
+  override getAuthenticateOptions(): { session: false; property: keyof GatewayRequest } {
+    return { session: false, property: 'oidcToken' };
+  }
+
+  /** passport's outcome in the gateway's answers: 401 challenge, or 503 while the IdP is away. */
+  override handleRequest<User = VerifiedAccessToken>(
+    err: unknown,
+    user: User | false,
+    info: unknown,
+    context: ExecutionContext,
+  ): User {
+    if (!err && user) return user;
+    const req = context.switchToHttp().getRequest<Request>();
+    const authorization = req.headers.authorization;
+    if (authorization === undefined || authorization.trim() === '') {
+      throw new ApiError('missing_token', 'Send an OAuth access token in Authorization: Bearer', {
+        'WWW-Authenticate': this.challenge(req),
+      });
+    }
+    const failure = explainTokenFailure(err ?? info);
+    if (failure instanceof TokenRejectedError) {
+      throw new ApiError('invalid_token', failure.message, {
+        'WWW-Authenticate': this.challenge(req, 'invalid_token', failure.message),
+      });
+    }
+    if (failure instanceof IdentityProviderUnavailableError) {
+      throw new ApiError(
+        'identity_provider_unavailable',
+        'The identity provider could not be reached to verify the token; retry shortly',
+        { 'Retry-After': '5' },
+      );
+    }
+    throw failure;
+  }
+
+  private challenge(req: Request, error?: string, description?: string): string {
+    const { metadata } = gatewayUrls(this.config, req, String(req.params.name));
+    return (
+      `Bearer resource_metadata="${metadata}"` +
+      (error ? `, error="${error}", error_description="${quotable(description ?? '')}"` : '')
+    );
   }
 }
 

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager, Repository } from 'typeorm';
 import { TransactionalConnection } from '../database/transactional-connection.js';
 import { McpGatewayEntity } from './entities/mcp-gateway.entity.js';
+import { deleteExcept, type DeletedRow } from '../database/delete-except.js';
 
 @Injectable()
 export class McpGatewaysRepository {
@@ -39,5 +40,14 @@ export class McpGatewaysRepository {
   async deleteForOrganization(organizationId: string, name: string): Promise<boolean> {
     const result = await this.gateways.delete({ organizationId, name });
     return (result.affected ?? 0) > 0;
+  }
+
+  /** `apply --prune`: the organization's gateways not named in `keep`. */
+  deleteExcept(
+    organizationId: string,
+    keep: readonly string[],
+    manager: EntityManager,
+  ): Promise<DeletedRow[]> {
+    return deleteExcept(manager, McpGatewayEntity, { organization_id: organizationId }, keep);
   }
 }

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { QueryFailedError, type EntityManager } from 'typeorm';
 import { McpGatewayEntity } from './entities/mcp-gateway.entity.js';
 import { McpGatewaysRepository } from './mcp-gateways.repository.js';
+import type { DeletedRow } from '../database/delete-except.js';
 
 export class GatewayInputError extends Error {}
 
@@ -108,6 +109,15 @@ export class McpGatewaysService {
       }
       throw error;
     }
+  }
+
+  /** `apply --prune`: deletes the organization's gateways not named in `keep`. */
+  pruneExcept(
+    organizationId: string,
+    keep: readonly string[],
+    manager: EntityManager,
+  ): Promise<DeletedRow[]> {
+    return this.repository.deleteExcept(organizationId, keep, manager);
   }
 }
 

@@ -1,13 +1,12 @@
 import { Controller, Delete, Get, Headers, HttpCode, Param, Post, Query } from '@nestjs/common';
 import type { ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
 import { Principal, RequireScopes } from '../auth/auth.decorators.js';
-import { parseAssistantFilter, requireUserId } from '../common/http/request-params.js';
-import { parseListQuery } from './dto/memory-query.dto.js';
+import { AssistantFilterQuery, requireUserId } from '../common/http/request-params.js';
+import { MemoryItemParams, MemoryListQueryDto } from './dto/memory-query.dto.js';
 import type { StoredMemoryItem } from './memory.repository.js';
 import { MemoryService } from './memory.service.js';
 
 type RequestHeaders = Record<string, string | string[] | undefined>;
-type RequestQuery = Record<string, unknown>;
 
 export interface MemoryItemView {
   id: string;
@@ -49,11 +48,13 @@ export class MemoryController {
   async list(
     @Principal() principal: ApiKeyPrincipal,
     @Headers() headers: RequestHeaders,
-    @Query() query: RequestQuery,
+    @Query() query: MemoryListQueryDto,
   ): Promise<MemoryListView> {
     const userId = requireUserId(headers);
-    const assistantId = parseAssistantFilter(query);
-    const page = await this.memory.list(principal.organizationId, userId, assistantId, parseListQuery(query));
+    const page = await this.memory.list(principal.organizationId, userId, query.assistant_id ?? null, {
+      limit: query.limit,
+      after: query.after ?? null,
+    });
     return {
       object: 'list',
       data: page.items.map(toView),
@@ -67,11 +68,11 @@ export class MemoryController {
   async deleteAll(
     @Principal() principal: ApiKeyPrincipal,
     @Headers() headers: RequestHeaders,
-    @Query() query: RequestQuery,
+    @Query() query: AssistantFilterQuery,
   ): Promise<{ deleted: number }> {
     const userId = requireUserId(headers);
     return {
-      deleted: await this.memory.deleteAll(principal.organizationId, userId, parseAssistantFilter(query)),
+      deleted: await this.memory.deleteAll(principal.organizationId, userId, query.assistant_id ?? null),
     };
   }
 
@@ -80,10 +81,10 @@ export class MemoryController {
   async optOut(
     @Principal() principal: ApiKeyPrincipal,
     @Headers() headers: RequestHeaders,
-    @Query() query: RequestQuery,
+    @Query() query: AssistantFilterQuery,
   ): Promise<{ optedOut: true; assistantId: string | null }> {
     const userId = requireUserId(headers);
-    const assistantId = parseAssistantFilter(query);
+    const assistantId = query.assistant_id ?? null;
     await this.memory.optOut(principal.organizationId, userId, assistantId);
     return { optedOut: true, assistantId: assistantView(assistantId) };
   }
@@ -93,10 +94,10 @@ export class MemoryController {
   async optIn(
     @Principal() principal: ApiKeyPrincipal,
     @Headers() headers: RequestHeaders,
-    @Query() query: RequestQuery,
+    @Query() query: AssistantFilterQuery,
   ): Promise<{ optedOut: boolean; assistantId: string | null }> {
     const userId = requireUserId(headers);
-    const assistantId = parseAssistantFilter(query);
+    const assistantId = query.assistant_id ?? null;
     const optedOut = await this.memory.optIn(principal.organizationId, userId, assistantId);
     return { optedOut, assistantId: assistantView(assistantId) };
   }
@@ -106,10 +107,10 @@ export class MemoryController {
   async deleteOne(
     @Principal() principal: ApiKeyPrincipal,
     @Headers() headers: RequestHeaders,
-    @Query() query: RequestQuery,
-    @Param('itemId') itemId: string,
+    @Query() query: AssistantFilterQuery,
+    @Param() { itemId }: MemoryItemParams,
   ): Promise<void> {
     const userId = requireUserId(headers);
-    await this.memory.deleteOne(principal.organizationId, userId, itemId, parseAssistantFilter(query));
+    await this.memory.deleteOne(principal.organizationId, userId, itemId, query.assistant_id ?? null);
   }
 }

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { AssistantsService } from '../assistants/assistants.service.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { keysetPage } from '../database/keyset.js';
-import { encodeCursor, parseMemoryItemId, type MemoryListQuery } from './dto/memory-query.dto.js';
+import { encodeCursor, type MemoryListQuery } from './dto/memory-query.dto.js';
 import { MemoryItemEntity } from './entities/memory-item.entity.js';
 import { MemoryOptOutEntity } from './entities/memory-opt-out.entity.js';
 import { MemoryRepository, type StoredMemoryItem } from './memory.repository.js';
@@ -96,11 +96,10 @@ export class MemoryService {
   async deleteOne(
     organizationId: string,
     userId: string,
-    rawItemId: string,
+    id: string | null,
     assistantId: string | null,
   ): Promise<void> {
     await this.ensureAssistant(organizationId, assistantId);
-    const id = parseMemoryItemId(rawItemId);
     if (id === null || !(await this.repository.deleteOne(organizationId, userId, id, assistantId))) {
       throw new ApiError('memory_item_not_found', 'No memory item with that id');
     }

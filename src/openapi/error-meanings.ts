@@ -7,7 +7,7 @@ import { ERROR_CATALOGUE, type ErrorCode } from '../common/errors/error-catalogu
  */
 export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   invalid_request:
-    'Body not JSON or not an object, a field or header of the wrong type or size, a cursor this endpoint did not issue, a `function_call_output` for no pending call',
+    'Body not JSON or not an object; a field, header, path or query of wrong type, size or text; JSON over 256 levels; malformed HTTP; a foreign cursor or `call_id`',
   missing_required_field:
     'A required field (`model`, `input`, `userId`…) or the `x-user-id` header is absent',
   invalid_model: '`model` is neither an assistant UUID nor `asst_<uuid>`',
@@ -18,6 +18,8 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   invalid_tool_name: 'A tool name outside `^[a-zA-Z0-9_-]{1,64}$`',
   invalid_input_type: 'An `input` item with an unknown `type`, `role` or content part',
   missing_call_id: 'A `function_call_output` (or `function_call`) input item without `call_id`',
+  context_length_exceeded:
+    'The conversation does not fit the model\'s context window (with `truncation: "disabled"`, the default)',
   missing_api_key: 'Neither `x-api-key` nor `Authorization: Bearer` was sent',
   invalid_api_key: 'The API key is malformed, unknown or revoked',
   missing_token: 'MCP gateway or `/metrics`: no bearer token was sent',
@@ -33,6 +35,9 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   conversation_not_found: "No conversation with that id for this user in the key's organization",
   method_not_allowed: 'MCP gateway: GET or DELETE on a stateless endpoint (`Allow: POST`)',
   payload_too_large: 'The request body exceeds `BODY_LIMIT`',
+  request_timeout: "The request's headers or body did not arrive in time; the connection is closed",
+  headers_too_large:
+    'The request line and headers exceed `MAX_HEADER_SIZE` (default 16 KB); the connection is closed',
   unsupported_media_type: 'The request body is of a media type the route does not read',
   claim_value_too_large: '`claimValue` above 64 KB serialized',
   bulk_limit_exceeded: 'More than 50 claims in one bulk request',
@@ -48,6 +53,8 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
     'This replica is at its in-flight cap, out of database connections, or shutting down; see `Retry-After`',
   identity_provider_unavailable:
     "MCP gateway: the identity provider's keys could not be fetched; see `Retry-After`",
+  service_unavailable:
+    'The database is unreachable or cannot serve (an outage, a failover); see `Retry-After`',
 };
 
 export interface ErrorCatalogueRow {

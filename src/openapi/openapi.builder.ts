@@ -1,9 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ERROR_CATALOGUE, type ErrorCode } from '../common/errors/error-catalogue.js';
 import { CONVERSATION_PAGE, MESSAGE_PAGE } from '../conversations/dto/chat-history-query.dto.js';
 import { MEMORY_PAGE } from '../memory/dto/memory-query.dto.js';
+import { packageVersion } from '../common/runtime/package-version.js';
 import { ERROR_MEANINGS } from './error-meanings.js';
 import { OPERATIONS, TAGS, type Access, type HttpMethod, type OperationSpec } from './operations.js';
 import { SCHEMAS, ref, type JsonSchema } from './schemas.js';
@@ -20,18 +18,19 @@ const ACCESS_ERRORS: Record<Access['kind'], ErrorCode[]> = {
     'rate_limit_exceeded',
     // Also when every database connection stayed busy for the pool's whole wait.
     'service_overloaded',
+    // The database is unreachable (the key lookup is the first query of every such route).
+    'service_unavailable',
     'server_error',
   ],
   public: ['server_error'],
-  'mcp-oauth': ['server_error'],
+  'mcp-oauth': ['service_unavailable', 'server_error'],
   'metrics-token': ['missing_token', 'invalid_token', 'server_error'],
 };
 
-/** Codes whose answers carry `Retry-After` (the upstream 503s do not: retry with backoff). */
+/** Codes whose answers carry `Retry-After`: 429 and every 503 (the catalogue's default). */
 const RETRY_AFTER_CODES: readonly ErrorCode[] = [
   'rate_limit_exceeded',
-  'service_overloaded',
-  'identity_provider_unavailable',
+  ...(Object.keys(ERROR_CATALOGUE) as ErrorCode[]).filter((code) => ERROR_CATALOGUE[code].status === 503),
 ];
 
 /** Codes the JSON body parser answers before any route runs. */
@@ -212,6 +211,23 @@ const PARAMETERS: Record<string, JsonSchema> = {
     maximum: MESSAGE_PAGE.max,
     default: MESSAGE_PAGE.default,
   }),
+  InputItemsLimit: queryParam('limit', 'Items per page (default 20)', {
+    type: 'integer',
+    minimum: 1,
+    maximum: 100,
+    default: 20,
+  }),
+  InputItemsAfter: queryParam('after', 'The `last_id` of the previous page', { type: 'string' }),
+  InputItemsOrder: queryParam('order', 'Newest first (`desc`, the default) or oldest first', {
+    type: 'string',
+    enum: ['asc', 'desc'],
+    default: 'desc',
+  }),
+  InputItemsInclude: queryParam(
+    'include',
+    'Only `message.input_image.image_url` (image URLs are always included); any other value is refused',
+    { type: 'array', items: { type: 'string', enum: ['message.input_image.image_url'] } },
+  ),
   HistoryAfter: queryParam('after', 'The `x-next-cursor` of the previous page (opaque)', { type: 'string' }),
 };
 
@@ -338,26 +354,6 @@ function operationObject(operation: OperationSpec, index: number): JsonSchema {
     security: security(operation.access),
     'x-required-scopes': requiredScopes(operation.access),
   };
-}
-
-/** Walks up from this file to the project's package.json: src/openapi in tests, dist/src/openapi when built. */
-function packageVersion(): string {
-  let directory = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    try {
-      const manifest = JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')) as {
-        name?: string;
-        version?: string;
-      };
-      if (manifest.name === 'switchboard' && manifest.version) return manifest.version;
-    } catch {
-      // no package.json here: keep walking up
-    }
-    const parent = dirname(directory);
-    if (parent === directory)
-      throw new Error('package.json of switchboard not found above the OpenAPI builder');
-    directory = parent;
-  }
 }
 
 const byName = <T>(entries: Record<string, T>): Record<string, T> =>

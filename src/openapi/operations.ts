@@ -117,6 +117,7 @@ const responseOperations: OperationSpec[] = [
       'tool_not_supported_for_model',
       'invalid_input_type',
       'missing_call_id',
+      'context_length_exceeded',
       'assistant_not_found',
       'response_not_found',
       'upstream_unavailable',
@@ -165,6 +166,43 @@ const responseOperations: OperationSpec[] = [
     access: ASSISTANT_KEY,
     parameters: [param('ResponseId'), param('XUserId')],
     responses: { '200': json(ref('Response'), 'The response, `cancelled` or as it finished') },
+    errors: ['invalid_request', 'response_not_found'],
+  },
+  {
+    method: 'get',
+    paths: ['/v1/responses/{id}/input_items'],
+    operationId: 'listResponseInputItems',
+    tag: 'Responses',
+    summary: 'The input items a response was created with',
+    description:
+      "The items of that request as sent (not those of earlier turns), in OpenAI's list shape. Only the " +
+      "response's own end user sees them: `x-user-id` must be the one the turn was made with (none for an " +
+      'anonymous turn), as for `previous_response_id`.',
+    access: ASSISTANT_KEY,
+    parameters: [
+      param('ResponseId'),
+      param('XUserId'),
+      param('InputItemsLimit'),
+      param('InputItemsAfter'),
+      param('InputItemsOrder'),
+      param('InputItemsInclude'),
+    ],
+    responses: { '200': json(ref('InputItemList'), 'A page of input items') },
+    errors: ['invalid_request', 'response_not_found'],
+  },
+  {
+    method: 'delete',
+    paths: ['/v1/responses/{id}'],
+    operationId: 'deleteResponse',
+    tag: 'Responses',
+    summary: 'Delete a stored response',
+    description:
+      'Removes the response and its chat-history messages for good (same `x-user-id` rule as input_items). ' +
+      'It can no longer be read or continued, and neither can turns that continued from it: continuing one is ' +
+      '400 `invalid_request` naming `previous_response_id`. Earlier turns stay and can start a new branch.',
+    access: ASSISTANT_KEY,
+    parameters: [param('ResponseId'), param('XUserId')],
+    responses: { '200': json(ref('ResponseDeleted'), 'Deleted') },
     errors: ['invalid_request', 'response_not_found'],
   },
 ];

@@ -1,5 +1,11 @@
 import { ERROR_CATALOGUE } from '../common/errors/error-catalogue.js';
 import { MAX_TOOLS } from '../responses/dto/create-response.dto.js';
+import {
+  IDENTIFIER_MAX_LENGTH,
+  METADATA_MAX_KEY_LENGTH,
+  METADATA_MAX_KEYS,
+  METADATA_MAX_VALUE_LENGTH,
+} from '../responses/dto/response-options.dto.js';
 import { MAX_BULK_CLAIMS, MAX_CLAIM_VALUE_BYTES } from '../claims/dto/claim-input.dto.js';
 import { MAX_USER_ID_LENGTH } from '../common/http/request-params.js';
 import { MEMORY_PAGE } from '../memory/dto/memory-query.dto.js';
@@ -57,7 +63,39 @@ const responseSchemas: Record<string, JsonSchema> = {
     type: constant('output_text'),
     text: { type: 'string' },
     annotations: { type: 'array', items: {}, maxItems: 0, description: 'Always empty' },
+    logprobs: {
+      type: 'array',
+      items: ref('TokenLogprob'),
+      description: 'Filled when `include` has `message.output_text.logprobs`; else empty',
+    },
   }),
+  TokenLogprob: object({
+    token: { type: 'string' },
+    logprob: { type: 'number' },
+    bytes: { type: 'array', items: { type: 'integer' } },
+    top_logprobs: {
+      type: 'array',
+      items: object({
+        token: { type: 'string' },
+        logprob: { type: 'number' },
+        bytes: { type: 'array', items: { type: 'integer' } },
+      }),
+    },
+  }),
+  ReasoningItem: object(
+    {
+      type: constant('reasoning'),
+      id: { type: 'string', pattern: ITEM_ID_PATTERN('rs') },
+      status: ref('ItemStatus'),
+      summary: { type: 'array', items: {}, maxItems: 0, description: 'Always empty: no summaries are made' },
+      content: {
+        type: 'array',
+        items: object({ type: constant('reasoning_text'), text: { type: 'string' } }),
+        description: 'The reasoning text the upstream streamed (`reasoning_content`/`reasoning`)',
+      },
+    },
+    { description: 'What a reasoning model thought before it answered; kept in the stored output.' },
+  ),
   OutputMessage: object(
     {
       type: constant('message'),
@@ -113,6 +151,7 @@ const responseSchemas: Record<string, JsonSchema> = {
   OutputItem: {
     oneOf: [
       ref('OutputMessage'),
+      ref('ReasoningItem'),
       ref('FunctionCallItem'),
       ref('HandoverItem'),
       ref('OAuthRequiredItem'),
@@ -122,6 +161,7 @@ const responseSchemas: Record<string, JsonSchema> = {
       propertyName: 'type',
       mapping: {
         message: '#/components/schemas/OutputMessage',
+        reasoning: '#/components/schemas/ReasoningItem',
         function_call: '#/components/schemas/FunctionCallItem',
         handover: '#/components/schemas/HandoverItem',
         oauth_required: '#/components/schemas/OAuthRequiredItem',
@@ -131,44 +171,84 @@ const responseSchemas: Record<string, JsonSchema> = {
   },
   Usage: object({
     input_tokens: { type: 'integer', minimum: 0 },
-    output_tokens: { type: 'integer', minimum: 0 },
+    input_tokens_details: object({ cached_tokens: { type: 'integer', minimum: 0 } }),
+    output_tokens: { type: 'integer', minimum: 0, description: 'Reasoning tokens included' },
+    output_tokens_details: object({ reasoning_tokens: { type: 'integer', minimum: 0 } }),
     total_tokens: { type: 'integer', minimum: 0 },
   }),
+  TextFormat: {
+    oneOf: [
+      object({ type: constant('text') }),
+      object({ type: constant('json_object') }),
+      object({
+        type: constant('json_schema'),
+        name: { type: 'string', pattern: '^[a-zA-Z0-9_-]{1,64}$' },
+        description: nullable({ type: 'string' }),
+        schema: {
+          description:
+            'A JSON Schema object in a request; `null` in the Response (as the specification has it)',
+        },
+        strict: { type: 'boolean' },
+      }),
+    ],
+  },
   Response: object(
     {
       id: { type: 'string', pattern: `^resp_${UUID_PATTERN}$`, description: 'Use as `previous_response_id`' },
       object: constant('response'),
       created_at: { type: 'integer', description: 'Unix time in seconds' },
+      completed_at: nullable({ type: 'integer', description: 'Unix time in seconds, once `completed`' }),
       status: {
         type: 'string',
-        enum: ['queued', 'in_progress', 'completed', 'requires_action', 'failed', 'cancelled'],
+        enum: ['queued', 'in_progress', 'completed', 'requires_action', 'incomplete', 'failed', 'cancelled'],
         description:
           '`queued` and `in_progress` while the turn runs (a background response polled, or any response read ' +
-          'mid-turn); `failed` for a turn that broke off or whose replica stopped; `cancelled` for a cancelled ' +
+          'mid-turn, and in `response.created`/`response.in_progress`); `incomplete` when `max_output_tokens` cut ' +
+          'the reply; `failed` for a turn that broke off or whose replica stopped; `cancelled` for a cancelled ' +
           'background response',
       },
+      incomplete_details: nullable(object({ reason: constant('max_output_tokens') })),
       model: assistantShown,
+      previous_response_id: nullable({ type: 'string', pattern: `^resp_${UUID_PATTERN}$` }),
+      instructions: nullable({ type: 'string', description: "This turn's request `instructions`" }),
       output: {
         type: 'array',
         items: ref('OutputItem'),
         description: 'Items in the order they were produced',
       },
       output_text: { type: 'string', description: 'The text of every `message` item, concatenated' },
-      previous_response_id: nullable({ type: 'string', pattern: `^resp_${UUID_PATTERN}$` }),
-      instructions: nullable({ type: 'string', description: "This turn's request `instructions`" }),
-      conversation: object({
-        id: { type: 'string', format: 'uuid', description: 'Chat-history conversation id' },
-      }),
-      usage: nullable(ref('Usage')),
       error: nullable(ref('ErrorObject')),
-      incomplete_details: { type: 'null' },
-      metadata: { type: 'object', additionalProperties: { type: 'string' } },
+      tools: { type: 'array', items: {}, description: "The request's function tools, `strict` filled in" },
+      tool_choice: { description: 'As sent (default `auto`)' },
+      truncation: { type: 'string', enum: ['auto', 'disabled'] },
       parallel_tool_calls: { type: 'boolean' },
-      tool_choice: constant('auto'),
-      tools: { type: 'array', items: {} },
+      text: object({ format: ref('TextFormat') }),
+      top_p: { type: 'number' },
+      presence_penalty: { type: 'number' },
+      frequency_penalty: { type: 'number' },
+      top_logprobs: { type: 'integer' },
+      temperature: { type: 'number', description: "As sent, else the assistant's default, else 1" },
+      reasoning: nullable(
+        object({ effort: nullable({ type: 'string' }), summary: nullable({ type: 'string' }) }),
+      ),
+      user: nullable({ type: 'string' }),
+      usage: nullable(ref('Usage')),
+      max_output_tokens: nullable({ type: 'integer' }),
+      max_tool_calls: nullable({ type: 'integer' }),
+      store: { type: 'boolean' },
       background: { type: 'boolean', description: 'Created with `background: true`' },
+      service_tier: { type: 'string' },
+      metadata: { type: 'object', additionalProperties: { type: 'string' } },
+      safety_identifier: nullable({ type: 'string' }),
+      prompt_cache_key: nullable({ type: 'string' }),
+      conversation: nullable(
+        object({ id: { type: 'string', format: 'uuid', description: 'Chat-history conversation id' } }),
+      ),
     },
-    { description: 'Spec 2.1, plus the fields the official SDK types expect.' },
+    {
+      description:
+        "The Open Responses `ResponseResource`, plus the contract's `output_text` and `conversation` (null for `store: false` turns that started no conversation). GET returns the stored copy byte for byte.",
+    },
   ),
 };
 
@@ -178,6 +258,39 @@ const requestSchemas: Record<string, JsonSchema> = {
     type: { type: 'string', enum: ['input_text', 'output_text', 'text'] },
     text: { type: 'string' },
   }),
+  InputImagePart: {
+    type: 'object',
+    required: ['type', 'image_url'],
+    properties: {
+      type: constant('input_image'),
+      image_url: {
+        type: 'string',
+        description:
+          'An http(s) URL (fetched by the service through the SSRF guard and sent inline) or a base64 data URL ' +
+          'of a PNG, JPEG, GIF or WebP image, at most INPUT_IMAGE_MAX_BYTES. `file_id` is refused.',
+      },
+      detail: { type: 'string', enum: ['low', 'high', 'auto'], default: 'auto' },
+    },
+    description: "User messages only; the assistant's model needs the `vision` setting.",
+  },
+  InputFilePart: {
+    type: 'object',
+    required: ['type'],
+    properties: {
+      type: constant('input_file'),
+      filename: { type: 'string', maxLength: 255 },
+      file_data: {
+        type: 'string',
+        description: 'Base64, or a base64 data URL; at most INPUT_FILE_MAX_BYTES',
+      },
+      file_url: {
+        type: 'string',
+        description: 'An http(s) URL, fetched by the service through the SSRF guard',
+      },
+    },
+    description:
+      "Exactly one of `file_data` and `file_url`. User messages only; the assistant's model needs the `fileInput` setting.",
+  },
   InputMessage: {
     type: 'object',
     required: ['role', 'content'],
@@ -185,7 +298,13 @@ const requestSchemas: Record<string, JsonSchema> = {
       type: constant('message'),
       role: { type: 'string', enum: ['user', 'assistant', 'system', 'developer'] },
       content: {
-        oneOf: [{ type: 'string' }, { type: 'array', items: ref('InputTextPart') }],
+        oneOf: [
+          { type: 'string' },
+          {
+            type: 'array',
+            items: { oneOf: [ref('InputTextPart'), ref('InputImagePart'), ref('InputFilePart')] },
+          },
+        ],
       },
     },
     description: '`type` may be omitted. `system` and `developer` messages become system messages in place.',
@@ -215,8 +334,24 @@ const requestSchemas: Record<string, JsonSchema> = {
     },
     description: 'A call sent back by a client that manages its own history.',
   },
+  ReasoningInput: {
+    type: 'object',
+    required: ['type'],
+    properties: {
+      type: constant('reasoning'),
+      id: { type: 'string' },
+      summary: { type: 'array', items: { type: 'object', properties: { text: { type: 'string' } } } },
+      content: { type: 'array', items: { type: 'object', properties: { text: { type: 'string' } } } },
+    },
+    description: 'A reasoning item sent back with a client-managed history: stored, not resent to the model.',
+  },
   InputItem: {
-    oneOf: [ref('InputMessage'), ref('FunctionCallOutputInput'), ref('FunctionCallInput')],
+    oneOf: [
+      ref('InputMessage'),
+      ref('FunctionCallOutputInput'),
+      ref('FunctionCallInput'),
+      ref('ReasoningInput'),
+    ],
     description: 'Any other `type` or `role` is 400 `invalid_input_type`.',
   },
   FunctionTool: {
@@ -261,12 +396,59 @@ const requestSchemas: Record<string, JsonSchema> = {
         type: 'boolean',
         description:
           '`true` runs the turn server-side whatever the client does: the reply is the Response in status ' +
-          '`queued` (or, with `stream`, a stream that can be resumed with `GET /v1/responses/{id}?stream=true`)',
+          '`queued` (or, with `stream`, a stream that can be resumed with `GET /v1/responses/{id}?stream=true`); ' +
+          'refused with `store: false`',
       }),
       tools: nullable({ type: 'array', maxItems: MAX_TOOLS, items: ref('FunctionTool') }),
       instructions: nullable({ type: 'string', description: 'Added for this turn only' }),
+      temperature: nullable({ type: 'number', minimum: 0, maximum: 2 }),
+      top_p: nullable({ type: 'number', minimum: 0, maximum: 1 }),
+      presence_penalty: nullable({ type: 'number', minimum: -2, maximum: 2 }),
+      frequency_penalty: nullable({ type: 'number', minimum: -2, maximum: 2 }),
+      max_output_tokens: nullable({
+        type: 'integer',
+        minimum: 1,
+        description: "For the whole response; above the assistant's `maxOutputTokensLimit` is refused",
+      }),
+      max_tool_calls: nullable({ type: 'integer', minimum: 1, description: 'Server-side tool calls' }),
+      top_logprobs: nullable({ type: 'integer', minimum: 0, maximum: 20 }),
+      include: nullable({ type: 'array', items: { type: 'string' } }),
+      tool_choice: nullable({
+        description:
+          '`auto`, `none`, `required`, `{type: "function", name}`, `{type: "allowed_tools", mode, tools}`, `{type: "web_search"}`',
+      }),
+      parallel_tool_calls: nullable({ type: 'boolean' }),
+      text: nullable({
+        type: 'object',
+        properties: {
+          format: ref('TextFormat'),
+          verbosity: { type: 'string', enum: ['low', 'medium', 'high'] },
+        },
+      }),
+      reasoning: nullable({
+        type: 'object',
+        properties: {
+          effort: { type: 'string', enum: ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'] },
+          summary: { type: 'string', enum: ['auto', 'concise', 'detailed'] },
+        },
+      }),
+      metadata: nullable({
+        type: 'object',
+        maxProperties: METADATA_MAX_KEYS,
+        propertyNames: { maxLength: METADATA_MAX_KEY_LENGTH },
+        additionalProperties: { type: 'string', maxLength: METADATA_MAX_VALUE_LENGTH },
+      }),
+      user: nullable({ type: 'string', maxLength: 256 }),
+      safety_identifier: nullable({ type: 'string', maxLength: IDENTIFIER_MAX_LENGTH }),
+      prompt_cache_key: nullable({ type: 'string', maxLength: IDENTIFIER_MAX_LENGTH }),
+      prompt_cache_retention: nullable({ type: 'string', enum: ['in_memory', '24h'] }),
+      service_tier: nullable({ type: 'string', enum: ['auto', 'default', 'flex', 'scale', 'priority'] }),
+      store: nullable({ type: 'boolean', description: '`false`: run the turn without keeping anything' }),
+      truncation: nullable({ type: 'string', enum: ['auto', 'disabled'] }),
+      stream_options: nullable({ type: 'object' }),
     },
-    description: 'Other fields the SDKs send (temperature, metadata…) are accepted and ignored.',
+    description:
+      'Every field is honoured or refused by name (docs/api.md, "Request parameters"); an unknown field is 400 `invalid_request`.',
   },
 };
 
@@ -286,7 +468,7 @@ const outputIndex: JsonSchema = {
 };
 const itemIdRef: JsonSchema = { type: 'string', description: 'The `id` of the item at `output_index`' };
 const contentIndex: JsonSchema = { type: 'integer', minimum: 0 };
-const logprobs: JsonSchema = { type: 'array', items: {}, maxItems: 0 };
+const logprobs: JsonSchema = { type: 'array', items: ref('TokenLogprob') };
 
 /** The events ResponseRecorder and ResponsesService.stream emit, in the order of spec 6.3. */
 const STREAM_EVENTS: Record<string, JsonSchema> = {
@@ -294,6 +476,11 @@ const STREAM_EVENTS: Record<string, JsonSchema> = {
     'response.created',
     { response: ref('Response') },
     'Always first; `response.status` is `in_progress`',
+  ),
+  ResponseInProgressEvent: streamEvent(
+    'response.in_progress',
+    { response: ref('Response') },
+    'Right after `response.created`, with the same Response',
   ),
   ResponseStatusEvent: streamEvent(
     'response.status',
@@ -319,9 +506,14 @@ const STREAM_EVENTS: Record<string, JsonSchema> = {
       item_id: itemIdRef,
       output_index: outputIndex,
       content_index: contentIndex,
-      part: ref('OutputTextPart'),
+      part: {
+        oneOf: [
+          ref('OutputTextPart'),
+          object({ type: constant('reasoning_text'), text: { type: 'string' } }),
+        ],
+      },
     },
-    'A text part opens, just before its first delta',
+    'A text (or reasoning) part opens, just before its first delta',
   ),
   OutputTextDeltaEvent: streamEvent(
     'response.output_text.delta',
@@ -344,6 +536,21 @@ const STREAM_EVENTS: Record<string, JsonSchema> = {
       logprobs,
     },
     'The whole text of the part, once after its deltas',
+  ),
+  ReasoningDeltaEvent: streamEvent(
+    'response.reasoning.delta',
+    { item_id: itemIdRef, output_index: outputIndex, content_index: contentIndex, delta: { type: 'string' } },
+    'A fragment of reasoning text; `response.reasoning_text.delta` for the official SDKs (`x-stainless-lang`)',
+  ),
+  ReasoningDoneEvent: streamEvent(
+    'response.reasoning.done',
+    { item_id: itemIdRef, output_index: outputIndex, content_index: contentIndex, text: { type: 'string' } },
+    'The whole reasoning text; `response.reasoning_text.done` for the official SDKs',
+  ),
+  ContentPartDoneEvent: streamEvent(
+    'response.content_part.done',
+    { item_id: itemIdRef, output_index: outputIndex, content_index: contentIndex, part: {} },
+    'A reasoning part is complete',
   ),
   FunctionCallArgumentsDeltaEvent: streamEvent(
     'response.function_call_arguments.delta',
@@ -391,6 +598,16 @@ const STREAM_EVENTS: Record<string, JsonSchema> = {
     { response: ref('Response') },
     'Last event before `data: [DONE]`; the same object a later GET /v1/responses/{id} returns. ' +
       '`response.status` is `completed` or `requires_action`.',
+  ),
+  ResponseIncompleteEvent: streamEvent(
+    'response.incomplete',
+    { response: ref('Response') },
+    'Instead of `response.completed` when `max_output_tokens` cut the reply; then `data: [DONE]`',
+  ),
+  ResponseFailedEvent: streamEvent(
+    'response.failed',
+    { response: ref('Response') },
+    'A failure after the stream started, with the stored failed Response; `response.error` follows',
   ),
   ResponseErrorEvent: streamEvent(
     'response.error',
@@ -538,10 +755,42 @@ const platformSchemas: Record<string, JsonSchema> = {
   }),
 };
 
+/** src/responses/input-item-view.ts and responses.service.ts (`delete`). */
+const responseManagementSchemas: Record<string, JsonSchema> = {
+  InputItemList: object({
+    object: constant('list'),
+    data: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'type'],
+        properties: {
+          id: {
+            type: 'string',
+            description: 'The id the client sent with the item, or one derived from the response',
+          },
+          type: { type: 'string', enum: ['message', 'function_call', 'function_call_output'] },
+        },
+        description:
+          'OpenAI item shapes: `message` (role, status, content parts as sent), `function_call`, `function_call_output`.',
+      },
+    },
+    first_id: nullable({ type: 'string' }),
+    last_id: nullable({ type: 'string', description: 'Pass as `after` for the next page' }),
+    has_more: { type: 'boolean' },
+  }),
+  ResponseDeleted: object({
+    id: { type: 'string', pattern: `^resp_${UUID_PATTERN}$` },
+    object: constant('response'),
+    deleted: { type: 'boolean', const: true },
+  }),
+};
+
 export const SCHEMAS: Record<string, JsonSchema> = {
   ...errorSchemas,
   ...responseSchemas,
   ...requestSchemas,
+  ...responseManagementSchemas,
   ...streamSchemas,
   ...historySchemas,
   ...claimSchemas,

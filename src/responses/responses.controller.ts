@@ -1,4 +1,16 @@
-import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Headers,
+  HttpCode,
+  Inject,
+  Param,
+  Post,
+  Query,
+  Res,
+} from '@nestjs/common';
 import type { Response } from 'express';
 import type { ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
 import { Principal, RequireScopes } from '../auth/auth.decorators.js';
@@ -7,8 +19,11 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { BackgroundResponses } from './durable/background-responses.service.js';
 import { ResumedStreams } from './durable/resumed-streams.service.js';
 import { parseCreateResponse, parseUserHeaders } from './dto/create-response.dto.js';
+import { ListInputItemsQueryDto } from './dto/list-input-items.dto.js';
+import type { InputItemList } from './input-item-view.js';
 import type { ResponseObject } from './response-view.js';
-import { ResponsesService } from './responses.service.js';
+import { ResponsesService, type ResponseDeleted } from './responses.service.js';
+import type { EventStyle } from './streaming/response-recorder.js';
 import { SseWriter } from './streaming/sse-writer.js';
 
 type RequestHeaders = Record<string, string | string[] | undefined>;
@@ -36,7 +51,10 @@ export class ResponsesController {
     const signal = abortWhenClientLeaves(res);
     if (request.background) {
       // Stored events include `response.status` only when asked for: any client may resume them.
-      const { response } = await this.background.create(turn, headers['x-switchboard-events'] === 'all');
+      const { response } = await this.background.create(turn, {
+        status: headers['x-switchboard-events'] === 'all',
+        reasoning: reasoningEvents(headers),
+      });
       if (!request.stream) {
         res.status(200).json(response);
         return;
@@ -45,7 +63,10 @@ export class ResponsesController {
       await this.resumed.follow(principal.organizationId, turn.responseId, -1, writer, signal, false);
     } else if (request.stream) {
       const writer = new SseWriter(res, this.config.streaming.heartbeatMs);
-      await this.responses.stream(turn, writer, signal, wantsStatusEvents(headers));
+      await this.responses.stream(turn, writer, signal, {
+        status: wantsStatusEvents(headers),
+        reasoning: reasoningEvents(headers),
+      });
     } else {
       res.status(200).json(await this.responses.respond(turn, signal));
     }
@@ -83,6 +104,29 @@ export class ResponsesController {
     );
   }
 
+  @Get(':id/input_items')
+  @RequireScopes('assistant')
+  inputItems(
+    @Principal() principal: ApiKeyPrincipal,
+    @Param('id') id: string,
+    @Headers() headers: RequestHeaders,
+    @Query() query: ListInputItemsQueryDto,
+  ): Promise<InputItemList> {
+    const { userId } = parseUserHeaders(headers);
+    const { after, limit, order } = query;
+    return this.responses.inputItems(principal, id, userId, { after: after ?? null, limit, order });
+  }
+
+  @Delete(':id')
+  @RequireScopes('assistant')
+  delete(
+    @Principal() principal: ApiKeyPrincipal,
+    @Param('id') id: string,
+    @Headers() headers: RequestHeaders,
+  ): Promise<ResponseDeleted> {
+    return this.responses.delete(principal, id, parseUserHeaders(headers).userId);
+  }
+
   @Post(':id/cancel')
   @HttpCode(200)
   @RequireScopes('assistant')
@@ -111,6 +155,11 @@ function abortWhenClientLeaves(res: Response): AbortSignal {
     if (!res.writableFinished) controller.abort();
   });
   return controller.signal;
+}
+
+/** OpenAI's SDKs know the reasoning events by their own names; others get the specification's. */
+function reasoningEvents(headers: RequestHeaders): EventStyle['reasoning'] {
+  return headers['x-stainless-lang'] === undefined ? 'response.reasoning' : 'response.reasoning_text';
 }
 
 /**

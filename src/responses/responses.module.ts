@@ -8,6 +8,7 @@ import { BackgroundResponses } from './durable/background-responses.service.js';
 import { BackgroundTurns } from './durable/background-turns.service.js';
 import { ResumedStreams } from './durable/resumed-streams.service.js';
 import { TurnLeases } from './durable/turn-leases.service.js';
+import { InputAttachments } from './input-attachments.js';
 import { ResponsesController } from './responses.controller.js';
 import { ResponsesService } from './responses.service.js';
 import { TurnStoreModule } from './store/turn-store.module.js';
@@ -23,6 +24,7 @@ import { TurnRunner } from './turn-runner.js';
     TurnPreparer,
     TurnRunner,
     TurnStreams,
+    InputAttachments,
     TurnLeases,
     BackgroundTurns,
     BackgroundResponses,

@@ -1,22 +1,37 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
-import { parseResponseId, type CreateResponseDto, type UserHeaders } from './dto/create-response.dto.js';
+import {
+  parseResponseId,
+  type CreateResponseDto,
+  type InputItem,
+  type UserHeaders,
+} from './dto/create-response.dto.js';
+import type { ListInputItemsQuery } from './dto/list-input-items.dto.js';
 import { TurnLeases } from './durable/turn-leases.service.js';
+import { inputItemPage, type InputItemList } from './input-item-view.js';
 import { storedToObject, type ResponseObject } from './response-view.js';
 import { TurnLedger } from './store/turn-ledger.repository.js';
 import { TurnStore } from './store/turn-store.repository.js';
-import { ResponseRecorder } from './streaming/response-recorder.js';
+import { ResponseRecorder, type EventStyle } from './streaming/response-recorder.js';
 import { TurnStreams, type StreamTarget } from './streaming/turn-stream.js';
 import { turnFailure } from './turn-failure.js';
 import { TurnPreparer, type PreparedTurn } from './turn-preparer.js';
-import { completionRecord, turnRecord, turnResponse, turnStart, usageOf } from './turn-record.js';
+import { completionRecord, turnRecord, turnResponse, turnStart } from './turn-record.js';
 import { TurnProgress, TurnRunner } from './turn-runner.js';
+
+/** OpenAI's deletion object. */
+export interface ResponseDeleted {
+  id: string;
+  object: 'response';
+  deleted: true;
+}
 
 /**
  * A turn from request to stored response: the preparer reads everything before the first byte,
- * the runner talks to the model, the turn store writes the result in one statement, and the
- * stream wrapper owns what streaming adds (events, client departure, shutdown).
+ * the runner talks to the model, the turn store writes its start and its result (one statement
+ * each), and the stream wrapper owns what streaming adds (events, client departure, shutdown).
+ * A `store: false` turn writes nothing, so it has no start row and no lease.
  */
 @Injectable()
 export class ResponsesService {
@@ -42,17 +57,19 @@ export class ResponsesService {
    * write; if it failed, the final write stores the whole turn as before.
    */
   async respond(turn: PreparedTurn, signal: AbortSignal): Promise<ResponseObject> {
-    const recorder = new ResponseRecorder(undefined, false);
+    const recorder = new ResponseRecorder(undefined);
     const taken = new AbortController();
     // The lease is held once the row exists: a renewal before that would find no row and abort.
-    const started = this.ledger.recordStart(this.start(turn)).then(
-      () => {
-        const lease = this.leases.hold(turn.responseId);
-        lease.lost.addEventListener('abort', () => taken.abort(), { once: true });
-        return lease;
-      },
-      () => null,
-    );
+    const started: Promise<ReturnType<TurnLeases['hold']> | null> = turn.request.options.store
+      ? this.ledger.recordStart(this.start(turn)).then(
+          () => {
+            const lease = this.leases.hold(turn.responseId);
+            lease.lost.addEventListener('abort', () => taken.abort(), { once: true });
+            return lease;
+          },
+          () => null,
+        )
+      : Promise.resolve(null);
     const plan = this.preparer.plan(turn, AbortSignal.any([signal, taken.signal]));
     const progress = new TurnProgress(plan);
     try {
@@ -72,33 +89,38 @@ export class ResponsesService {
   }
 
   /**
-   * Runs a turn as an event stream. The start of the turn is stored before `response.created`
-   * hands out its id (one statement); the response is stored before `response.completed`, so a
-   * client can continue from it immediately on any replica.
+   * Runs a turn as an event stream. The start of a stored turn is written before
+   * `response.created` hands out its id (one statement); the response is stored before
+   * `response.completed`, so a client can continue from it immediately on any replica.
    */
   async stream(
     turn: PreparedTurn,
     target: StreamTarget,
     clientGone: AbortSignal,
-    statusEvents: boolean,
+    style: EventStyle,
   ): Promise<void> {
-    await this.ledger.recordStart(this.start(turn));
-    const lease = this.leases.hold(turn.responseId);
-    const stream = this.streams.create(target, AbortSignal.any([clientGone, lease.lost]), statusEvents);
+    const stored = turn.request.options.store;
+    if (stored) await this.ledger.recordStart(this.start(turn));
+    const lease = stored ? this.leases.hold(turn.responseId) : null;
+    const stream = this.streams.create(
+      target,
+      lease ? AbortSignal.any([clientGone, lease.lost]) : clientGone,
+      style,
+    );
     const { recorder } = stream;
     stream.open();
     const plan = this.preparer.plan(turn, stream.signal);
     const progress = new TurnProgress(plan);
     try {
-      recorder.emit('response.created', {
-        response: turnResponse(turn, recorder, 'in_progress', null, null),
-      });
+      const started = turnResponse(turn, recorder, progress, 'in_progress', null, null);
+      recorder.emit('response.created', { response: started });
+      recorder.emit('response.in_progress', { response: started });
       await this.runner.run(plan, recorder, progress);
-      stream.complete(await this.persist(turn, recorder, progress, null, true));
+      stream.complete(await this.persist(turn, recorder, progress, null, stored));
     } catch (error) {
-      await stream.fail(error, (failure) => this.persist(turn, recorder, progress, failure, true));
+      await stream.fail(error, (failure) => this.persist(turn, recorder, progress, failure, stored));
     } finally {
-      lease.release();
+      lease?.release();
       stream.end();
     }
   }
@@ -110,7 +132,32 @@ export class ResponsesService {
     return storedToObject(stored);
   }
 
-  /** The turn's final write: response, conversation and messages in one statement. */
+  /** A page of the items the response was created with; the end user must match, as for threads. */
+  async inputItems(
+    principal: ApiKeyPrincipal,
+    id: string,
+    userId: string | null,
+    query: ListInputItemsQuery,
+  ): Promise<InputItemList> {
+    const uuid = parseResponseId(id);
+    const input = uuid ? await this.store.findInput(principal.organizationId, userId, uuid) : null;
+    if (!uuid || !input) throw new ApiError('response_not_found', `No response ${id}`);
+    return inputItemPage(input as InputItem[], uuid, query);
+  }
+
+  /** Deletes a response for good; turns that continued from it can no longer be continued. */
+  async delete(principal: ApiKeyPrincipal, id: string, userId: string | null): Promise<ResponseDeleted> {
+    const uuid = parseResponseId(id);
+    const deleted = uuid ? await this.store.deleteResponse(principal.organizationId, userId, uuid) : false;
+    if (!deleted) throw new ApiError('response_not_found', `No response ${id}`);
+    return { id: `resp_${uuid}`, object: 'response', deleted: true };
+  }
+
+  /**
+   * The turn's final write: response (with the Response object as sent), conversation and
+   * messages in one statement, completing the row its start wrote. A `store: false` turn writes
+   * nothing.
+   */
   private async persist(
     turn: PreparedTurn,
     recorder: ResponseRecorder,
@@ -118,12 +165,17 @@ export class ResponsesService {
     failure: ApiError | null,
     startRecorded: boolean,
   ): Promise<ResponseObject> {
-    const record = turnRecord(turn, recorder, progress, failure);
-    await this.store.saveTurn(startRecorded ? completionRecord(record) : record);
-    return turnResponse(turn, recorder, record.status, usageOf(progress), record.error);
+    const completedAt = new Date();
+    const record = turnRecord(turn, recorder, progress, failure, completedAt);
+    const response = turnResponse(turn, recorder, progress, record.status, record.error, completedAt);
+    if (turn.request.options.store) {
+      const full = { ...record, body: JSON.stringify(response) };
+      await this.store.saveTurn(startRecorded ? completionRecord(full) : full);
+    }
+    return response;
   }
 
   private start(turn: PreparedTurn) {
-    return turnStart(turn, 'in_progress', false, this.leases);
+    return turnStart(turn, 'in_progress', this.leases);
   }
 }

@@ -1,13 +1,59 @@
 import type { Logger } from '@nestjs/common';
-import { describeUnexpected } from '../common/errors/all-exceptions.filter.js';
+import { unexpectedFailure } from '../common/errors/all-exceptions.filter.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
-import { TurnAbortedError, UpstreamError } from '../llm/llm.types.js';
+import {
+  ContextLengthError,
+  TurnAbortedError,
+  UnsupportedParameterError,
+  UpstreamError,
+} from '../llm/llm.types.js';
+
+/** Chat Completions parameter → the Responses request field a client sent. */
+const RESPONSES_NAME: Record<string, string> = {
+  max_tokens: 'max_output_tokens',
+  max_completion_tokens: 'max_output_tokens',
+  reasoning_effort: 'reasoning.effort',
+  response_format: 'text.format',
+  verbosity: 'text.verbosity',
+  logprobs: 'include (message.output_text.logprobs)',
+  tools: 'tools',
+};
+
+/** Chat Completions parameters that carry a request field of the same name. */
+const SAME_NAME = new Set([
+  'temperature',
+  'top_p',
+  'presence_penalty',
+  'frequency_penalty',
+  'top_logprobs',
+  'tool_choice',
+  'parallel_tool_calls',
+  'user',
+  'safety_identifier',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'service_tier',
+]);
 
 /** What a client hears of a turn that failed; anything unexpected is logged and stays generic. */
 export function turnFailure(error: unknown, logger: Logger): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof UpstreamError) return new ApiError(error.code, error.message);
+  if (error instanceof UnsupportedParameterError) {
+    const upstreamName = error.param.split('.')[0];
+    const name = RESPONSES_NAME[upstreamName] ?? (SAME_NAME.has(upstreamName) ? upstreamName : undefined);
+    // A parameter the service built (model, messages…) is the operator's misconfiguration, not the client's.
+    if (name === undefined) {
+      return new ApiError('upstream_unavailable', 'The upstream model refused the request the service built');
+    }
+    return new ApiError('invalid_request', `${name} is not supported by the model behind this assistant`);
+  }
+  if (error instanceof ContextLengthError) {
+    return new ApiError(
+      'context_length_exceeded',
+      `The conversation does not fit the model's context window; send truncation: "auto" to leave the oldest turns out`,
+    );
+  }
   if (error instanceof TurnAbortedError) return new ApiError('server_error', 'The request was cancelled');
-  logger.error(describeUnexpected(error));
-  return new ApiError('server_error', 'The turn failed');
+  return unexpectedFailure(logger, error, 'The turn failed');
 }

@@ -11,10 +11,24 @@ import { renderUserContext } from '../memory/user-context.prompt.js';
 import { UserContextService, type TurnUserContext } from '../memory/user-context.service.js';
 import { AgentRosterService, type AgentRoster } from '../specialists/agent-roster.service.js';
 import { ToolCatalogService, type LoadedCatalogue } from '../tools/tool-catalog.service.js';
-import { parseResponseId, type CreateResponseDto, type UserHeaders } from './dto/create-response.dto.js';
+import {
+  parseResponseId,
+  type CreateResponseDto,
+  type InputItem,
+  type UserHeaders,
+} from './dto/create-response.dto.js';
+import { InputAttachments } from './input-attachments.js';
 import { TurnStore, type ThreadHead } from './store/turn-store.repository.js';
 import { inputToTranscript } from './transcript.js';
+import {
+  checkOptionsForAssistant,
+  echoedParams,
+  maxOutputTokensOf,
+  modelOptionsOf,
+  type EchoedParams,
+} from './turn-options.js';
 import type { TurnPlan } from './turn-runner.js';
+import { inSpan } from '../common/tracing/tracing.js';
 
 /** A turn validated against the database and ready to run: nothing left to read but tools' own servers. */
 export interface PreparedTurn {
@@ -23,6 +37,8 @@ export interface PreparedTurn {
   principal: ApiKeyPrincipal;
   assistant: AssistantEntity;
   request: CreateResponseDto;
+  /** The input as the model sees it: images and files checked, their URLs fetched and inlined. */
+  modelInput: InputItem[];
   user: UserHeaders;
   previous: ThreadHead | null;
   conversationId: string;
@@ -30,6 +46,8 @@ export interface PreparedTurn {
   /** The catalogue rows of every agent of the roster, so a handover reads no database. */
   catalogue: LoadedCatalogue;
   userContext: TurnUserContext | null;
+  /** The request's parameters as the Response echoes them. */
+  params: EchoedParams;
 }
 
 /**
@@ -37,6 +55,8 @@ export interface PreparedTurn {
  * assistant, then at once the thread, the user's context and the roster with its tool rows.
  * Errors here are plain HTTP errors even for `stream: true`.
  */
+const NO_ATTRIBUTES = {};
+
 @Injectable()
 export class TurnPreparer {
   constructor(
@@ -47,6 +67,7 @@ export class TurnPreparer {
     private readonly userContexts: UserContextService,
     private readonly toolCatalog: ToolCatalogService,
     private readonly saveToMemory: SaveToMemoryTool,
+    private readonly attachments: InputAttachments,
   ) {}
 
   async prepare(
@@ -65,27 +86,41 @@ export class TurnPreparer {
         'The model behind this assistant does not support function tools',
       );
     }
+    checkOptionsForAssistant(request.options, assistant.model);
 
     const previousId =
       request.previousResponseId === null ? null : parseResponseId(request.previousResponseId);
-    const [previous, userContext, [roster, catalogue]] = await Promise.all([
-      previousId ? this.store.loadThread(organizationId, assistant.id, user.userId, previousId) : null,
-      user.userId
-        ? this.userContexts.loadForTurn(
-            organizationId,
-            user.userId,
-            assistant.id,
-            this.config.memory.contextBudgetChars,
-          )
-        : null,
-      this.rosters.forAssistant(assistant).then(async (roster) => {
-        const agents = [roster.generic, ...roster.specialists.values()];
-        const names = agents.flatMap((agent) => agent.toolNames);
-        return [roster, await this.toolCatalog.load(organizationId, names)] as const;
-      }),
-    ]);
+    // Every read before the first byte, at once (one span when tracing is on).
+    const [modelInput, previous, userContext, [roster, catalogue]] = await inSpan(
+      'load context',
+      NO_ATTRIBUTES,
+      () =>
+        Promise.all([
+          this.attachments.forModel(request.input, assistant.model),
+          previousId ? this.store.loadThread(organizationId, assistant.id, user.userId, previousId) : null,
+          user.userId
+            ? this.userContexts.loadForTurn(
+                organizationId,
+                user.userId,
+                assistant.id,
+                this.config.memory.contextBudgetChars,
+              )
+            : null,
+          this.rosters.forAssistant(assistant).then(async (roster) => {
+            const agents = [roster.generic, ...roster.specialists.values()];
+            const names = agents.flatMap((agent) => agent.toolNames);
+            return [roster, await this.toolCatalog.load(organizationId, names)] as const;
+          }),
+        ]),
+    );
     if (request.previousResponseId !== null && !previous) {
       throw new ApiError('response_not_found', `No response ${request.previousResponseId}`);
+    }
+    if (previous && !previous.complete) {
+      throw new ApiError(
+        'invalid_request',
+        `previous_response_id ${request.previousResponseId} continues a thread from which an earlier response was deleted; it can no longer be continued`,
+      );
     }
     checkCallIds(request, previous);
 
@@ -95,12 +130,17 @@ export class TurnPreparer {
       principal,
       assistant,
       request,
+      modelInput,
       user,
       previous,
       conversationId: previous?.conversationId ?? randomUUID(),
       roster,
       catalogue,
       userContext,
+      params: {
+        ...echoedParams(request.options, request.tools, assistant.model),
+        background: request.background,
+      },
     };
   }
 
@@ -115,8 +155,11 @@ export class TurnPreparer {
       userTokens: user.userTokens,
       signal,
     };
-    // Memory is saved only on the generic path, for a known user who has not opted out.
-    const memoryTool = user.userId && userContext && !userContext.memoryOptedOut ? [this.saveToMemory] : [];
+    // Memory is saved only on the generic path, for a known user who has not opted out, and only
+    // by turns that are kept (`store: false` leaves nothing behind).
+    const options = turn.request.options;
+    const memoryTool =
+      user.userId && userContext && !userContext.memoryOptedOut && options.store ? [this.saveToMemory] : [];
     return {
       roster: turn.roster,
       startAgent: turn.previous?.activeAgent ?? null,
@@ -136,15 +179,21 @@ export class TurnPreparer {
       // Claims reach every agent; so does what the assistant remembers of the user.
       userContext: userContext ? renderUserContext(userContext) : null,
       history: turn.previous?.transcript ?? [],
-      newMessages: inputToTranscript(turn.request.input),
+      newMessages: inputToTranscript(turn.modelInput),
       clientTools: turn.request.tools.map((tool) => ({
         name: tool.name,
         description: tool.description,
         parameters: tool.parameters,
+        strict: tool.strict,
       })),
       toolContext,
       maxIterations: this.config.turns.maxIterations,
       maxHandovers: this.config.turns.maxHandovers,
+      modelOptions: modelOptionsOf(options),
+      toolChoice: options.toolChoice,
+      maxOutputTokens: maxOutputTokensOf(options, turn.assistant.model),
+      maxToolCalls: options.maxToolCalls,
+      truncation: options.truncation,
     };
   }
 }

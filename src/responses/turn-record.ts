@@ -3,42 +3,52 @@ import type { ApiError } from '../common/errors/error-catalogue.js';
 import { responseObject, type ResponseObject } from './response-view.js';
 import type { TurnStart } from './store/turn-ledger.repository.js';
 import type { TurnRecord } from './store/turn-store.repository.js';
-import type { ResponseRecorder } from './streaming/response-recorder.js';
+import { ResponseRecorder } from './streaming/response-recorder.js';
 import { conversationTitle, inputToTranscript, userTextOf } from './transcript.js';
 import type { PreparedTurn } from './turn-preparer.js';
 import type { TurnProgress } from './turn-runner.js';
 
-/** Token usage in the Response object's shape. */
+/** Token usage in the Response object's shape, with the upstream's cached and reasoning tokens. */
 export function usageOf(progress: TurnProgress): NonNullable<ResponseObject['usage']> {
+  const usage = progress.usage;
   return {
-    input_tokens: progress.usage.inputTokens,
-    output_tokens: progress.usage.outputTokens,
-    total_tokens: progress.usage.inputTokens + progress.usage.outputTokens,
+    input_tokens: usage.inputTokens,
+    input_tokens_details: { cached_tokens: usage.cachedTokens },
+    output_tokens: usage.outputTokens,
+    output_tokens_details: { reasoning_tokens: usage.reasoningTokens },
+    total_tokens: usage.inputTokens + usage.outputTokens,
   };
 }
 
-/** The Response object of a turn being run (or just finished), before or without a read. */
+/**
+ * The Response object of a turn being run, just finished, or (without progress) only queued.
+ * A `store: false` turn names no conversation unless it continues a stored one.
+ */
 export function turnResponse(
   turn: PreparedTurn,
   recorder: ResponseRecorder,
+  progress: TurnProgress | null,
   status: ResponseObject['status'],
-  usage: ResponseObject['usage'],
   error: ResponseObject['error'],
-  background = false,
+  completedAt: Date | null,
 ): ResponseObject {
+  const kept = turn.request.options.store || turn.previous !== null;
+  const running = status === 'queued' || status === 'in_progress';
   return responseObject({
     id: turn.responseId,
     assistantId: turn.assistant.id,
-    conversationId: turn.conversationId,
+    conversationId: kept ? turn.conversationId : null,
     previousResponseId: turn.previous?.responseId ?? null,
     createdAt: turn.createdAt,
+    completedAt,
     status,
+    incompleteReason: status === 'incomplete' ? (progress?.incompleteReason ?? null) : null,
     instructions: turn.request.instructions,
     output: recorder.output,
     outputText: recorder.outputText,
-    usage,
+    usage: running || !progress ? null : usageOf(progress),
     error,
-    background,
+    params: turn.params,
   });
 }
 
@@ -49,7 +59,6 @@ export function turnResponse(
 export function turnStart(
   turn: PreparedTurn,
   status: TurnStart['status'],
-  background: boolean,
   lease: { ownerId: string; leaseMs: number },
 ): TurnStart {
   const userTexts = userTextOf(turn.request.input);
@@ -57,8 +66,9 @@ export function turnStart(
     ...turnKeys(turn, userTexts),
     status,
     activeAgent: turn.previous?.activeAgent ?? null,
-    transcript: inputToTranscript(turn.request.input),
-    background,
+    transcript: inputToTranscript(turn.modelInput),
+    background: turn.params.background,
+    body: JSON.stringify(turnResponse(turn, new ResponseRecorder(undefined), null, status, null, null)),
     ownerId: lease.ownerId,
     leaseMs: lease.leaseMs,
     messages: userMessages(turn, userTexts),
@@ -106,11 +116,12 @@ export function turnRecord(
   recorder: ResponseRecorder,
   progress: TurnProgress,
   failure: ApiError | null,
-): TurnRecord {
-  const completedAt = new Date();
+  completedAt: Date,
+): Omit<TurnRecord, 'body'> {
   const userTexts = userTextOf(turn.request.input);
   const outputText = recorder.outputText;
   const messages = userMessages(turn, userTexts);
+  // An incomplete reply (cut by max_output_tokens) is still the assistant's reply.
   if (!failure && outputText.trim()) {
     messages.push({
       id: randomUUID(),
@@ -126,7 +137,7 @@ export function turnRecord(
     activeAgent: progress.activeAgent,
     output: recorder.output,
     outputText,
-    transcript: failure ? inputToTranscript(turn.request.input) : progress.transcript,
+    transcript: failure ? inputToTranscript(turn.modelInput) : progress.transcript,
     usage: usageOf(progress),
     error: failure?.toBody().error ?? null,
     completedAt,

@@ -1,4 +1,4 @@
-import type { ModelSettings } from '../assistants/model-settings.js';
+import type { ModelSettings } from '../llm/model-settings.js';
 import type { LlmProvidersService } from '../llm/llm-providers.service.js';
 import { TurnAbortedError, type ModelEvent, type ModelRequest } from '../llm/llm.types.js';
 import type { Metrics } from '../metrics/metrics.service.js';
@@ -80,13 +80,18 @@ function setUp(
     toolContext,
     maxIterations: 4,
     maxHandovers: 2,
+    modelOptions: {},
+    toolChoice: { mode: 'auto', name: null, allowed: null, hosted: null, echo: 'auto' },
+    maxOutputTokens: null,
+    maxToolCalls: null,
+    truncation: 'disabled',
     ...overrides,
   };
   return {
     runner: new TurnRunner(providers, metrics),
     provider,
     plan,
-    recorder: new ResponseRecorder(sink, false),
+    recorder: new ResponseRecorder(sink, { status: false, reasoning: 'response.reasoning' }),
   };
 }
 
@@ -113,7 +118,7 @@ describe('TurnRunner', () => {
       expect.objectContaining({ type: 'message', role: 'assistant', status: 'completed' }),
     ]);
     expect(progress.status).toBe('completed');
-    expect(progress.usage).toEqual({ inputTokens: 12, outputTokens: 3 });
+    expect(progress.usage).toEqual({ inputTokens: 12, outputTokens: 3, cachedTokens: 0, reasoningTokens: 0 });
     expect(progress.transcript).toEqual([
       { role: 'user', content: 'Hello' },
       { role: 'assistant', content: 'Hi there' },

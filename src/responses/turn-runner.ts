@@ -7,13 +7,19 @@ import {
   UpstreamError,
   type ChatMessage,
   type ChatToolCall,
+  type ModelOptions,
   type ModelTool,
   type TokenUsage,
 } from '../llm/llm.types.js';
+import type { ToolChoice } from './dto/response-options.dto.js';
+import { fitToContextWindow } from './context-window.js';
+import { callOptions } from './turn-options.js';
 import type { ServerTool, ToolExecutionContext, ToolResult } from '../tools/server-tool.js';
 import type { AgentProfile, AgentRoster } from '../specialists/agent-roster.service.js';
 import { GENERIC_AGENT } from '../specialists/specialist-names.js';
 import { itemId, type ResponseRecorder } from './streaming/response-recorder.js';
+import type { Attributes } from '@opentelemetry/api';
+import { capturesContent, inSpan, SpanKind, tracingActive } from '../common/tracing/tracing.js';
 
 export interface TurnPlan {
   roster: AgentRoster;
@@ -30,15 +36,27 @@ export interface TurnPlan {
   toolContext: ToolExecutionContext;
   maxIterations: number;
   maxHandovers: number;
+  /** The request's model parameters (sampling, format, reasoning, identity), the same for every call. */
+  modelOptions: ModelOptions;
+  toolChoice: ToolChoice;
+  /** For the whole response, across the tool loop. */
+  maxOutputTokens: number | null;
+  maxToolCalls: number | null;
+  /** `auto` leaves the oldest turns out when the thread outgrows the agent's context window. */
+  truncation: 'auto' | 'disabled';
 }
 
 /** What the turn has produced so far; kept when it fails so the partial work can be stored. */
 export class TurnProgress {
   /** Messages this turn adds to the thread: its input, then replies, tool calls and results. */
   readonly transcript: ChatMessage[];
-  usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
+  usage: Required<TokenUsage> = { inputTokens: 0, outputTokens: 0, cachedTokens: 0, reasoningTokens: 0 };
   activeAgent: string | null;
-  status: 'completed' | 'requires_action' = 'completed';
+  status: 'completed' | 'requires_action' | 'incomplete' = 'completed';
+  /** Why the response stopped short (`max_output_tokens`), when it did. */
+  incompleteReason: 'max_output_tokens' | null = null;
+  /** Server-side tool calls made so far, against `max_tool_calls`. */
+  toolCalls = 0;
 
   constructor(plan: TurnPlan) {
     this.transcript = [...plan.newMessages];
@@ -68,22 +86,41 @@ export class TurnRunner {
     private readonly metrics: Metrics,
   ) {}
 
-  async run(plan: TurnPlan, recorder: ResponseRecorder, progress: TurnProgress): Promise<void> {
+  /** The turn's agent loop; one `invoke_agent` span around it when tracing is on. */
+  run(plan: TurnPlan, recorder: ResponseRecorder, progress: TurnProgress): Promise<void> {
+    return inSpan(
+      'invoke_agent',
+      { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.id': plan.toolContext.assistantId },
+      () => this.loop(plan, recorder, progress),
+    );
+  }
+
+  private async loop(plan: TurnPlan, recorder: ResponseRecorder, progress: TurnProgress): Promise<void> {
     let agent = (plan.startAgent && plan.roster.specialists.get(plan.startAgent)) || plan.roster.generic;
     progress.activeAgent = agent.name;
     let tools = await plan.toolsFor(agent);
     let handovers = 0;
+    // A forced tool_choice applies until the model has called a tool; then it answers freely.
+    let forced = plan.toolChoice.mode === 'required';
     const announcedSignIns = new Set<string>();
     for (let iteration = 0; iteration < plan.maxIterations; iteration++) {
       // The last iteration offers no server tools, so the model has to answer in words.
       const lastIteration = iteration === plan.maxIterations - 1;
-      const serverTools = lastIteration ? [] : tools;
+      const toolBudgetLeft = plan.maxToolCalls === null || progress.toolCalls < plan.maxToolCalls;
+      const serverTools = lastIteration || !toolBudgetLeft ? [] : tools;
       const handoverTools =
         lastIteration || handovers >= plan.maxHandovers ? [] : handoverDefinitions(plan.roster, agent);
-      const calls = await this.callModel(plan, agent, serverTools, handoverTools, recorder, progress);
+      const calls = await this.callModel(plan, agent, serverTools, handoverTools, recorder, progress, forced);
+      if (progress.incompleteReason) return;
       if (calls.length === 0) return;
+      forced = false;
 
-      const serverCalls = calls.filter((call) => call.kind === 'server');
+      const allServerCalls = calls.filter((call) => call.kind === 'server');
+      // Calls beyond max_tool_calls are answered with an error instead of being run.
+      const budget =
+        plan.maxToolCalls === null ? Infinity : Math.max(0, plan.maxToolCalls - progress.toolCalls);
+      const serverCalls = allServerCalls.slice(0, budget);
+      progress.toolCalls += serverCalls.length;
       if (serverCalls.length > 0) {
         recorder.status('tool_calling', 'Calling tools', {
           tools: serverCalls.map((call) => call.name),
@@ -108,6 +145,14 @@ export class TurnRunner {
         }
       }
 
+      for (const call of allServerCalls.slice(budget)) {
+        progress.transcript.push({
+          role: 'tool',
+          tool_call_id: call.id,
+          content: JSON.stringify({ error: 'Not run: the response reached its max_tool_calls' }),
+        });
+      }
+
       let switched = false;
       for (const call of calls.filter((candidate) => candidate.kind === 'handover')) {
         const target = handoverTarget(plan.roster, call.name);
@@ -128,9 +173,10 @@ export class TurnRunner {
             to_specialist: target.name ?? GENERIC_AGENT,
             reason: handoverReason(call.arguments),
           });
+          const from = agent;
           agent = target;
           progress.activeAgent = agent.name;
-          tools = await plan.toolsFor(agent);
+          tools = await inSpan('handover', handoverAttributes(from, target), () => plan.toolsFor(target));
           reply = JSON.stringify({ transferred_to: agent.name ?? GENERIC_AGENT });
         }
         progress.transcript.push({ role: 'tool', tool_call_id: call.id, content: reply });
@@ -143,22 +189,77 @@ export class TurnRunner {
     }
   }
 
-  /** One model call; returns the tool calls it made (none means it answered). */
-  private async callModel(
+  /** One model call in a GenAI `chat` span (when tracing is on); returns the tool calls it made. */
+  private callModel(
     plan: TurnPlan,
     agent: AgentProfile,
     serverTools: ServerTool[],
     handoverTools: ModelTool[],
     recorder: ResponseRecorder,
     progress: TurnProgress,
+    forced: boolean,
+  ): Promise<CollectedCall[]> {
+    const call = () => this.streamModel(plan, agent, serverTools, handoverTools, recorder, progress, forced);
+    if (!tracingActive()) return call();
+    const before = { ...progress.usage };
+    const attributes = chatAttributes(agent);
+    return inSpan(
+      `chat ${String(attributes['gen_ai.request.model'])}`,
+      attributes,
+      async (span) => {
+        const calls = await call();
+        span?.setAttributes({
+          'gen_ai.usage.input_tokens': progress.usage.inputTokens - before.inputTokens,
+          'gen_ai.usage.output_tokens': progress.usage.outputTokens - before.outputTokens,
+          'gen_ai.response.finish_reasons': [
+            progress.incompleteReason ? 'length' : calls.length > 0 ? 'tool_calls' : 'stop',
+          ],
+        });
+        // Completion text only when the operator turned it on (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT).
+        if (capturesContent())
+          span?.setAttribute('gen_ai.output.messages', JSON.stringify([progress.transcript.at(-1)]));
+        return calls;
+      },
+      SpanKind.CLIENT,
+    );
+  }
+
+  /** One model call; returns the tool calls it made (none means it answered). */
+  private async streamModel(
+    plan: TurnPlan,
+    agent: AgentProfile,
+    serverTools: ServerTool[],
+    handoverTools: ModelTool[],
+    recorder: ResponseRecorder,
+    progress: TurnProgress,
+    forced: boolean,
   ): Promise<CollectedCall[]> {
     const clientNames = new Set(plan.clientTools.map((tool) => tool.name));
-    const tools: ModelTool[] = [
+    let tools: ModelTool[] = [
       ...plan.clientTools,
       ...serverTools.map((tool) => tool.definition).filter((tool) => !clientNames.has(tool.name)),
       ...handoverTools,
     ];
-    const messages = [...this.systemMessages(plan, agent), ...plan.history, ...progress.transcript];
+    const allowed = plan.toolChoice.allowed;
+    if (allowed) tools = tools.filter((tool) => allowed.includes(tool.name));
+    const options = callOptions(plan, tools, serverTools, forced, progress.usage.outputTokens);
+    if (options === null) {
+      progress.incompleteReason = 'max_output_tokens';
+      progress.status = 'incomplete';
+      return [];
+    }
+    const system = this.systemMessages(plan, agent);
+    const history =
+      plan.truncation === 'auto' && agent.model.contextWindow !== undefined
+        ? fitToContextWindow(
+            system,
+            plan.history,
+            progress.transcript,
+            agent.model.contextWindow,
+            options.maxOutputTokens,
+          )
+        : plan.history;
+    const messages = [...system, ...history, ...progress.transcript];
     const calls = new Map<number, CollectedCall>();
     let text = '';
 
@@ -171,6 +272,7 @@ export class TurnRunner {
         settings: agent.model,
         messages,
         tools,
+        options,
         signal: plan.toolContext.signal,
       })) {
         if (firstToken) {
@@ -183,7 +285,9 @@ export class TurnRunner {
             if (event.type === 'text') {
               deltas += 1;
               text += event.delta;
-              recorder.text(event.delta);
+              recorder.text(event.delta, event.logprobs);
+            } else if (event.type === 'reasoning') {
+              recorder.reasoning(event.delta);
             } else if (event.type === 'tool_call') {
               let call = calls.get(event.index);
               if (!call) {
@@ -202,9 +306,14 @@ export class TurnRunner {
                 if (call.handle !== undefined)
                   recorder.functionCallArguments(call.handle, event.argumentsDelta);
               }
+            } else if (event.type === 'length_limit') {
+              progress.incompleteReason = 'max_output_tokens';
             } else {
-              progress.usage.inputTokens += event.usage.inputTokens;
-              progress.usage.outputTokens += event.usage.outputTokens;
+              const usage = progress.usage;
+              usage.inputTokens += event.usage.inputTokens;
+              usage.outputTokens += event.usage.outputTokens;
+              usage.cachedTokens += event.usage.cachedTokens ?? 0;
+              usage.reasoningTokens += event.usage.reasoningTokens ?? 0;
             }
           }
         });
@@ -220,6 +329,14 @@ export class TurnRunner {
       this.metrics.tokensRelayed(deltas);
     }
     if (plan.toolContext.signal.aborted) throw new TurnAbortedError();
+    if (progress.incompleteReason) {
+      // Cut by max_output_tokens: half-written calls are not run, and the response is incomplete.
+      progress.status = 'incomplete';
+      recorder.endMessage('incomplete');
+      recorder.interrupt();
+      progress.transcript.push({ role: 'assistant', content: text });
+      return [];
+    }
     recorder.endMessage();
     recorder.finishFunctionCalls();
 
@@ -269,7 +386,9 @@ export class TurnRunner {
       started.map(({ tool, args }, index): Promise<ToolResult> => {
         if (!tool) return Promise.resolve({ ok: false, error: `Unknown tool "${calls[index].name}"` });
         if (!args) return Promise.resolve({ ok: false, error: 'The tool arguments were not a JSON object' });
-        return tool.execute(args, context);
+        return inSpan(`execute_tool ${tool.definition.name}`, toolAttributes(tool, calls[index].id), () =>
+          tool.execute(args, context),
+        );
       }),
     );
     for (const [index, { complete }] of started.entries()) {
@@ -321,4 +440,32 @@ function handoverReason(raw: string): string {
 /** What the model reads back from a server tool: its output, or a readable error. */
 function toolMessage(result: ToolResult): string {
   return result.ok ? result.output : JSON.stringify({ error: result.error });
+}
+
+/** GenAI semantic conventions of a model call: names, never prompt or completion text. */
+function chatAttributes(agent: AgentProfile): Attributes {
+  const model = agent.model;
+  return {
+    'gen_ai.operation.name': 'chat',
+    'gen_ai.provider.name': model.provider === 'offline' ? 'switchboard.offline' : 'openai',
+    'gen_ai.request.model': model.provider === 'offline' ? 'offline' : model.model,
+    'gen_ai.agent.name': agent.name ?? GENERIC_AGENT,
+    ...(model.provider === 'offline' ? {} : { 'server.address': new URL(model.baseUrl).hostname }),
+  };
+}
+
+function toolAttributes(tool: ServerTool, callId: string): Attributes {
+  return {
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': tool.definition.name,
+    'gen_ai.tool.call.id': callId,
+    'gen_ai.tool.type': 'extension',
+  };
+}
+
+function handoverAttributes(from: AgentProfile, to: AgentProfile): Attributes {
+  return {
+    'switchboard.handover.from': from.name ?? GENERIC_AGENT,
+    'switchboard.handover.to': to.name ?? GENERIC_AGENT,
+  };
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { AssistantEntity } from '../assistants/entities/assistant.entity.js';
-import type { ModelSettings } from '../assistants/model-settings.js';
+import type { ModelSettings } from '../llm/model-settings.js';
 import { GENERIC_AGENT } from './specialist-names.js';
 import { SpecialistsRepository } from './specialists.repository.js';
 

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager, Repository } from 'typeorm';
 import { TransactionalConnection } from '../database/transactional-connection.js';
 import { SpecialistEntity } from './entities/specialist.entity.js';
+import { deleteExcept, type DeletedRow } from '../database/delete-except.js';
 
 @Injectable()
 export class SpecialistsRepository {
@@ -39,5 +40,20 @@ export class SpecialistsRepository {
   async deleteByName(organizationId: string, assistantId: string, name: string): Promise<boolean> {
     const result = await this.specialists.delete({ organizationId, assistantId, name });
     return (result.affected ?? 0) > 0;
+  }
+
+  /** `apply --prune`: the assistant's specialists not named in `keep`. */
+  deleteExcept(
+    organizationId: string,
+    assistantId: string,
+    keep: readonly string[],
+    manager: EntityManager,
+  ): Promise<DeletedRow[]> {
+    return deleteExcept(
+      manager,
+      SpecialistEntity,
+      { organization_id: organizationId, assistant_id: assistantId },
+      keep,
+    );
   }
 }

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { ModelSettingsError, parseModelSettings } from '../assistants/model-settings.js';
+import { ModelSettingsError, parseModelSettings } from '../llm/model-settings.js';
 import { SpecialistEntity } from './entities/specialist.entity.js';
 import { AgentRosterService } from './agent-roster.service.js';
 import { GENERIC_AGENT, SPECIALIST_NAME } from './specialist-names.js';
 import { SpecialistsRepository } from './specialists.repository.js';
+import type { DeletedRow } from '../database/delete-except.js';
 
 export class SpecialistInputError extends Error {}
 
@@ -78,6 +79,18 @@ export class SpecialistsService {
     const saved = await this.repository.save(specialist, manager);
     this.rosters.invalidate(organizationId, assistantId);
     return { specialist: saved, action: existing ? 'updated' : 'created' };
+  }
+
+  /** `apply --prune`: deletes the assistant's specialists not named in `keep`. */
+  async pruneExcept(
+    organizationId: string,
+    assistantId: string,
+    keep: readonly string[],
+    manager: EntityManager,
+  ): Promise<DeletedRow[]> {
+    const deleted = await this.repository.deleteExcept(organizationId, assistantId, keep, manager);
+    if (deleted.length > 0) this.rosters.invalidate(organizationId, assistantId);
+    return deleted;
   }
 }
 

@@ -23,7 +23,7 @@ import {
   ToolFailure,
 } from './tool-runtime.js';
 import { ToolsRepository } from './tools.repository.js';
-import { createWebSearchProvider } from './web-search/web-search.provider.js';
+import { createWebSearchProvider } from './web-search/web-search-provider.factory.js';
 import { runWebSearch, webSearchDefinition } from './web-search/web-search.tool.js';
 
 /** The request's credentials, needed already to list the tools of MCP servers. */

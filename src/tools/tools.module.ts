@@ -11,7 +11,7 @@ import { ToolsService } from './tools.service.js';
 
 /**
  * Server-side tools: the catalogue (plugins and tools per organization), their executors, the
- * SSRF-guarded HTTP client they all use, and the `apply -f` section that declares them.
+ * SSRF-guarded HTTP client they all use (exported: responses fetch image and file URLs with it), and the `apply -f` section that declares them.
  */
 @Module({
   imports: [OrganizationsModule],
@@ -27,6 +27,6 @@ import { ToolsService } from './tools.service.js';
     },
     ToolsApplySection,
   ],
-  exports: [ToolCatalogService, ToolsService],
+  exports: [ToolCatalogService, ToolsService, GuardedFetch],
 })
 export class ToolsModule {}

@@ -3,6 +3,7 @@ import { In, type EntityManager, type Repository } from 'typeorm';
 import { TransactionalConnection } from '../database/transactional-connection.js';
 import { PluginEntity } from './entities/plugin.entity.js';
 import { ToolEntity } from './entities/tool.entity.js';
+import { deleteExcept, type DeletedRow } from '../database/delete-except.js';
 
 /** Tools and plugins; every query takes the organization. `manager` joins a caller's transaction. */
 @Injectable()
@@ -70,5 +71,23 @@ export class ToolsRepository {
   async deletePluginByName(organizationId: string, name: string): Promise<boolean> {
     const result = await this.plugins.delete({ organizationId, name });
     return (result.affected ?? 0) > 0;
+  }
+
+  /** `apply --prune`: the organization's tools not named in `keep`. */
+  deleteToolsExcept(
+    organizationId: string,
+    keep: readonly string[],
+    manager: EntityManager,
+  ): Promise<DeletedRow[]> {
+    return deleteExcept(manager, ToolEntity, { organization_id: organizationId }, keep);
+  }
+
+  /** `apply --prune`: the organization's plugins not named in `keep` (their tools keep no plugin). */
+  deletePluginsExcept(
+    organizationId: string,
+    keep: readonly string[],
+    manager: EntityManager,
+  ): Promise<DeletedRow[]> {
+    return deleteExcept(manager, PluginEntity, { organization_id: organizationId }, keep);
   }
 }

@@ -15,6 +15,7 @@ import {
   type ToolKind,
 } from './tool-config.js';
 import { ToolsRepository } from './tools.repository.js';
+import type { DeletedRow } from '../database/delete-except.js';
 
 /** A mistake in a tool or plugin declaration; the message names the field. */
 export class ToolInputError extends Error {}
@@ -129,6 +130,24 @@ export class ToolsService {
     const saved = await this.repository.saveTool(tool, manager);
     saved.plugin = plugin;
     return { tool: saved, action: existing ? 'updated' : 'created' };
+  }
+
+  /** `apply --prune`: deletes the organization's tools not named in `keep`. */
+  pruneToolsExcept(
+    organizationId: string,
+    keep: readonly string[],
+    manager: EntityManager,
+  ): Promise<DeletedRow[]> {
+    return this.repository.deleteToolsExcept(organizationId, keep, manager);
+  }
+
+  /** `apply --prune`: deletes the organization's plugins not named in `keep`. */
+  prunePluginsExcept(
+    organizationId: string,
+    keep: readonly string[],
+    manager: EntityManager,
+  ): Promise<DeletedRow[]> {
+    return this.repository.deletePluginsExcept(organizationId, keep, manager);
   }
 }
 

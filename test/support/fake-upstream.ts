@@ -8,6 +8,8 @@ export interface UpstreamScript {
   toolCalls?: { id: string; name: string; arguments: string }[];
   /** Answer with this HTTP status and an OpenAI-style error body instead. */
   status?: number;
+  /** The `param` of that error body (a refused parameter). */
+  errorParam?: string;
   /** Wait before the first chunk. */
   delayMs?: number;
   /** Pause between chunks. */
@@ -16,6 +18,18 @@ export interface UpstreamScript {
   failAfterChunks?: number;
   /** Never answer (until the client gives up). */
   hang?: boolean;
+  /** Reasoning streamed before the text, in `reasoning_content` (vLLM, DeepSeek) or `reasoning` (Ollama). */
+  reasoning?: string;
+  reasoningField?: 'reasoning_content' | 'reasoning';
+  /** The finish reason of the last chunk (default `stop`, or `tool_calls`). */
+  finishReason?: string;
+  /** Log probabilities with each text chunk, when the request asked for them. */
+  logprobs?: boolean;
+  /** Usage details the upstream reports. */
+  cachedTokens?: number;
+  reasoningTokens?: number;
+  /** Refuse a prompt longer than this many characters (of its messages' text) as OpenAI does. */
+  maxPromptChars?: number;
 }
 
 export interface RecordedRequest {
@@ -80,10 +94,36 @@ export class FakeUpstream {
     });
     if (script.hang) return;
     if (script.delayMs) await sleep(script.delayMs);
+    const promptChars = (body.messages as { content?: unknown }[]).reduce(
+      (sum, message) => sum + (typeof message.content === 'string' ? message.content.length : 0),
+      0,
+    );
+    if (script.maxPromptChars !== undefined && promptChars > script.maxPromptChars) {
+      finished = true;
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          error: {
+            message: `This model's maximum context length is ${script.maxPromptChars} characters`,
+            type: 'invalid_request_error',
+            code: 'context_length_exceeded',
+          },
+        }),
+      );
+      return;
+    }
     if (script.status) {
       finished = true;
       res.writeHead(script.status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: 'scripted failure', type: 'server_error' } }));
+      res.end(
+        JSON.stringify({
+          error: {
+            message: 'scripted failure',
+            type: script.errorParam ? 'invalid_request_error' : 'server_error',
+            param: script.errorParam ?? null,
+          },
+        }),
+      );
       return;
     }
     const words = script.text?.match(/\S+\s*/g) ?? [];
@@ -98,6 +138,9 @@ export class FakeUpstream {
     const send = (delta: Record<string, unknown>, finish: string | null = null) =>
       res.write(`data: ${JSON.stringify(chunk(id, body.model, delta, finish))}\n\n`);
     send({ role: 'assistant', content: '' });
+    for (const part of script.reasoning?.match(/\S+\s*/g) ?? []) {
+      send({ [script.reasoningField ?? 'reasoning_content']: part });
+    }
     for (const [index, word] of words.entries()) {
       if (script.failAfterChunks !== undefined && index >= script.failAfterChunks) {
         // Let the chunks already written reach the client, then cut the connection.
@@ -107,6 +150,16 @@ export class FakeUpstream {
       }
       if (script.tokenDelayMs) await sleep(script.tokenDelayMs);
       if (res.destroyed) return;
+      if (script.logprobs && body.logprobs) {
+        const logprob = { token: word, logprob: -0.25, bytes: [...Buffer.from(word)] };
+        const top = Array.from({ length: body.top_logprobs ?? 0 }, (_, rank) =>
+          rank === 0 ? { ...logprob } : { token: `alt${rank}`, logprob: -2 - rank, bytes: [97] },
+        );
+        res.write(
+          `data: ${JSON.stringify({ ...chunk(id, body.model, { content: word }, null), choices: [{ index: 0, delta: { content: word }, logprobs: { content: [{ ...logprob, top_logprobs: top }] }, finish_reason: null }] })}\n\n`,
+        );
+        continue;
+      }
       send({ content: word });
     }
     for (const [index, call] of (script.toolCalls ?? []).entries()) {
@@ -117,9 +170,16 @@ export class FakeUpstream {
         send({ tool_calls: [{ index, function: { arguments: part } }] });
       }
     }
-    send({}, script.toolCalls?.length ? 'tool_calls' : 'stop');
+    send({}, script.finishReason ?? (script.toolCalls?.length ? 'tool_calls' : 'stop'));
+    const usage = {
+      prompt_tokens: 11,
+      completion_tokens: words.length + (script.reasoningTokens ?? 0),
+      total_tokens: 11 + words.length + (script.reasoningTokens ?? 0),
+      prompt_tokens_details: { cached_tokens: script.cachedTokens ?? 0 },
+      completion_tokens_details: { reasoning_tokens: script.reasoningTokens ?? 0 },
+    };
     res.write(
-      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: body.model, choices: [], usage: { prompt_tokens: 11, completion_tokens: words.length, total_tokens: 11 + words.length } })}\n\n`,
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: body.model, choices: [], usage })}\n\n`,
     );
     res.write('data: [DONE]\n\n');
     finished = true;

@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
 import { openDatabase } from '../../src/database/embedded-postgres.js';
 import { runMigrationsLocked } from '../../src/database/migration-runner.js';
+import { ENTITIES } from '../../src/entities.js';
 import { createTestDatabase } from './test-database.js';
 
 export interface TestDataSource {
@@ -21,7 +22,7 @@ export async function openTestDataSource(): Promise<TestDataSource> {
     embeddedDataDir: database.env.EMBEDDED_DATA_DIR ?? '',
     role: 'cli',
   });
-  const dataSource = new DataSource(dataSourceOptions(handle.url, 4, handle.embedded));
+  const dataSource = new DataSource(dataSourceOptions(handle.url, 4, handle.embedded, ENTITIES));
   await dataSource.initialize();
   // A server's fresh database is empty; the embedded template is already migrated (a no-op).
   await runMigrationsLocked(dataSource);

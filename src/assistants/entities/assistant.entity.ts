@@ -9,7 +9,7 @@ import {
   UpdateDateColumn,
 } from 'typeorm';
 import { OrganizationEntity } from '../../organizations/entities/organization.entity.js';
-import type { ModelSettings } from '../model-settings.js';
+import type { ModelSettings } from '../../llm/model-settings.js';
 
 @Entity({ name: 'assistants' })
 @Index(['organizationId', 'name'])

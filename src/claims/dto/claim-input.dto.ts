@@ -1,9 +1,22 @@
-import { ApiError } from '../../common/errors/error-catalogue.js';
+import { applyDecorators } from '@nestjs/common';
+import { Transform, Type } from 'class-transformer';
+import {
+  Allow,
+  IsArray,
+  IsDefined,
+  IsString,
+  Length,
+  Matches,
+  ValidateBy,
+  ValidateNested,
+  type ValidationArguments,
+} from 'class-validator';
 import { MAX_USER_ID_LENGTH } from '../../common/http/request-params.js';
+import { failsWith } from '../../common/validation/validation.pipe.js';
 
 /**
- * Claim bodies and path parameters, parsed by hand: a claim value is any JSON (null included),
- * which class-validator cannot express, and the contract fixes which code each failure gets.
+ * Claim bodies and path parameters, validated by the global pipe. What PostgreSQL cannot store
+ * (NUL, lone surrogates, deep nesting) is refused for every request at the edge, not here.
  */
 export interface ClaimInput {
   userId: string;
@@ -14,119 +27,120 @@ export interface ClaimInput {
 /** Spec 8: measured on the serialized JSON, in UTF-8 bytes. */
 export const MAX_CLAIM_VALUE_BYTES = 64 * 1024;
 export const MAX_BULK_CLAIMS = 50;
-/** PostgreSQL refuses to parse jsonb nested much deeper (stack depth); real data never is. */
-export const MAX_CLAIM_VALUE_DEPTH = 256;
 const CLAIM_KEY = /^[A-Za-z0-9._:-]{1,128}$/;
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+const missing = failsWith('missing_required_field', 'Missing required field: $path');
+
+const IsUserId = () => {
+  const message = `$path must be a string of 1 to ${MAX_USER_ID_LENGTH} characters`;
+  return applyDecorators(IsString({ message }), Length(1, MAX_USER_ID_LENGTH, { message }));
+};
+
+const IsClaimKey = () =>
+  Matches(CLAIM_KEY, {
+    message: '$path must be 1 to 128 characters of letters, digits, ".", "_", "-" or ":"',
+  });
+
+const bytes = (text: unknown) => Buffer.byteLength(String(text), 'utf8');
+
+/** GET /user-claims/:userId */
+export class UserClaimsParams {
+  @IsUserId()
+  userId!: string;
 }
 
-export function parseUserId(value: unknown, field: string): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_USER_ID_LENGTH) {
-    throw new ApiError(
-      'invalid_request',
-      `${field} must be a string of 1 to ${MAX_USER_ID_LENGTH} characters`,
-    );
-  }
-  return value;
+/** GET and DELETE /user-claims/:userId/:claimKey */
+export class ClaimParams extends UserClaimsParams {
+  @IsClaimKey()
+  claimKey!: string;
 }
 
-export function parseClaimKey(value: unknown, field: string): string {
-  if (typeof value !== 'string' || !CLAIM_KEY.test(value)) {
-    throw new ApiError(
-      'invalid_request',
-      `${field} must be 1 to 128 characters of letters, digits, ".", "_", "-" or ":"`,
-    );
-  }
-  return value;
+/** POST /user-claims, and each element of a bulk body. */
+export class ClaimInputDto {
+  @IsDefined(missing)
+  @IsUserId()
+  userId!: string;
+
+  @IsDefined(missing)
+  @IsClaimKey()
+  claimKey!: string;
+
+  /**
+   * Any JSON, null included (only an absent value is missing), held here as its JSON text, on
+   * which the limit is measured. class-transformer must not rebuild the value: it trips over
+   * keys such as "constructor". `@Type(() => Boolean)` makes its own pass a harmless
+   * `Boolean(value)`; the text is then taken from the body as sent (`obj`).
+   */
+  @ValidateBy({ name: 'isPresent', validator: { validate: (text) => text !== undefined } }, missing)
+  @ValidateBy(
+    {
+      name: 'maxSerializedBytes',
+      validator: { validate: (text) => text === undefined || bytes(text) <= MAX_CLAIM_VALUE_BYTES },
+    },
+    failsWith(
+      'claim_value_too_large',
+      ({ value }: ValidationArguments) =>
+        `$path is ${bytes(value)} bytes serialized; the limit is ${MAX_CLAIM_VALUE_BYTES} bytes (64 KB)`,
+    ),
+  )
+  @Type(() => Boolean)
+  @Transform(({ obj }: { obj: Record<string, unknown> }) =>
+    obj.claimValue === undefined ? undefined : JSON.stringify(obj.claimValue),
+  )
+  claimValue?: string;
+
+  /** Tolerated and ignored: the organization always comes from the API key. */
+  @Allow()
+  @Type(() => Boolean)
+  organizationId?: unknown;
 }
 
-/** One claim object, of POST /user-claims or one element of a bulk body (`where` prefixes messages). */
-export function parseClaimInput(body: unknown, where = ''): ClaimInput {
-  if (!isObject(body)) {
-    throw new ApiError('invalid_request', `${where || 'The request body'} must be a JSON object`);
-  }
-  for (const field of ['userId', 'claimKey'] as const) {
-    if (body[field] === undefined || body[field] === null) {
-      throw new ApiError('missing_required_field', `Missing required field: ${where}${field}`);
-    }
-  }
-  // JSON null is a legitimate claim value; only an absent field is missing.
-  if (!('claimValue' in body) || body.claimValue === undefined) {
-    throw new ApiError('missing_required_field', `Missing required field: ${where}claimValue`);
-  }
-  const userId = parseUserId(body.userId, `${where}userId`);
-  const claimKey = parseClaimKey(body.claimKey, `${where}claimKey`);
-  checkClaimValue(body.claimValue, `${where}claimValue`);
-  return { userId, claimKey, claimValue: body.claimValue };
+/** The claim a validated DTO describes. */
+export function toClaimInput(dto: ClaimInputDto): ClaimInput {
+  return { userId: dto.userId, claimKey: dto.claimKey, claimValue: JSON.parse(dto.claimValue!) };
 }
 
-/** The bulk body `{claims: [...]}`: the count first, then every claim as if sent alone. */
-export function parseBulkClaims(body: unknown): ClaimInput[] {
-  if (!isObject(body)) throw new ApiError('invalid_request', 'The request body must be a JSON object');
-  if (body.claims === undefined || body.claims === null) {
-    throw new ApiError('missing_required_field', 'Missing required field: claims');
-  }
-  if (!Array.isArray(body.claims)) throw new ApiError('invalid_request', 'claims must be an array');
-  if (body.claims.length > MAX_BULK_CLAIMS) {
-    throw new ApiError(
-      'bulk_limit_exceeded',
-      `A bulk request holds at most ${MAX_BULK_CLAIMS} claims (got ${body.claims.length})`,
-    );
-  }
-  const claims = body.claims.map((claim, index) => parseClaimInput(claim, `claims[${index}].`));
-  // One statement cannot update the same row twice; a repeated pair is also almost surely a bug.
+/** The first repetition of a (userId, claimKey) pair in a bulk body: [index, first index]. */
+function repeatedPair(claims: unknown): [number, number] | undefined {
+  if (!Array.isArray(claims)) return undefined;
   const seen = new Map<string, number>();
   for (const [index, claim] of claims.entries()) {
-    const pair = JSON.stringify([claim.userId, claim.claimKey]);
+    const { userId, claimKey } = (claim ?? {}) as Partial<ClaimInput>;
+    if (typeof userId !== 'string' || typeof claimKey !== 'string') continue;
+    const pair = JSON.stringify([userId, claimKey]);
     const first = seen.get(pair);
-    if (first !== undefined) {
-      throw new ApiError(
-        'invalid_request',
-        `claims[${index}] repeats the userId and claimKey of claims[${first}]`,
-      );
-    }
+    if (first !== undefined) return [index, first];
     seen.set(pair, index);
   }
-  return claims;
+  return undefined;
 }
 
-/**
- * The size limit (422), then what JSONB cannot store (400): the NUL character, unpaired UTF-16
- * surrogates, and nesting deep enough to exhaust the database's parser stack.
- */
-function checkClaimValue(value: unknown, field: string): void {
-  const bytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
-  if (bytes > MAX_CLAIM_VALUE_BYTES) {
-    throw new ApiError(
-      'claim_value_too_large',
-      `${field} is ${bytes} bytes serialized; the limit is ${MAX_CLAIM_VALUE_BYTES} bytes (64 KB)`,
-    );
-  }
-  // Iterative, so a pathological nesting cannot overflow the JavaScript stack either.
-  const pending: { node: unknown; depth: number }[] = [{ node: value, depth: 0 }];
-  while (pending.length > 0) {
-    const { node, depth } = pending.pop()!;
-    if (typeof node === 'string') {
-      checkStorableText(node, field);
-    } else if (typeof node === 'object' && node !== null) {
-      if (depth + 1 > MAX_CLAIM_VALUE_DEPTH) {
-        throw new ApiError('invalid_request', `${field} nests deeper than ${MAX_CLAIM_VALUE_DEPTH} levels`);
-      }
-      const children = Array.isArray(node) ? node : Object.values(node);
-      if (!Array.isArray(node)) for (const key of Object.keys(node)) checkStorableText(key, field);
-      for (const child of children as unknown[]) pending.push({ node: child, depth: depth + 1 });
-    }
-  }
-}
-
-function checkStorableText(text: string, field: string): void {
-  if (text.includes('\u0000')) {
-    throw new ApiError('invalid_request', `${field} must not contain the NUL character (\\u0000)`);
-  }
-  if (LONE_SURROGATE.test(text)) {
-    throw new ApiError('invalid_request', `${field} contains an unpaired UTF-16 surrogate`);
-  }
+/** POST /user-claims/bulk: `{claims: [...]}`, every claim validated as if sent alone. */
+export class BulkClaimsDto {
+  @IsDefined(missing)
+  @IsArray({ message: '$path must be an array' })
+  @ValidateBy(
+    {
+      name: 'maxBulkClaims',
+      validator: { validate: (value) => !Array.isArray(value) || value.length <= MAX_BULK_CLAIMS },
+    },
+    failsWith(
+      'bulk_limit_exceeded',
+      ({ value }: ValidationArguments) =>
+        `A bulk request holds at most ${MAX_BULK_CLAIMS} claims (got ${(value as unknown[]).length})`,
+    ),
+  )
+  // One statement cannot update the same row twice; a repeated pair is also almost surely a bug.
+  @ValidateBy(
+    { name: 'noRepeatedClaim', validator: { validate: (value) => repeatedPair(value) === undefined } },
+    {
+      message: ({ value }: ValidationArguments) => {
+        const [index, first] = repeatedPair(value)!;
+        return `claims[${index}] repeats the userId and claimKey of claims[${first}]`;
+      },
+    },
+  )
+  @ValidateNested({ each: true })
+  @Type(() => ClaimInputDto)
+  claims!: ClaimInputDto[];
 }

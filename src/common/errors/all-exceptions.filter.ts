@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Response } from 'express';
+import { databaseOutage, databaseUnavailableError, isDatabaseUnavailable } from './database-outage.js';
 import { ApiError, ErrorCode } from './error-catalogue.js';
 
 /** Status codes Nest or Express may raise on their own, mapped onto the catalogue. */
@@ -13,6 +14,8 @@ const CODE_FOR_STATUS: Record<number, ErrorCode> = {
   415: 'unsupported_media_type',
   429: 'rate_limit_exceeded',
 };
+
+const UNKNOWN_ROUTE = 'No endpoint has this method and path; /openapi.json lists every route';
 
 /** Errors thrown by body-parser carry a `type` and a status but are not HttpExceptions. */
 interface BodyParserError {
@@ -48,10 +51,17 @@ export function toApiError(exception: unknown): ApiError | undefined {
       'Retry-After': '1',
     });
   }
+  if (isDatabaseUnavailable(exception)) {
+    // Logged once per outage by the tracker, not once per request.
+    databaseOutage.failed(exception);
+    return databaseUnavailableError();
+  }
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
     const code = CODE_FOR_STATUS[status];
     if (code === undefined) return undefined;
+    // Nest's router raises the only 404 HttpException ("Cannot POST /x"): say it our way.
+    if (code === 'not_found') return new ApiError(code, UNKNOWN_ROUTE);
     return new ApiError(code, describeHttpException(exception));
   }
   return undefined;
@@ -88,9 +98,25 @@ export class AllExceptionsFilter implements ExceptionFilter {
   }
 
   private unexpected(exception: unknown): ApiError {
-    this.logger.error(describeUnexpected(exception));
-    return new ApiError('server_error', 'The server failed to handle the request');
+    return unexpectedFailure(this.logger, exception, 'The server failed to handle the request');
   }
+}
+
+/**
+ * What a client is told of a failure the code did not anticipate: the catalogue's mapping when
+ * there is one (a database outage is a 503), otherwise `server_error`, logged here.
+ */
+export function unexpectedFailure(logger: Logger, exception: unknown, message: string): ApiError {
+  const known = toApiError(exception);
+  if (known) return known;
+  logger.error(describeUnexpected(exception));
+  return new ApiError('server_error', message);
+}
+
+/** Logs a failure handled elsewhere, except a database outage, which is logged once in all. */
+export function logUnexpected(logger: Logger, exception: unknown, msg: string): void {
+  if (isDatabaseUnavailable(exception)) databaseOutage.failed(exception);
+  else logger.error({ ...describeUnexpected(exception), msg });
 }
 
 /** A log-safe description: the class and driver code, never a stack, SQL text or parameters. */

@@ -1,7 +1,8 @@
 /**
  * Every error code the service answers with: spec section 7.3 plus decisions.md, and the few
- * transport-level codes (not_found, payload_too_large, server_error). The filter maps codes to
- * status and type only through this table.
+ * transport-level codes (not_found, payload_too_large, request_timeout, headers_too_large,
+ * server_error). The filter maps
+ * codes to status and type only through this table.
  */
 export const ERROR_CATALOGUE = {
   invalid_request: { status: 400, type: 'invalid_request_error' },
@@ -13,6 +14,7 @@ export const ERROR_CATALOGUE = {
   invalid_tool_name: { status: 400, type: 'invalid_request_error' },
   invalid_input_type: { status: 400, type: 'invalid_request_error' },
   missing_call_id: { status: 400, type: 'invalid_request_error' },
+  context_length_exceeded: { status: 400, type: 'invalid_request_error' },
   missing_api_key: { status: 401, type: 'authentication_error' },
   invalid_api_key: { status: 401, type: 'authentication_error' },
   /** MCP gateway: OAuth bearer tokens from the identity provider (not API keys). */
@@ -27,20 +29,27 @@ export const ERROR_CATALOGUE = {
   response_not_found: { status: 404, type: 'not_found_error' },
   conversation_not_found: { status: 404, type: 'not_found_error' },
   method_not_allowed: { status: 405, type: 'invalid_request_error' },
+  /** Answered by the HTTP server itself (src/common/http/client-error.ts), before any route. */
+  request_timeout: { status: 408, type: 'invalid_request_error' },
   payload_too_large: { status: 413, type: 'invalid_request_error' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
   claim_value_too_large: { status: 422, type: 'validation_error' },
   bulk_limit_exceeded: { status: 422, type: 'validation_error' },
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error' },
+  headers_too_large: { status: 431, type: 'invalid_request_error' },
   /** Background turns: the stored error of a turn whose replica stopped, the end of a cancelled one's stream. */
   response_interrupted: { status: 500, type: 'server_error' },
   response_cancelled: { status: 409, type: 'invalid_request_error' },
   server_error: { status: 500, type: 'server_error' },
-  upstream_unavailable: { status: 503, type: 'server_error' },
-  upstream_timeout: { status: 503, type: 'server_error' },
-  service_overloaded: { status: 503, type: 'server_error' },
-  identity_provider_unavailable: { status: 503, type: 'server_error' },
-} as const satisfies Record<string, { status: number; type: ErrorType }>;
+  // Every 503 tells the client when to retry (spec 7.3 rule 3: with backoff); a thrower may set
+  // its own value, this is the default.
+  upstream_unavailable: { status: 503, type: 'server_error', retryAfterSeconds: 1 },
+  upstream_timeout: { status: 503, type: 'server_error', retryAfterSeconds: 1 },
+  service_overloaded: { status: 503, type: 'server_error', retryAfterSeconds: 1 },
+  identity_provider_unavailable: { status: 503, type: 'server_error', retryAfterSeconds: 5 },
+  /** The database cannot be reached or cannot serve (an outage, a failover). */
+  service_unavailable: { status: 503, type: 'server_error', retryAfterSeconds: 2 },
+} as const satisfies Record<string, { status: number; type: ErrorType; retryAfterSeconds?: number }>;
 
 export type ErrorType =
   | 'authentication_error'
@@ -58,13 +67,20 @@ export interface ErrorBody {
 
 /** The one exception the service throws for a failure a client should see. */
 export class ApiError extends Error {
+  readonly headers: Readonly<Record<string, string>>;
+
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly headers: Readonly<Record<string, string>> = {},
+    headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
     this.name = 'ApiError';
+    const entry = ERROR_CATALOGUE[code];
+    this.headers =
+      'retryAfterSeconds' in entry && headers['Retry-After'] === undefined
+        ? { ...headers, 'Retry-After': String(entry.retryAfterSeconds) }
+        : headers;
   }
 
   get status(): number {

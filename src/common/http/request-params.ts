@@ -1,8 +1,11 @@
+import { applyDecorators } from '@nestjs/common';
+import { Transform } from 'class-transformer';
+import { IsInt, IsOptional, Matches, Max, Min, ValidateBy, ValidateIf } from 'class-validator';
 import { ApiError } from '../errors/error-catalogue.js';
 
 /**
- * The pieces every hand-written DTO parser of the API shares: ids, the end-user header, and
- * keyset pagination (`limit`, and an opaque `after` cursor the previous page returned).
+ * The pieces the API's DTOs share: ids, the end-user header, the assistant filter, and keyset
+ * pagination (`limit`, and an opaque `after` cursor the previous page returned).
  */
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -11,7 +14,6 @@ export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 export const MAX_USER_ID_LENGTH = 256;
 
 type Headers = Record<string, string | string[] | undefined>;
-type Query = Record<string, unknown>;
 
 /** `<prefix><uuid>` (or, with `bareAllowed`, the UUID alone) → the bare lower-case UUID, or null. */
 export function parsePrefixedUuid(raw: string, prefix: string, bareAllowed: boolean): string | null {
@@ -29,50 +31,63 @@ export function requireUserId(headers: Headers): string {
   return value;
 }
 
-/** A query parameter given at most once. */
-export function singleQueryParam(query: Query, name: string): string | undefined {
-  const value = query[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string')
-    throw new ApiError('invalid_request', `Query parameter ${name} must be given once`);
-  return value;
+/** `limit`: whole digits from 1 to `max`; `limit=1&limit=2` and anything else is a 400. */
+export const PageLimit = (max: number) => {
+  const message = `$path must be a whole number from 1 to ${max}`;
+  return applyDecorators(
+    Transform(({ value }: { value: unknown }) =>
+      typeof value === 'string' && /^\d{1,5}$/.test(value) ? Number(value) : value,
+    ),
+    IsInt({ message }),
+    Min(1, { message }),
+    Max(max, { message }),
+  );
+};
+
+/**
+ * `after`: an opaque cursor, accepted only exactly as this endpoint issued it (the position it
+ * decodes to re-encodes to the same text); the DTO holds the decoded position. An empty
+ * `after` is no cursor.
+ */
+export const IssuedCursor = <Cursor>(format: CursorFormat<Cursor>) =>
+  applyDecorators(
+    Transform(({ value }: { value: unknown }) =>
+      value === '' ? undefined : typeof value === 'string' ? decodeCursor(value, format) : null,
+    ),
+    ValidateIf((_dto: object, value: unknown) => value !== undefined),
+    ValidateBy(
+      { name: 'isIssuedCursor', validator: { validate: (value) => value !== null } },
+      { message: '$path is not a cursor this endpoint returned' },
+    ),
+  );
+
+/** How one endpoint writes its positions as cursors: base64url of the parts, joined with `|`. */
+export interface CursorFormat<Cursor> {
+  parts(cursor: Cursor): (string | number)[];
+  /** The position the parts name, or null when they are not of this endpoint's shape. */
+  position(parts: string[]): Cursor | null;
 }
 
-/** The optional `assistant_id` narrowing: a bare UUID or `asst_<uuid>`, returned bare. */
-export function parseAssistantFilter(query: Query): string | null {
-  const raw = singleQueryParam(query, 'assistant_id');
-  if (raw === undefined || raw === '') return null;
-  const assistantId = parsePrefixedUuid(raw, 'asst_', true);
-  if (!assistantId) {
-    throw new ApiError('invalid_request', 'assistant_id must be an assistant UUID, bare or as asst_<uuid>');
-  }
-  return assistantId;
+export function encodeCursor<Cursor>(cursor: Cursor, format: CursorFormat<Cursor>): string {
+  return Buffer.from(format.parts(cursor).join('|'), 'utf8').toString('base64url');
 }
 
-export function parsePageLimit(query: Query, bounds: { default: number; max: number }): number {
-  const raw = singleQueryParam(query, 'limit');
-  if (raw === undefined) return bounds.default;
-  const limit = /^\d{1,5}$/.test(raw) ? Number(raw) : NaN;
-  if (!(limit >= 1 && limit <= bounds.max)) {
-    throw new ApiError('invalid_request', `limit must be a whole number from 1 to ${bounds.max}`);
-  }
-  return limit;
+function decodeCursor<Cursor>(raw: string, format: CursorFormat<Cursor>): Cursor | null {
+  if (!/^[A-Za-z0-9_-]{1,512}$/.test(raw)) return null;
+  const position = format.position(Buffer.from(raw, 'base64url').toString('utf8').split('|'));
+  return position !== null && encodeCursor(position, format) === raw ? position : null;
 }
 
-export function invalidCursor(): ApiError {
-  return new ApiError('invalid_request', 'after is not a cursor this endpoint returned');
-}
-
-/** Opaque to clients: base64url of the last row's sort key, parts joined with `|`. */
-export function encodeCursor(parts: (string | number)[]): string {
-  return Buffer.from(parts.join('|'), 'utf8').toString('base64url');
-}
-
-/** The parts of the `after` cursor, or null without one; a cursor of another shape is a 400. */
-export function cursorParts(query: Query, count: number): string[] | null {
-  const raw = singleQueryParam(query, 'after');
-  if (raw === undefined || raw === '') return null;
-  const parts = Buffer.from(raw, 'base64url').toString('utf8').split('|');
-  if (parts.length !== count) throw invalidCursor();
-  return parts;
+/** `assistant_id`: narrows to one assistant, as a bare UUID or `asst_<uuid>`; the DTO holds it bare. */
+export class AssistantFilterQuery {
+  @IsOptional()
+  @Transform(({ value }: { value: unknown }) =>
+    value === ''
+      ? undefined
+      : typeof value === 'string'
+        ? (parsePrefixedUuid(value, 'asst_', true) ?? value)
+        : value,
+  )
+  @Matches(UUID, { message: '$path must be an assistant UUID, bare or as asst_<uuid>' })
+  assistant_id?: string;
 }

@@ -1,6 +1,7 @@
 import { LoggerService } from '@nestjs/common';
 import type { LogLevel } from '../../config/app-config.js';
 import { currentRequestContext } from './request-context.js';
+import { currentTraceId } from '../tracing/tracing.js';
 
 const SEVERITY: Record<LogLevel, number> = { error: 0, warn: 1, log: 2, debug: 3 };
 
@@ -38,6 +39,7 @@ export class JsonLogger implements LoggerService {
       time: new Date().toISOString(),
       context,
       requestId: request?.requestId,
+      traceId: currentTraceId(),
       organizationId: request?.organizationId,
       assistantId: request?.assistantId,
       ...fields,

@@ -1,15 +1,16 @@
 import {
-  cursorParts,
+  AssistantFilterQuery,
   encodeCursor,
-  invalidCursor,
-  parsePageLimit,
+  IssuedCursor,
+  PageLimit,
   UUID,
+  type CursorFormat,
 } from '../../common/http/request-params.js';
 import type { ConversationCursor, MessageCursor } from '../../responses/store/chat-history.repository.js';
 
 /**
- * Query parameters of the chat-history endpoints, parsed by hand like the other DTOs. Both lists
- * are keyset-paginated: `limit` rows per page and an opaque `after` cursor that the previous page
+ * Query parameters of the chat-history endpoints, validated by the global pipe. Both lists are
+ * keyset-paginated: `limit` rows per page and an opaque `after` cursor that the previous page
  * returned in its `x-next-cursor` header.
  */
 export interface PageQuery<Cursor> {
@@ -26,34 +27,51 @@ export const MESSAGE_PAGE = { default: 100, max: 1000 } as const;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const MAX_INT = 2_147_483_647;
 
-type Query = Record<string, unknown>;
+const CONVERSATION_CURSOR: CursorFormat<ConversationCursor> = {
+  parts: (cursor) => [cursor.updatedAt, cursor.id],
+  position: ([updatedAt, id, ...rest]) =>
+    rest.length === 0 &&
+    TIMESTAMP.test(updatedAt) &&
+    !Number.isNaN(Date.parse(updatedAt)) &&
+    UUID.test(id ?? '')
+      ? { updatedAt, id: id.toLowerCase() }
+      : null,
+};
 
-export function parseConversationListQuery(query: Query): PageQuery<ConversationCursor> {
-  const limit = parsePageLimit(query, CONVERSATION_PAGE);
-  const parts = cursorParts(query, 2);
-  if (parts === null) return { limit, after: null };
-  const [updatedAt, id] = parts;
-  if (!TIMESTAMP.test(updatedAt) || Number.isNaN(Date.parse(updatedAt)) || !UUID.test(id)) {
-    throw invalidCursor();
-  }
-  return { limit, after: { updatedAt, id: id.toLowerCase() } };
+const MESSAGE_CURSOR: CursorFormat<MessageCursor> = {
+  parts: (cursor) => [cursor.depth, cursor.position],
+  position: (parts) => {
+    const [depth, position] = parts.map((part) => (/^\d{1,10}$/.test(part) ? Number(part) : NaN));
+    const valid =
+      parts.length === 2 && depth >= 1 && depth <= MAX_INT && position >= 0 && position <= MAX_INT;
+    return valid ? { depth, position } : null;
+  },
+};
+
+/** GET /v1/chat/history/conversations */
+export class ConversationListQueryDto extends AssistantFilterQuery {
+  @PageLimit(CONVERSATION_PAGE.max)
+  limit: number = CONVERSATION_PAGE.default;
+
+  @IssuedCursor(CONVERSATION_CURSOR)
+  after?: ConversationCursor;
 }
 
-export function parseMessageListQuery(query: Query): PageQuery<MessageCursor> {
-  const limit = parsePageLimit(query, MESSAGE_PAGE);
-  const parts = cursorParts(query, 2);
-  if (parts === null) return { limit, after: null };
-  const [depth, position] = parts.map((part) => (/^\d{1,10}$/.test(part) ? Number(part) : NaN));
-  if (!(depth >= 1 && depth <= MAX_INT && position >= 0 && position <= MAX_INT)) throw invalidCursor();
-  return { limit, after: { depth, position } };
+/** GET /v1/chat/history/conversations/:id/messages */
+export class MessageListQueryDto {
+  @PageLimit(MESSAGE_PAGE.max)
+  limit: number = MESSAGE_PAGE.default;
+
+  @IssuedCursor(MESSAGE_CURSOR)
+  after?: MessageCursor;
 }
 
 export function encodeConversationCursor(cursor: ConversationCursor): string {
-  return encodeCursor([cursor.updatedAt, cursor.id]);
+  return encodeCursor(cursor, CONVERSATION_CURSOR);
 }
 
 export function encodeMessageCursor(cursor: MessageCursor): string {
-  return encodeCursor([cursor.depth, cursor.position]);
+  return encodeCursor(cursor, MESSAGE_CURSOR);
 }
 
 /**

@@ -1,17 +1,14 @@
+import { Transform } from 'class-transformer';
+import { Allow } from 'class-validator';
 import {
-  cursorParts,
-  encodeCursor as encodeCursorParts,
-  invalidCursor,
-  parsePageLimit,
+  AssistantFilterQuery,
+  encodeCursor as encodeCursorOf,
+  IssuedCursor,
+  PageLimit,
   parsePrefixedUuid,
   UUID,
+  type CursorFormat,
 } from '../../common/http/request-params.js';
-
-/** Query parameters of the /v1/memory endpoints, parsed by hand like other DTOs. */
-export interface MemoryListQuery {
-  limit: number;
-  after: MemoryCursor | null;
-}
 
 /** A position in the newest-first order: the last item a page showed. */
 export interface MemoryCursor {
@@ -19,29 +16,43 @@ export interface MemoryCursor {
   id: string;
 }
 
+export interface MemoryListQuery {
+  limit: number;
+  after: MemoryCursor | null;
+}
+
 export const MEMORY_PAGE = { default: 20, max: 100 } as const;
 
-type Query = Record<string, unknown>;
-
-export function parseListQuery(query: Query): MemoryListQuery {
-  const limit = parsePageLimit(query, MEMORY_PAGE);
-  const parts = cursorParts(query, 2);
-  if (parts === null) return { limit, after: null };
-  const [time, id] = parts;
-  const createdAt = new Date(time);
-  if (!UUID.test(id) || Number.isNaN(createdAt.getTime())) throw invalidCursor();
-  return { limit, after: { createdAt, id: id.toLowerCase() } };
-}
-
-/** `mem_<uuid>` (as listed) or the bare UUID; null for anything else, which names no item. */
-export function parseMemoryItemId(raw: string): string | null {
-  return parsePrefixedUuid(raw, 'mem_', true);
-}
-
 /**
- * Opaque to clients: the last item's creation time and id. A position rather than an item id, so
- * a page boundary survives that item's deletion.
+ * The last item's creation time and id. A position rather than an item id, so a page boundary
+ * survives that item's deletion.
  */
+const MEMORY_CURSOR: CursorFormat<MemoryCursor> = {
+  parts: (cursor) => [cursor.createdAt.toISOString(), cursor.id],
+  position: (parts) => {
+    if (parts.length !== 2 || !UUID.test(parts[1])) return null;
+    const createdAt = new Date(parts[0]);
+    return Number.isNaN(createdAt.getTime()) ? null : { createdAt, id: parts[1].toLowerCase() };
+  },
+};
+
+/** GET /v1/memory */
+export class MemoryListQueryDto extends AssistantFilterQuery {
+  @PageLimit(MEMORY_PAGE.max)
+  limit: number = MEMORY_PAGE.default;
+
+  @IssuedCursor(MEMORY_CURSOR)
+  after?: MemoryCursor;
+}
+
+/** DELETE /v1/memory/:itemId */
+export class MemoryItemParams {
+  /** `mem_<uuid>` (as listed) or the bare UUID; anything else names no item (null, so 404). */
+  @Allow()
+  @Transform(({ value }: { value: string }) => parsePrefixedUuid(value, 'mem_', true))
+  itemId!: string | null;
+}
+
 export function encodeCursor(cursor: MemoryCursor): string {
-  return encodeCursorParts([cursor.createdAt.toISOString(), cursor.id]);
+  return encodeCursorOf(cursor, MEMORY_CURSOR);
 }

@@ -1,5 +1,6 @@
 import { ApiError } from '../../common/errors/error-catalogue.js';
 import { MAX_USER_ID_LENGTH, parsePrefixedUuid } from '../../common/http/request-params.js';
+import { parseResponseOptions, type ResponseOptions } from './response-options.dto.js';
 
 /**
  * POST /v1/responses, parsed by hand rather than by class-validator because the contract fixes
@@ -14,6 +15,8 @@ export interface CreateResponseDto {
   background: boolean;
   tools: FunctionToolDto[];
   instructions: string | null;
+  /** Sampling, tool control, structured output, reasoning, metadata, storage: see response-options.dto.ts. */
+  options: ResponseOptions;
 }
 
 export interface FunctionToolDto {
@@ -23,10 +26,34 @@ export interface FunctionToolDto {
   strict?: boolean;
 }
 
+/**
+ * One input item as the turn keeps it (stored in `responses.input`). `id` is the client's own
+ * item id when it sent one. A message's `parts` are present only when it carries an image or a
+ * file; `text` is always the concatenation of its text parts (chat history, title).
+ */
 export type InputItem =
-  | { type: 'message'; role: 'user' | 'assistant' | 'system' | 'developer'; text: string }
-  | { type: 'function_call_output'; callId: string; output: string }
-  | { type: 'function_call'; callId: string; name: string; arguments: string };
+  | {
+      type: 'message';
+      role: 'user' | 'assistant' | 'system' | 'developer';
+      text: string;
+      parts?: InputPart[];
+      id?: string;
+    }
+  | { type: 'function_call_output'; callId: string; output: string; id?: string }
+  | { type: 'function_call'; callId: string; name: string; arguments: string; id?: string }
+  /** A reasoning item a client sends back with its own history: kept, not shown to the model again. */
+  | { type: 'reasoning'; content: string[]; summary: string[]; id?: string };
+
+export type ImageDetail = 'low' | 'high' | 'auto';
+
+/**
+ * A content part of a user message. `imageUrl` is an http(s) URL or a `data:image/…;base64,`
+ * URL; `fileData` is a `data:<type>;base64,` URL (bare base64 is wrapped at parse time).
+ */
+export type InputPart =
+  | { type: 'input_text'; text: string }
+  | { type: 'input_image'; imageUrl: string; detail: ImageDetail }
+  | { type: 'input_file'; filename: string | null; fileData: string | null; fileUrl: string | null };
 
 /** The per-request user headers of spec 4.1. */
 export interface UserHeaders {
@@ -127,6 +154,7 @@ export function parseCreateResponse(body: unknown): CreateResponseDto {
   ) {
     throw new ApiError('invalid_request', 'previous_response_id must be a string');
   }
+  const options = parseResponseOptions(body);
   const tools = parseTools(body.tools);
   return {
     assistantId,
@@ -136,6 +164,7 @@ export function parseCreateResponse(body: unknown): CreateResponseDto {
     background: body.background === true,
     tools,
     instructions: (body.instructions as string | undefined) ?? null,
+    options,
   };
 }
 
@@ -211,9 +240,10 @@ function parseItemShape(item: unknown, index: number): () => InputItem {
         `input[${index}] has an unsupported role "${String(item.role)}"`,
       );
     }
-    const text = messageText(item.content, index);
     const role = item.role as 'user' | 'assistant' | 'system' | 'developer';
-    return () => ({ type: 'message', role, text });
+    const { text, parts } = messageContent(item.content, index, role);
+    const id = clientItemId(item);
+    return () => ({ type: 'message', role, text, ...(parts ? { parts } : {}), ...id });
   }
   if (type === 'function_call_output') {
     const output = item.output;
@@ -221,6 +251,7 @@ function parseItemShape(item: unknown, index: number): () => InputItem {
       type: 'function_call_output',
       callId: item.call_id as string,
       output: typeof output === 'string' ? output : JSON.stringify(output ?? null),
+      ...clientItemId(item),
     });
   }
   if (type === 'function_call') {
@@ -235,7 +266,23 @@ function parseItemShape(item: unknown, index: number): () => InputItem {
       callId: item.call_id as string,
       name: item.name as string,
       arguments: item.arguments as string,
+      ...clientItemId(item),
     });
+  }
+  if (type === 'reasoning') {
+    const texts = (parts: unknown, kind: string): string[] => {
+      if (parts === undefined || parts === null) return [];
+      if (!Array.isArray(parts) || !parts.every((part) => isObject(part) && typeof part.text === 'string')) {
+        throw new ApiError(
+          'invalid_request',
+          `input[${index}] (reasoning) ${kind} must be an array of text parts`,
+        );
+      }
+      return parts.map((part) => (part as { text: string }).text);
+    };
+    const content = texts(item.content, 'content');
+    const summary = texts(item.summary, 'summary');
+    return () => ({ type: 'reasoning', content, summary, ...clientItemId(item) });
   }
   throw new ApiError(
     'invalid_input_type',
@@ -243,23 +290,132 @@ function parseItemShape(item: unknown, index: number): () => InputItem {
   );
 }
 
-function messageText(content: unknown, index: number): string {
-  if (typeof content === 'string') return content;
+/** The client's own item id, kept so input_items lists it (and pages by it) as sent. */
+function clientItemId(item: Record<string, unknown>): { id?: string } {
+  return typeof item.id === 'string' && item.id.length > 0 && item.id.length <= 256 ? { id: item.id } : {};
+}
+
+const IMAGE_DETAILS = new Set(['low', 'high', 'auto']);
+const DATA_IMAGE = /^data:image\/(png|jpeg|jpg|gif|webp);base64,/i;
+const DATA_URL = /^data:([a-z0-9.+-]+\/[a-z0-9.+-]+);base64,/i;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/** Media types for bare `file_data` base64, by file name extension. */
+const FILE_TYPES: Record<string, string> = {
+  pdf: 'application/pdf',
+  txt: 'text/plain',
+  md: 'text/markdown',
+  csv: 'text/csv',
+  json: 'application/json',
+  html: 'text/html',
+};
+
+function isWebUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' || url.protocol === 'http:';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A message's content: a string, or parts. Text parts join into `text`; image and file parts
+ * (user messages only) are kept as `parts`, checked here for shape; their size and URLs are
+ * checked when the turn is prepared (config limits, the SSRF guard).
+ */
+function messageContent(
+  content: unknown,
+  index: number,
+  role: string,
+): { text: string; parts: InputPart[] | undefined } {
+  if (typeof content === 'string') return { text: content, parts: undefined };
   if (!Array.isArray(content)) {
     throw new ApiError(
       'invalid_request',
-      `input[${index}].content must be a string or an array of text parts`,
+      `input[${index}].content must be a string or an array of content parts`,
     );
   }
-  return content
-    .map((part, partIndex) => {
-      if (!isObject(part) || !TEXT_PART_TYPES.has(part.type as string) || typeof part.text !== 'string') {
-        throw new ApiError(
-          'invalid_input_type',
-          `input[${index}].content[${partIndex}] has an unsupported type "${String(isObject(part) ? part.type : part)}"`,
-        );
-      }
-      return part.text;
-    })
-    .join('');
+  const parts = content.map((part, partIndex) =>
+    contentPart(part, `input[${index}].content[${partIndex}]`, role),
+  );
+  const text = parts.map((part) => (part.type === 'input_text' ? part.text : '')).join('');
+  return { text, parts: parts.some((part) => part.type !== 'input_text') ? parts : undefined };
+}
+
+function contentPart(part: unknown, path: string, role: string): InputPart {
+  const type = isObject(part) ? part.type : part;
+  if (isObject(part) && TEXT_PART_TYPES.has(part.type as string) && typeof part.text === 'string') {
+    return { type: 'input_text', text: part.text };
+  }
+  if (!isObject(part) || (type !== 'input_image' && type !== 'input_file')) {
+    throw new ApiError('invalid_input_type', `${path} has an unsupported type "${String(type)}"`);
+  }
+  if (role !== 'user') {
+    throw new ApiError('invalid_input_type', `${path} (${String(type)}) is accepted only in user messages`);
+  }
+  if (part.file_id !== undefined && part.file_id !== null) {
+    throw new ApiError(
+      'invalid_request',
+      `${path}.file_id is not supported (this service has no Files API): send ${type === 'input_image' ? 'image_url' : 'file_data or file_url'}`,
+    );
+  }
+  return type === 'input_image' ? imagePart(part, path) : filePart(part, path);
+}
+
+function imagePart(part: Record<string, unknown>, path: string): InputPart {
+  const url = part.image_url;
+  if (typeof url !== 'string' || url.length === 0) {
+    throw new ApiError('invalid_request', `${path}.image_url is required: an http(s) URL or a data URL`);
+  }
+  const detail = part.detail ?? 'auto';
+  if (typeof detail !== 'string' || !IMAGE_DETAILS.has(detail)) {
+    throw new ApiError('invalid_request', `${path}.detail must be "low", "high" or "auto"`);
+  }
+  if (url.startsWith('data:')) {
+    if (!DATA_IMAGE.test(url) || !BASE64.test(url.slice(url.indexOf(',') + 1))) {
+      throw new ApiError(
+        'invalid_request',
+        `${path}.image_url must be a base64 data URL of a PNG, JPEG, GIF or WebP image`,
+      );
+    }
+  } else if (!isWebUrl(url)) {
+    throw new ApiError('invalid_request', `${path}.image_url must be an http(s) URL or a data URL`);
+  }
+  return { type: 'input_image', imageUrl: url, detail: detail as ImageDetail };
+}
+
+function filePart(part: Record<string, unknown>, path: string): InputPart {
+  const { filename, file_data: data, file_url: url } = part;
+  if (
+    filename !== undefined &&
+    filename !== null &&
+    (typeof filename !== 'string' || filename.length > 255)
+  ) {
+    throw new ApiError('invalid_request', `${path}.filename must be a string of at most 255 characters`);
+  }
+  const name = filename || null;
+  const hasData = data !== undefined && data !== null;
+  const hasUrl = url !== undefined && url !== null;
+  if (hasData === hasUrl) {
+    throw new ApiError('invalid_request', `${path} needs exactly one of file_data and file_url`);
+  }
+  if (hasUrl) {
+    if (typeof url !== 'string' || !isWebUrl(url)) {
+      throw new ApiError('invalid_request', `${path}.file_url must be an http(s) URL`);
+    }
+    return { type: 'input_file', filename: name, fileData: null, fileUrl: url };
+  }
+  if (typeof data !== 'string' || data.length === 0) {
+    throw new ApiError('invalid_request', `${path}.file_data must be base64 data or a base64 data URL`);
+  }
+  const typed = DATA_URL.exec(data);
+  const base64 = typed ? data.slice(typed[0].length) : data;
+  if (!BASE64.test(base64) || (data.startsWith('data:') && !typed)) {
+    throw new ApiError('invalid_request', `${path}.file_data must be base64 data or a base64 data URL`);
+  }
+  const extension = name?.split('.').pop()?.toLowerCase() ?? '';
+  const fileData = typed
+    ? data
+    : `data:${FILE_TYPES[extension] ?? 'application/octet-stream'};base64,${data}`;
+  return { type: 'input_file', filename: name, fileData, fileUrl: null };
 }

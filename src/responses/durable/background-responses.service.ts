@@ -8,10 +8,10 @@ import { LifecycleState, shutdownError } from '../../lifecycle/lifecycle.state.j
 import type { ResponseObject } from '../response-view.js';
 import { TurnLedger } from '../store/turn-ledger.repository.js';
 import { TurnStore } from '../store/turn-store.repository.js';
-import { ResponseRecorder } from '../streaming/response-recorder.js';
+import { ResponseRecorder, type EventStyle } from '../streaming/response-recorder.js';
 import { turnFailure } from '../turn-failure.js';
 import { TurnPreparer, type PreparedTurn } from '../turn-preparer.js';
-import { completionRecord, turnRecord, turnResponse, turnStart, usageOf } from '../turn-record.js';
+import { completionRecord, turnRecord, turnResponse, turnStart } from '../turn-record.js';
 import { TurnProgress, TurnRunner } from '../turn-runner.js';
 import { BackgroundTurns } from './background-turns.service.js';
 import type { LiveTurn } from './live-turn.js';
@@ -37,16 +37,13 @@ export class BackgroundResponses {
     private readonly lifecycle: LifecycleState,
   ) {}
 
-  async create(
-    turn: PreparedTurn,
-    statusEvents: boolean,
-  ): Promise<{ response: ResponseObject; live: LiveTurn }> {
+  async create(turn: PreparedTurn, style: EventStyle): Promise<{ response: ResponseObject; live: LiveTurn }> {
     this.turns.checkRoom();
-    await this.ledger.recordStart(turnStart(turn, 'queued', true, this.leases));
+    await this.ledger.recordStart(turnStart(turn, 'queued', this.leases));
     const live = this.turns.start(turn.responseId, (events, signal, lost) =>
-      this.run(turn, events, signal, lost, statusEvents),
+      this.run(turn, events, signal, lost, style),
     );
-    const response = turnResponse(turn, new ResponseRecorder(undefined, false), 'queued', null, null, true);
+    const response = turnResponse(turn, new ResponseRecorder(undefined), null, 'queued', null, null);
     return { response, live };
   }
 
@@ -94,22 +91,24 @@ export class BackgroundResponses {
     live: LiveTurn,
     signal: AbortSignal,
     lost: AbortSignal,
-    statusEvents: boolean,
+    style: EventStyle,
   ): Promise<void> {
-    const recorder = new ResponseRecorder(live, statusEvents);
+    const recorder = new ResponseRecorder(live, style);
     const plan = this.preparer.plan(turn, signal);
     const progress = new TurnProgress(plan);
     try {
-      recorder.emit('response.created', {
-        response: turnResponse(turn, recorder, 'in_progress', null, null, true),
-      });
+      const started = turnResponse(turn, recorder, progress, 'in_progress', null, null);
+      recorder.emit('response.created', { response: started });
+      recorder.emit('response.in_progress', { response: started });
       await this.runner.run(plan, recorder, progress);
-      const record = turnRecord(turn, recorder, progress, null);
-      recorder.emit('response.completed', {
-        response: turnResponse(turn, recorder, record.status, usageOf(progress), null, true),
-      });
+      const completedAt = new Date();
+      const record = turnRecord(turn, recorder, progress, null, completedAt);
+      // The stored body is the very object the final event carries.
+      const response = turnResponse(turn, recorder, progress, record.status, null, completedAt);
+      const type = response.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
+      recorder.emit(type, { response });
       await live.flush();
-      await this.store.saveTurn(completionRecord(record));
+      await this.store.saveTurn(completionRecord({ ...record, body: JSON.stringify(response) }));
     } catch (error) {
       if (lost.aborted) {
         // Cancelled, or taken from this replica: the row already tells; keep what was emitted.
@@ -121,10 +120,13 @@ export class BackgroundResponses {
         ? shutdownError()
         : turnFailure(error, this.logger);
       recorder.interrupt();
-      const record = turnRecord(turn, recorder, progress, failure);
+      const completedAt = new Date();
+      const record = turnRecord(turn, recorder, progress, failure, completedAt);
+      const response = turnResponse(turn, recorder, progress, 'failed', record.error, completedAt);
+      recorder.emit('response.failed', { response });
       recorder.emit('response.error', { error: failure.toBody().error });
       await live.flush();
-      await this.store.saveTurn(completionRecord(record));
+      await this.store.saveTurn(completionRecord({ ...record, body: JSON.stringify(response) }));
     }
   }
 }

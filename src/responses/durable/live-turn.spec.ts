@@ -27,7 +27,7 @@ describe('LiveTurn', () => {
   it('keeps every event as the exact JSON sent and writes them in batches, not one by one', async () => {
     const { ledger, batches } = fakeLedger();
     const live = new LiveTurn('r1', ledger, 60_000, quiet);
-    const recorder = new ResponseRecorder(live, false);
+    const recorder = new ResponseRecorder(live, { status: false, reasoning: 'response.reasoning' });
     recorder.emit('response.created', { response: { id: 'resp_x' } });
     recorder.text('Hel');
     recorder.text('lo');
@@ -49,7 +49,7 @@ describe('LiveTurn', () => {
   it('keeps a batch the database refused and writes it with the next one, in order', async () => {
     const { ledger, batches } = fakeLedger(1);
     const live = new LiveTurn('r1', ledger, 60_000, quiet);
-    const recorder = new ResponseRecorder(live, false);
+    const recorder = new ResponseRecorder(live, { status: false, reasoning: 'response.reasoning' });
     recorder.emit('response.created', {});
     await live.flush();
     expect(batches).toEqual([]);
@@ -62,7 +62,7 @@ describe('LiveTurn', () => {
   it('stores nothing more once stopped, but still feeds followers on this replica', async () => {
     const { ledger, batches } = fakeLedger();
     const live = new LiveTurn('r1', ledger, 60_000, quiet);
-    const recorder = new ResponseRecorder(live, false);
+    const recorder = new ResponseRecorder(live, { status: false, reasoning: 'response.reasoning' });
     recorder.emit('response.created', {});
     live.stopStoring();
     const woken = live.changed(new AbortController().signal);

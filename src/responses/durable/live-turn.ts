@@ -3,11 +3,10 @@ import { describeUnexpected } from '../../common/errors/all-exceptions.filter.js
 import type { TurnLedger, StoredEvent } from '../store/turn-ledger.repository.js';
 import type { EventSink } from '../streaming/response-recorder.js';
 
-/** Event types after which a stream has nothing more to say. */
+/** Event types after which a stream has nothing more to say (`response.failed` is followed by `response.error`). */
 export const TERMINAL_EVENTS: ReadonlySet<string> = new Set([
   'response.completed',
   'response.error',
-  'response.failed',
   'response.incomplete',
 ]);
 

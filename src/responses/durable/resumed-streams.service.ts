@@ -76,7 +76,7 @@ export class ResumedStreams {
     } finally {
       this.metrics.streamClosed();
     }
-    if (cursor.terminal === 'response.completed') writer.done();
+    if (cursor.terminal === 'response.completed' || cursor.terminal === 'response.incomplete') writer.done();
     else writer.close();
   }
 
@@ -94,8 +94,13 @@ export class ResumedStreams {
     (await this.ledger.readEvents(organizationId, responseId, cursor.last, PAGE)).forEach(send);
     if (cursor.terminal) return true;
     const sequence_number = cursor.last + 1;
-    if (stored.status === 'completed' || stored.status === 'requires_action') {
-      const payload = { type: 'response.completed', sequence_number, response: storedToObject(stored) };
+    if (
+      stored.status === 'completed' ||
+      stored.status === 'requires_action' ||
+      stored.status === 'incomplete'
+    ) {
+      const type = stored.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
+      const payload = { type, sequence_number, response: storedToObject(stored) };
       send({ sequenceNumber: sequence_number, type: payload.type, data: JSON.stringify(payload) });
       return true;
     }

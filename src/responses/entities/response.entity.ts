@@ -3,7 +3,7 @@ import { ConversationEntity } from './conversation.entity.js';
 import type { ChatMessage } from '../../llm/llm.types.js';
 
 export type StoredResponseStatus =
-  'queued' | 'in_progress' | 'completed' | 'requires_action' | 'failed' | 'cancelled';
+  'queued' | 'in_progress' | 'completed' | 'requires_action' | 'incomplete' | 'failed' | 'cancelled';
 
 /** Statuses of a turn that is still running somewhere (its owner renews the lease). */
 export const RUNNING_STATUSES: readonly StoredResponseStatus[] = ['queued', 'in_progress'];
@@ -78,6 +78,14 @@ export class ResponseEntity {
   /** Null while the turn runs. */
   @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
   completedAt!: Date | null;
+
+  /**
+   * The Response object as the client was sent it (all echoed parameters, metadata, usage), for
+   * GET. `json`, not `jsonb`: the text is kept as written, so the copy is byte-identical. A running
+   * turn holds the object its start announced until its final write replaces it.
+   */
+  @Column({ type: 'json', nullable: true })
+  body!: unknown;
 
   /** Created with `background: true`: runs without its client, events kept for resumption. */
   @Column({ type: 'boolean', default: false })

@@ -23,6 +23,8 @@ export interface TurnStart {
   /** The input as the model sees it: a lost turn keeps it in the thread, as a failed one does. */
   transcript: ChatMessage[];
   background: boolean;
+  /** The Response object the start announces (JSON text), until the final write replaces it. */
+  body: string;
   ownerId: string;
   leaseMs: number;
   createdAt: Date;
@@ -67,10 +69,10 @@ export class TurnLedger {
       `WITH ${CONVERSATION_CTE}, response AS (
          INSERT INTO responses (id, organization_id, assistant_id, conversation_id, previous_response_id, user_id,
                                 status, depth, active_agent, instructions, input, output, output_text, transcript,
-                                created_at, background, owner_id, lease_expires_at)
+                                created_at, background, owner_id, lease_expires_at, body)
          SELECT $6::uuid, $2::uuid, $3::uuid, conversation.id, $9::uuid, $4::varchar, $10::varchar, $11::int, $12::varchar,
                 $13::text, $14::jsonb, '[]'::jsonb, '', $15::jsonb, $7::timestamptz, $16::boolean, $17::varchar,
-                now() + $18::int * interval '1 millisecond'
+                now() + $18::int * interval '1 millisecond', $20::json
            FROM conversation
          RETURNING id, conversation_id
        )
@@ -88,6 +90,7 @@ export class TurnLedger {
         start.ownerId,
         start.leaseMs,
         messagesParam(start.messages),
+        start.body,
       ],
     );
   }

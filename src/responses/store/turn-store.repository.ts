@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { ChatMessage } from '../../llm/llm.types.js';
 import type { StoredResponseStatus } from '../entities/response.entity.js';
 import type { OutputItem } from '../streaming/response-recorder.js';
+import { inSpan } from '../../common/tracing/tracing.js';
 import { CONVERSATION_CTE, conversationParams, insertMessages, messagesParam } from './turn-sql.js';
 
 /** The end of the branch a new turn continues, with the whole model transcript before it. */
@@ -15,6 +16,8 @@ export interface ThreadHead {
   output: OutputItem[];
   activeAgent: string | null;
   transcript: ChatMessage[];
+  /** False when a response of the chain was deleted: the thread cannot be rebuilt whole. */
+  complete: boolean;
 }
 
 /** Everything one finished turn writes, in a single statement. */
@@ -35,10 +38,12 @@ export interface TurnRecord {
   output: OutputItem[];
   outputText: string;
   transcript: ChatMessage[];
-  usage: Record<string, number> | null;
+  usage: object | null;
   error: { type: string; code: string; message: string } | null;
   createdAt: Date;
   completedAt: Date;
+  /** The Response object exactly as the client was sent it, for GET (JSON text, key order kept). */
+  body: string | null;
   /** Chat-history messages: the user's text, and the reply unless the turn failed. */
   messages: { id: string; role: 'user' | 'assistant'; content: string; position: number; createdAt: Date }[];
 }
@@ -55,6 +60,10 @@ export interface StoredResponse {
   usage: Record<string, number> | null;
   error: { type: string; code: string; message: string } | null;
   createdAt: Date;
+  /** Null while the turn runs. */
+  completedAt: Date | null;
+  /** The stored Response object; null for responses stored before it was kept. */
+  body: unknown;
   background: boolean;
 }
 
@@ -81,6 +90,8 @@ export interface ErasedHistory {
  * two statements on every turn's path, one read of the thread and one write of the result, and
  * for the erase-user deletes. The tenant (organization, assistant, user) is part of each query.
  */
+const SAVE_TURN_SPAN = { 'db.system.name': 'postgresql', 'db.operation.name': 'INSERT' };
+
 @Injectable()
 export class TurnStore {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -118,28 +129,81 @@ export class TurnStore {
       output: head.output ?? [],
       activeAgent: head.active_agent,
       transcript: rows.flatMap((row) => row.transcript),
+      // The walk reaches depth 1 unless a turn on the way was deleted (DELETE /v1/responses/{id}).
+      complete: rows[0].depth === 1,
     };
+  }
+
+  /**
+   * The input items a response was created with, as stored; null when the response is not this
+   * organization's, or not this end user's (the same rule as continuing a thread).
+   */
+  async findInput(
+    organizationId: string,
+    userId: string | null,
+    responseId: string,
+  ): Promise<unknown[] | null> {
+    const [row] = await this.dataSource.query<{ input: unknown[] }[]>(
+      `SELECT input FROM responses
+        WHERE id = $1 AND organization_id = $2 AND user_id IS NOT DISTINCT FROM $3::varchar`,
+      [responseId, organizationId, userId],
+    );
+    return row ? row.input : null;
+  }
+
+  /**
+   * Deletes one response of this organization and end user in one statement: its chat-history
+   * messages go with it (foreign key), its conversation then shows the branch up to the turn
+   * before it, and a conversation left without responses is deleted. False when there was none.
+   */
+  async deleteResponse(organizationId: string, userId: string | null, responseId: string): Promise<boolean> {
+    const [row] = await this.dataSource.query<{ deleted: number }[]>(
+      `WITH deleted AS (
+         DELETE FROM responses
+          WHERE id = $1 AND organization_id = $2 AND user_id IS NOT DISTINCT FROM $3::varchar
+         RETURNING id, conversation_id, previous_response_id
+       ), emptied AS (
+         DELETE FROM conversations c USING deleted d
+          WHERE c.id = d.conversation_id AND c.organization_id = $2
+            AND NOT EXISTS (SELECT 1 FROM responses r WHERE r.conversation_id = c.id AND r.id <> d.id)
+         RETURNING c.id
+       ), moved AS (
+         UPDATE conversations c SET last_response_id = d.previous_response_id
+           FROM deleted d
+          WHERE c.id = d.conversation_id AND c.organization_id = $2 AND c.last_response_id = d.id
+            AND c.id NOT IN (SELECT id FROM emptied)
+         RETURNING c.id
+       )
+       SELECT (SELECT count(*)::integer FROM deleted) AS deleted`,
+      [responseId, organizationId, userId],
+    );
+    return row.deleted > 0;
   }
 
   /**
    * Stores a finished turn atomically in one statement: the conversation (created, or touched),
    * the response (completing the row its start wrote, if any) and its chat-history messages.
    */
-  async saveTurn(turn: TurnRecord): Promise<void> {
+  saveTurn(turn: TurnRecord): Promise<void> {
+    return inSpan('save turn', SAVE_TURN_SPAN, () => this.writeTurn(turn));
+  }
+
+  private async writeTurn(turn: TurnRecord): Promise<void> {
     await this.dataSource.query(
       `WITH ${CONVERSATION_CTE}, response AS (
          INSERT INTO responses (id, organization_id, assistant_id, conversation_id, previous_response_id, user_id,
                                 status, depth, active_agent, instructions, input, output, output_text, transcript,
-                                usage, error, created_at, completed_at)
+                                usage, error, created_at, completed_at, body)
          SELECT $6::uuid, $2::uuid, $3::uuid, conversation.id, $9::uuid, $4::varchar, $10::varchar, $11::int, $12::varchar,
-                $13::text, $14::jsonb, $15::jsonb, $16::text, $17::jsonb, $18::jsonb, $19::jsonb, $7::timestamptz, $8::timestamptz
+                $13::text, $14::jsonb, $15::jsonb, $16::text, $17::jsonb, $18::jsonb, $19::jsonb, $7::timestamptz, $8::timestamptz, $21::json
            FROM conversation
          -- The row written when the turn started is completed, unless the turn was cancelled or
          -- swept meanwhile: then it stays as it is, and so do its messages.
          ON CONFLICT (id) DO UPDATE
             SET status = EXCLUDED.status, active_agent = EXCLUDED.active_agent, output = EXCLUDED.output,
                 output_text = EXCLUDED.output_text, transcript = EXCLUDED.transcript, usage = EXCLUDED.usage,
-                error = EXCLUDED.error, completed_at = EXCLUDED.completed_at, lease_expires_at = NULL
+                error = EXCLUDED.error, completed_at = EXCLUDED.completed_at, body = EXCLUDED.body,
+                lease_expires_at = NULL
           WHERE responses.status IN ('queued', 'in_progress') AND responses.organization_id = EXCLUDED.organization_id
          RETURNING id, conversation_id
        )
@@ -158,6 +222,7 @@ export class TurnStore {
         turn.usage === null ? null : JSON.stringify(turn.usage),
         turn.error === null ? null : JSON.stringify(turn.error),
         messagesParam(turn.messages),
+        turn.body,
       ],
     );
   }
@@ -165,7 +230,7 @@ export class TurnStore {
   async findResponse(organizationId: string, responseId: string): Promise<StoredResponse | null> {
     const rows: Record<string, unknown>[] = await this.dataSource.query(
       `SELECT id, assistant_id, conversation_id, previous_response_id, status, instructions, output, output_text,
-              usage, error, created_at, background
+              usage, error, created_at, completed_at, body, background
          FROM responses WHERE id = $1 AND organization_id = $2`,
       [responseId, organizationId],
     );
@@ -183,6 +248,8 @@ export class TurnStore {
       usage: row.usage as Record<string, number> | null,
       error: row.error as StoredResponse['error'],
       createdAt: row.created_at as Date,
+      completedAt: row.completed_at as Date | null,
+      body: row.body,
       background: row.background as boolean,
     };
   }

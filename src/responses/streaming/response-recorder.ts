@@ -1,9 +1,17 @@
 import { randomUUID } from 'node:crypto';
+import type { TokenLogprob } from '../../llm/llm.types.js';
 
 export interface OutputTextPart {
   type: 'output_text';
   text: string;
   annotations: unknown[];
+  /** Filled when the request includes `message.output_text.logprobs`. */
+  logprobs: TokenLogprob[];
+}
+
+export interface ReasoningTextPart {
+  type: 'reasoning_text';
+  text: string;
 }
 
 export type OutputItem =
@@ -27,6 +35,13 @@ export type OutputItem =
       auth_url: string;
     }
   | {
+      type: 'reasoning';
+      id: string;
+      status: ItemStatus;
+      summary: { type: 'summary_text'; text: string }[];
+      content: ReasoningTextPart[];
+    }
+  | {
       type: 'web_search_call';
       id: string;
       status: ItemStatus | 'searching';
@@ -34,6 +49,18 @@ export type OutputItem =
     };
 
 type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
+
+/**
+ * Which event names a client gets where dialects differ: `response.status` (the contract's, which
+ * the official SDKs reject) and the reasoning text events (`response.reasoning_text.*` in OpenAI's
+ * SDKs, `response.reasoning.*` in the Open Responses specification).
+ */
+export interface EventStyle {
+  status: boolean;
+  reasoning: 'response.reasoning_text' | 'response.reasoning';
+}
+
+export const DEFAULT_EVENT_STYLE: EventStyle = { status: true, reasoning: 'response.reasoning' };
 
 /** Where a streamed response's events go; writing is synchronous, see SseWriter. */
 export interface EventSink {
@@ -44,7 +71,7 @@ export interface EventSink {
   drain(): Promise<void> | undefined;
 }
 
-export function itemId(prefix: 'msg' | 'fc' | 'hov' | 'oar' | 'ws'): string {
+export function itemId(prefix: 'msg' | 'fc' | 'hov' | 'oar' | 'ws' | 'rs'): string {
   return `${prefix}_${randomUUID().replaceAll('-', '')}`;
 }
 
@@ -53,16 +80,27 @@ export function itemId(prefix: 'msg' | 'fc' | 'hov' | 'oar' | 'ws'): string {
  * spec and the official SDK's stream helper require: every event carries `sequence_number`;
  * item events carry `output_index` (the append position) and `item_id`.
  */
+/** Shared by every text delta without log probabilities: serialized, never mutated. */
+const NO_LOGPROBS: readonly never[] = Object.freeze([]);
+
 export class ResponseRecorder {
   readonly output: OutputItem[] = [];
   private sequence = 0;
   private openMessage: { index: number; item: Extract<OutputItem, { type: 'message' }> } | undefined;
+  private openReasoning: { index: number; item: Extract<OutputItem, { type: 'reasoning' }> } | undefined;
   private readonly openCalls: { index: number; item: Extract<OutputItem, { type: 'function_call' }> }[] = [];
+
+  /** Event names of reasoning text, fixed per stream (computed once, not per token). */
+  private readonly reasoningDelta: string;
+  private readonly reasoningDone: string;
 
   constructor(
     private readonly sink: EventSink | undefined,
-    private readonly statusEvents: boolean,
-  ) {}
+    private readonly style: EventStyle = DEFAULT_EVENT_STYLE,
+  ) {
+    this.reasoningDelta = `${style.reasoning}.delta`;
+    this.reasoningDone = `${style.reasoning}.done`;
+  }
 
   get outputText(): string {
     return this.output
@@ -94,10 +132,11 @@ export class ResponseRecorder {
     return this.sink?.drain();
   }
 
-  text(delta: string): void {
+  text(delta: string, logprobs?: TokenLogprob[]): void {
     if (delta.length === 0) return;
     let open = this.openMessage;
     if (!open) {
+      this.endReasoning();
       const item: Extract<OutputItem, { type: 'message' }> = {
         type: 'message',
         id: itemId('msg'),
@@ -111,7 +150,44 @@ export class ResponseRecorder {
         output_index: open.index,
         item: { ...item, content: [] },
       });
-      const part: OutputTextPart = { type: 'output_text', text: '', annotations: [] };
+      const part: OutputTextPart = { type: 'output_text', text: '', annotations: [], logprobs: [] };
+      item.content.push(part);
+      this.emit('response.content_part.added', {
+        item_id: item.id,
+        output_index: open.index,
+        content_index: 0,
+        part: { ...part, logprobs: [] },
+      });
+    }
+    const part = open.item.content[0];
+    part.text += delta;
+    if (logprobs) part.logprobs.push(...logprobs);
+    this.emit('response.output_text.delta', {
+      item_id: open.item.id,
+      output_index: open.index,
+      content_index: 0,
+      delta,
+      logprobs: logprobs ?? NO_LOGPROBS,
+    });
+  }
+
+  /** Reasoning text, as reasoning models stream it before they answer. */
+  reasoning(delta: string): void {
+    if (delta.length === 0) return;
+    let open = this.openReasoning;
+    if (!open) {
+      this.endMessage();
+      const item: Extract<OutputItem, { type: 'reasoning' }> = {
+        type: 'reasoning',
+        id: itemId('rs'),
+        status: 'in_progress',
+        summary: [],
+        content: [],
+      };
+      open = { index: this.output.push(item) - 1, item };
+      this.openReasoning = open;
+      this.emit('response.output_item.added', { output_index: open.index, item: { ...item, content: [] } });
+      const part: ReasoningTextPart = { type: 'reasoning_text', text: '' };
       item.content.push(part);
       this.emit('response.content_part.added', {
         item_id: item.id,
@@ -121,28 +197,42 @@ export class ResponseRecorder {
       });
     }
     open.item.content[0].text += delta;
-    this.emit('response.output_text.delta', {
+    this.emit(this.reasoningDelta, {
       item_id: open.item.id,
       output_index: open.index,
       content_index: 0,
       delta,
-      logprobs: [],
     });
   }
 
-  /** Closes the message being written, if any (before a tool call, or at the end). */
-  endMessage(): void {
+  private endReasoning(status: 'completed' | 'incomplete' = 'completed'): void {
+    const open = this.openReasoning;
+    if (!open) return;
+    this.openReasoning = undefined;
+    open.item.status = status;
+    const ids = { item_id: open.item.id, output_index: open.index, content_index: 0 };
+    this.emit(this.reasoningDone, { ...ids, text: open.item.content[0].text });
+    this.emit('response.content_part.done', { ...ids, part: open.item.content[0] });
+    this.emit('response.output_item.done', { output_index: open.index, item: open.item });
+  }
+
+  /**
+   * Closes the message (or reasoning) being written, if any (before a tool call, or at the end);
+   * `incomplete` when the output limit cut it.
+   */
+  endMessage(status: 'completed' | 'incomplete' = 'completed'): void {
+    this.endReasoning(status);
     const open = this.openMessage;
     if (!open) return;
     this.openMessage = undefined;
-    open.item.status = 'completed';
+    open.item.status = status;
     const text = open.item.content[0].text;
     this.emit('response.output_text.done', {
       item_id: open.item.id,
       output_index: open.index,
       content_index: 0,
       text,
-      logprobs: [],
+      logprobs: open.item.content[0].logprobs,
     });
     this.emit('response.output_item.done', { output_index: open.index, item: open.item });
   }
@@ -220,12 +310,14 @@ export class ResponseRecorder {
 
   /** `response.status`, unless the client is an official SDK that rejects unknown events. */
   status(code: string, message: string, metadata: Record<string, unknown>): void {
-    if (this.statusEvents) this.emit('response.status', { code, message, metadata });
+    if (this.style.status) this.emit('response.status', { code, message, metadata });
   }
 
   /** Marks whatever is still open as cut short (client gone, upstream failed). */
   interrupt(): void {
     if (this.openMessage) this.openMessage.item.status = 'incomplete';
+    if (this.openReasoning) this.openReasoning.item.status = 'incomplete';
+    this.openReasoning = undefined;
     for (const open of this.openCalls) open.item.status = 'incomplete';
     this.openMessage = undefined;
     this.openCalls.length = 0;

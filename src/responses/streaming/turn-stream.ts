@@ -1,11 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { describeUnexpected } from '../../common/errors/all-exceptions.filter.js';
+import { logUnexpected } from '../../common/errors/all-exceptions.filter.js';
 import type { ApiError } from '../../common/errors/error-catalogue.js';
 import { LifecycleState, shutdownError } from '../../lifecycle/lifecycle.state.js';
 import { Metrics } from '../../metrics/metrics.service.js';
 import type { ResponseObject } from '../response-view.js';
 import { turnFailure } from '../turn-failure.js';
-import { ResponseRecorder, type EventSink } from './response-recorder.js';
+import { ResponseRecorder, type EventSink, type EventStyle } from './response-recorder.js';
 
 /** Where a streamed turn's events are written (SseWriter on the HTTP response). */
 export interface StreamTarget extends EventSink {
@@ -27,12 +27,12 @@ export class TurnStream {
   constructor(
     private readonly target: StreamTarget,
     private readonly clientGone: AbortSignal,
-    statusEvents: boolean,
+    style: EventStyle,
     private readonly lifecycle: LifecycleState,
     private readonly metrics: Metrics,
     private readonly logger: Logger,
   ) {
-    this.recorder = new ResponseRecorder(target, statusEvents);
+    this.recorder = new ResponseRecorder(target, style);
     this.signal = AbortSignal.any([clientGone, lifecycle.drainDeadline]);
   }
 
@@ -42,9 +42,10 @@ export class TurnStream {
     this.metrics.streamOpened();
   }
 
-  /** `response.completed` with the stored response, then `[DONE]`. */
+  /** `response.completed` (or `response.incomplete`) with the stored response, then `[DONE]`. */
   complete(response: ResponseObject): void {
-    this.recorder.emit('response.completed', { response });
+    const type = response.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
+    this.recorder.emit(type, { response });
     this.target.done();
   }
 
@@ -52,14 +53,15 @@ export class TurnStream {
    * Ends a failed turn: `store` writes the failed response, which happens before the client hears
    * `response.error` (like a completed one), unless the replica's grace period cut the stream.
    */
-  async fail(error: unknown, store: (failure: ApiError) => Promise<unknown>): Promise<void> {
+  async fail(error: unknown, store: (failure: ApiError) => Promise<ResponseObject>): Promise<void> {
     const cutByShutdown = this.lifecycle.drainDeadline.aborted && !this.clientGone.aborted;
     const failure = cutByShutdown ? shutdownError() : turnFailure(error, this.logger);
     this.recorder.interrupt();
     const stored = store(failure).then(
-      () => undefined,
+      (response) => response,
       (persistError: unknown) => {
-        this.logger.error({ ...describeUnexpected(persistError), msg: 'could not store a failed response' });
+        logUnexpected(this.logger, persistError, 'could not store a failed response');
+        return undefined;
       },
     );
     if (cutByShutdown) {
@@ -70,8 +72,13 @@ export class TurnStream {
       await this.lifecycle.finishBeforeExit(stored);
       return;
     }
-    await stored;
-    if (!this.clientGone.aborted) this.recorder.emit('response.error', { error: failure.toBody().error });
+    const response = await stored;
+    if (!this.clientGone.aborted) {
+      // `response.failed` for clients that expect it; then the contract's `response.error`, which
+      // the official SDKs raise as an APIError.
+      if (response) this.recorder.emit('response.failed', { response });
+      this.recorder.emit('response.error', { error: failure.toBody().error });
+    }
     this.target.close();
   }
 
@@ -91,7 +98,7 @@ export class TurnStreams {
     private readonly metrics: Metrics,
   ) {}
 
-  create(target: StreamTarget, clientGone: AbortSignal, statusEvents: boolean): TurnStream {
-    return new TurnStream(target, clientGone, statusEvents, this.lifecycle, this.metrics, this.logger);
+  create(target: StreamTarget, clientGone: AbortSignal, style: EventStyle): TurnStream {
+    return new TurnStream(target, clientGone, style, this.lifecycle, this.metrics, this.logger);
   }
 }

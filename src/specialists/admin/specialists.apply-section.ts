@@ -1,5 +1,3 @@
-import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import {
   ApplyError,
   assertUnique,
@@ -7,96 +5,123 @@ import {
   optionalString,
   optionalStringList,
   requiredString,
-  rootEntry,
-  type ApplyDocument,
   type DocumentEntry,
-} from '../../admin/apply/apply-document.js';
-import type { ApplyReport } from '../../admin/apply/apply-report.js';
-import { ApplySectionProvider, type ApplySection } from '../../admin/apply/apply-section.js';
+} from '../../admin-framework/apply/apply-document.js';
+import { ApplySectionProvider, claimKeys } from '../../admin-framework/apply/apply-section.js';
 import { AssistantInputError, AssistantsService } from '../../assistants/assistants.service.js';
+import {
+  OrganizationApplySection,
+  type OrganizationInFile,
+} from '../../organizations/admin/organization-apply-section.js';
 import { OrganizationsService } from '../../organizations/organizations.service.js';
 import { SpecialistInputError, SpecialistsService } from '../specialists.service.js';
+import type { ApplyDocument } from '../../admin-framework/apply/apply-document.js';
+import type { ApplyReport } from '../../admin-framework/apply/apply-report.js';
+import type { EntityManager } from 'typeorm';
 
 /**
  * `organizations[].assistants[].specialists: [{name, role, instructions, model, tools}]`, matched
  * by name within the assistant. Omitted fields keep their current value; a new specialist needs a
  * role, and uses the assistant's model unless it declares one (`model: null` goes back to it).
  */
-@Injectable()
 @ApplySectionProvider()
-export class SpecialistsApplySection implements ApplySection {
+export class SpecialistsApplySection extends OrganizationApplySection {
   readonly name = 'specialists';
   /** After the assistants (200) they belong to. */
   readonly order = 300;
-  readonly keys = [
-    'organizations[].assistants[].specialists',
-    'organizations[].assistants[].specialists[].name',
-    'organizations[].assistants[].specialists[].role',
-    'organizations[].assistants[].specialists[].instructions',
-    'organizations[].assistants[].specialists[].model',
-    'organizations[].assistants[].specialists[].tools',
-  ];
+  readonly keys = claimKeys('organizations[].assistants[].specialists', [
+    'name',
+    'role',
+    'instructions',
+    'model',
+    'tools',
+  ]);
+  protected readonly inputErrors = [SpecialistInputError, AssistantInputError];
 
   constructor(
-    private readonly organizations: OrganizationsService,
+    organizations: OrganizationsService,
     private readonly assistants: AssistantsService,
     private readonly specialists: SpecialistsService,
-  ) {}
+  ) {
+    super(organizations);
+  }
 
-  async apply(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
-    for (const organizationEntry of entriesAt(rootEntry(document), 'organizations')) {
-      const assistantEntries = entriesAt(organizationEntry, 'assistants').filter(
-        (entry) => entriesAt(entry, 'specialists').length > 0,
+  protected declares(organizationEntry: DocumentEntry): boolean {
+    return assistantsWithSpecialists(organizationEntry).length > 0;
+  }
+
+  protected async applyTo(target: OrganizationInFile): Promise<void> {
+    const { entry: organizationEntry, slug, organization, manager, report } = target;
+    for (const assistantEntry of assistantsWithSpecialists(organizationEntry)) {
+      const entries = entriesAt(assistantEntry, 'specialists');
+      const assistantName = requiredString(assistantEntry, 'name');
+      // The assistants section (a lower order) created or updated it in this transaction.
+      const assistant = await this.inEntry(assistantEntry, () =>
+        this.assistants.findUniqueByName(organization.id, assistantName, manager),
       );
-      if (assistantEntries.length === 0) continue;
-      const slug = requiredString(organizationEntry, 'slug');
-      const organization = await this.organizations.findBySlug(slug, manager);
-      if (!organization) throw new ApplyError(`${organizationEntry.path}: organization "${slug}" not found`);
-      for (const assistantEntry of assistantEntries) {
-        const entries = entriesAt(assistantEntry, 'specialists');
-        const assistantName = requiredString(assistantEntry, 'name');
-        // The assistants section (a lower order) created or updated it in this transaction.
-        const assistant = await this.inEntry(assistantEntry, () =>
-          this.assistants.findUniqueByName(organization.id, assistantName, manager),
+      if (!assistant) throw new ApplyError(`${assistantEntry.path}: assistant "${assistantName}" not found`);
+      assertUnique(entries, 'name', (entry) => requiredString(entry, 'name'));
+      for (const entry of entries) {
+        const { specialist, action } = await this.inEntry(entry, () =>
+          this.specialists.upsert(
+            organization.id,
+            assistant.id,
+            {
+              name: requiredString(entry, 'name'),
+              role: optionalString(entry, 'role'),
+              instructions: optionalString(entry, 'instructions'),
+              model: entry.value.model,
+              tools: optionalStringList(entry, 'tools'),
+            },
+            manager,
+          ),
         );
-        if (!assistant)
-          throw new ApplyError(`${assistantEntry.path}: assistant "${assistantName}" not found`);
-        assertUnique(entries, 'name', (entry) => requiredString(entry, 'name'));
-        for (const entry of entries) {
-          const { specialist, action } = await this.inEntry(entry, () =>
-            this.specialists.upsert(
-              organization.id,
-              assistant.id,
-              {
-                name: requiredString(entry, 'name'),
-                role: optionalString(entry, 'role'),
-                instructions: optionalString(entry, 'instructions'),
-                model: entry.value.model,
-                tools: optionalStringList(entry, 'tools'),
-              },
-              manager,
-            ),
-          );
-          report.record({
-            kind: 'specialist',
-            key: `${slug}/${assistant.name}/${specialist.name}`,
-            id: specialist.id,
-            action,
-          });
-        }
+        report.record({
+          kind: 'specialist',
+          key: `${slug}/${assistant.name}/${specialist.name}`,
+          id: specialist.id,
+          action,
+        });
       }
     }
   }
 
-  /** Turns a service's input error into a file error that names the entry. */
-  private async inEntry<T>(entry: DocumentEntry, work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (error) {
-      if (error instanceof SpecialistInputError || error instanceof AssistantInputError) {
-        throw new ApplyError(`${entry.path}: ${error.message}`);
-      }
-      throw error;
-    }
+  async prune(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
+    await this.eachStatedList(
+      document,
+      'assistants',
+      manager,
+      report,
+      async ({ entry, slug, organization }) => {
+        for (const assistantEntry of entriesAt(entry, 'assistants')) {
+          if (!('specialists' in assistantEntry.value)) continue;
+          const assistantName = requiredString(assistantEntry, 'name');
+          const assistant = await this.assistants.findUniqueByName(organization.id, assistantName, manager);
+          if (!assistant) continue;
+          const declared = entriesAt(assistantEntry, 'specialists').map((item) =>
+            requiredString(item, 'name'),
+          );
+          for (const deleted of await this.specialists.pruneExcept(
+            organization.id,
+            assistant.id,
+            declared,
+            manager,
+          )) {
+            report.record({
+              kind: 'specialist',
+              key: `${slug}/${assistant.name}/${deleted.name}`,
+              id: deleted.id,
+              action: 'deleted',
+            });
+          }
+        }
+      },
+    );
   }
+}
+
+function assistantsWithSpecialists(organizationEntry: DocumentEntry): DocumentEntry[] {
+  return entriesAt(organizationEntry, 'assistants').filter(
+    (entry) => entriesAt(entry, 'specialists').length > 0,
+  );
 }

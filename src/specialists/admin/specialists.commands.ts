@@ -4,8 +4,8 @@ import {
   stringOption,
   type AdminCommand,
   type CommandContext,
-} from '../../admin/admin-command.js';
-import { table } from '../../admin/admin-views.js';
+} from '../../admin-framework/admin-command.js';
+import { table } from '../../admin-framework/admin-views.js';
 import {
   instructionsFrom,
   MODEL_OPTIONS,
@@ -14,11 +14,14 @@ import {
   TOOLS_OPTION,
   toolsFrom,
   toolsText,
-} from '../../admin/commands/agent-options.js';
-import { ORGANIZATION_OPTION, requireOrganization } from '../../admin/commands/organizations.commands.js';
+} from '../../assistants/admin/agent-options.js';
+import {
+  ORGANIZATION_OPTION,
+  requireOrganization,
+} from '../../organizations/admin/organizations.commands.js';
 import { AssistantsService } from '../../assistants/assistants.service.js';
 import type { AssistantEntity } from '../../assistants/entities/assistant.entity.js';
-import type { ModelSettings } from '../../assistants/model-settings.js';
+import type { ModelSettings } from '../../llm/model-settings.js';
 import { isUuid } from '../../organizations/organizations.service.js';
 import type { SpecialistEntity } from '../entities/specialist.entity.js';
 import { SpecialistsService } from '../specialists.service.js';

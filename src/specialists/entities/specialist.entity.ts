@@ -9,7 +9,7 @@ import {
   UpdateDateColumn,
 } from 'typeorm';
 import { AssistantEntity } from '../../assistants/entities/assistant.entity.js';
-import type { ModelSettings } from '../../assistants/model-settings.js';
+import type { ModelSettings } from '../../llm/model-settings.js';
 
 /** A specialist agent of an assistant: its own role, instructions, model and tools. */
 @Entity({ name: 'specialists' })

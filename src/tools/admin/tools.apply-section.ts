@@ -1,93 +1,121 @@
-import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import {
   ApplyError,
   assertUnique,
   entriesAt,
   optionalString,
   requiredString,
-  rootEntry,
-  type ApplyDocument,
   type DocumentEntry,
-} from '../../admin/apply/apply-document.js';
-import type { ApplyReport } from '../../admin/apply/apply-report.js';
-import { ApplySectionProvider, type ApplySection } from '../../admin/apply/apply-section.js';
+} from '../../admin-framework/apply/apply-document.js';
+import { ApplySectionProvider, claimKeys } from '../../admin-framework/apply/apply-section.js';
+import {
+  declaredNames,
+  OrganizationApplySection,
+  type OrganizationInFile,
+} from '../../organizations/admin/organization-apply-section.js';
 import { OrganizationsService } from '../../organizations/organizations.service.js';
 import { ToolInputError, ToolsService } from '../tools.service.js';
+import type { ApplyDocument } from '../../admin-framework/apply/apply-document.js';
+import type { ApplyReport } from '../../admin-framework/apply/apply-report.js';
+import type { EntityManager } from 'typeorm';
 
 /**
  * `organizations[].plugins: [{name, oauth}]` and `organizations[].tools: [{name, kind,
  * description, plugin, config}]`, matched by name within the organization. Plugins are written
  * first, so tools can name them. Runs before assistants, which name tools.
  */
-@Injectable()
 @ApplySectionProvider()
-export class ToolsApplySection implements ApplySection {
+export class ToolsApplySection extends OrganizationApplySection {
   readonly name = 'tools';
   readonly order = 150;
   readonly keys = [
-    'organizations[].plugins',
-    'organizations[].plugins[].name',
-    'organizations[].plugins[].oauth',
-    'organizations[].tools',
-    'organizations[].tools[].name',
-    'organizations[].tools[].kind',
-    'organizations[].tools[].description',
-    'organizations[].tools[].plugin',
-    'organizations[].tools[].config',
+    ...claimKeys('organizations[].plugins', ['name', 'oauth']),
+    ...claimKeys('organizations[].tools', ['name', 'kind', 'description', 'plugin', 'config']),
   ];
+  protected readonly inputErrors = [ToolInputError];
 
   constructor(
-    private readonly organizations: OrganizationsService,
+    organizations: OrganizationsService,
     private readonly tools: ToolsService,
-  ) {}
+  ) {
+    super(organizations);
+  }
 
-  async apply(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
-    for (const organizationEntry of entriesAt(rootEntry(document), 'organizations')) {
-      const plugins = entriesAt(organizationEntry, 'plugins');
-      const tools = entriesAt(organizationEntry, 'tools');
-      if (plugins.length === 0 && tools.length === 0) continue;
-      const slug = requiredString(organizationEntry, 'slug');
-      const organization = await this.organizations.findBySlug(slug, manager);
-      if (!organization) throw new ApplyError(`${organizationEntry.path}: organization "${slug}" not found`);
-      assertUnique(plugins, 'name', (entry) => requiredString(entry, 'name').trim());
-      assertUnique(tools, 'name', (entry) => requiredString(entry, 'name'));
-      for (const entry of plugins) {
-        await this.inEntry(entry, async () => {
-          const { plugin, action } = await this.tools.upsertPlugin(
-            organization.id,
-            { name: requiredString(entry, 'name'), oauth: entry.value.oauth },
-            manager,
-          );
-          report.record({ kind: 'plugin', key: `${slug}/${plugin.name}`, id: plugin.id, action });
-        });
-      }
-      for (const entry of tools) {
-        await this.inEntry(entry, async () => {
-          if (entry.value.config === undefined) throw new ApplyError(`${entry.path}.config is required`);
-          const { tool, action } = await this.tools.upsertTool(
-            organization.id,
-            {
-              name: requiredString(entry, 'name'),
-              kind: requiredString(entry, 'kind'),
-              config: entry.value.config,
-              description: optionalString(entry, 'description'),
-              plugin: entry.value.plugin === null ? null : optionalString(entry, 'plugin'),
-            },
-            manager,
-          );
-          report.record({ kind: 'tool', key: `${slug}/${tool.name}`, id: tool.id, action });
-        });
-      }
+  protected declares(organizationEntry: DocumentEntry): boolean {
+    return (
+      entriesAt(organizationEntry, 'plugins').length > 0 || entriesAt(organizationEntry, 'tools').length > 0
+    );
+  }
+
+  protected async applyTo(target: OrganizationInFile): Promise<void> {
+    const { entry: organizationEntry, slug, organization, manager, report } = target;
+    const plugins = entriesAt(organizationEntry, 'plugins');
+    const tools = entriesAt(organizationEntry, 'tools');
+    assertUnique(plugins, 'name', (entry) => requiredString(entry, 'name').trim());
+    assertUnique(tools, 'name', (entry) => requiredString(entry, 'name'));
+    for (const entry of plugins) {
+      const { plugin, action } = await this.inEntry(entry, () =>
+        this.tools.upsertPlugin(
+          organization.id,
+          { name: requiredString(entry, 'name'), oauth: entry.value.oauth },
+          manager,
+        ),
+      );
+      report.record({ kind: 'plugin', key: `${slug}/${plugin.name}`, id: plugin.id, action });
+    }
+    for (const entry of tools) {
+      if (entry.value.config === undefined) throw new ApplyError(`${entry.path}.config is required`);
+      const { tool, action } = await this.inEntry(entry, () =>
+        this.tools.upsertTool(
+          organization.id,
+          {
+            name: requiredString(entry, 'name'),
+            kind: requiredString(entry, 'kind'),
+            config: entry.value.config,
+            description: optionalString(entry, 'description'),
+            plugin: entry.value.plugin === null ? null : optionalString(entry, 'plugin'),
+          },
+          manager,
+        ),
+      );
+      report.record({ kind: 'tool', key: `${slug}/${tool.name}`, id: tool.id, action });
     }
   }
 
-  private async inEntry(entry: DocumentEntry, work: () => Promise<void>): Promise<void> {
-    try {
-      await work();
-    } catch (error) {
-      if (error instanceof ToolInputError) throw new ApplyError(`${entry.path}: ${error.message}`);
-      throw error;
-    }
+  async prune(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
+    await this.eachStatedList(
+      document,
+      'tools',
+      manager,
+      report,
+      async ({ slug, organization }, declared) => {
+        for (const deleted of await this.tools.pruneToolsExcept(
+          organization.id,
+          declaredNames(declared),
+          manager,
+        )) {
+          report.record({ kind: 'tool', key: `${slug}/${deleted.name}`, id: deleted.id, action: 'deleted' });
+        }
+      },
+    );
+    await this.eachStatedList(
+      document,
+      'plugins',
+      manager,
+      report,
+      async ({ slug, organization }, declared) => {
+        for (const deleted of await this.tools.prunePluginsExcept(
+          organization.id,
+          declaredNames(declared),
+          manager,
+        )) {
+          report.record({
+            kind: 'plugin',
+            key: `${slug}/${deleted.name}`,
+            id: deleted.id,
+            action: 'deleted',
+          });
+        }
+      },
+    );
   }
 }

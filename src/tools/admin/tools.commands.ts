@@ -1,6 +1,9 @@
-import { AdminUsageError, stringOption, type AdminCommand } from '../../admin/admin-command.js';
-import { table } from '../../admin/admin-views.js';
-import { ORGANIZATION_OPTION, requireOrganization } from '../../admin/commands/organizations.commands.js';
+import { AdminUsageError, stringOption, type AdminCommand } from '../../admin-framework/admin-command.js';
+import { table } from '../../admin-framework/admin-views.js';
+import {
+  ORGANIZATION_OPTION,
+  requireOrganization,
+} from '../../organizations/admin/organizations.commands.js';
 import type { ToolEntity } from '../entities/tool.entity.js';
 import { ToolsService } from '../tools.service.js';
 

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import type { OnModuleDestroy } from '@nestjs/common';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 import { SsrfPolicy, SsrfRefusedError } from './ssrf-policy.js';
+import { traceHeaders } from '../../common/tracing/tracing.js';
 
 /** The fetch signature the MCP SDK transports and the tools use. */
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -66,6 +67,8 @@ export class GuardedFetch implements OnModuleDestroy {
     let method = (init.method ?? 'GET').toUpperCase();
     let body = init.body;
     const headers = new Headers(init.headers);
+    // W3C trace context to REST tools, MCP servers and search engines (nothing when tracing is off).
+    for (const [name, value] of Object.entries(traceHeaders())) headers.set(name, value);
     const redirectMode = init.redirect ?? 'follow';
     for (let hop = 0; ; hop++) {
       if (url.protocol !== 'http:' && url.protocol !== 'https:') {
@@ -138,11 +141,11 @@ export class GuardedFetch implements OnModuleDestroy {
 }
 
 /** Reads at most `maxBytes` of a body, then stops the transfer; the rest is never downloaded. */
-export async function readCapped(
+export async function readCappedBytes(
   response: Response,
   maxBytes: number,
-): Promise<{ text: string; truncated: boolean }> {
-  if (!response.body) return { text: '', truncated: false };
+): Promise<{ bytes: Buffer; truncated: boolean }> {
+  if (!response.body) return { bytes: Buffer.alloc(0), truncated: false };
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -161,7 +164,16 @@ export async function readCapped(
     chunks.push(value);
     size += value.byteLength;
   }
-  const text = Buffer.concat(chunks, size).toString('utf8');
+  return { bytes: Buffer.concat(chunks, size), truncated };
+}
+
+/** readCappedBytes as UTF-8 text. */
+export async function readCapped(
+  response: Response,
+  maxBytes: number,
+): Promise<{ text: string; truncated: boolean }> {
+  const { bytes, truncated } = await readCappedBytes(response, maxBytes);
+  const text = bytes.toString('utf8');
   // A cut can split a multi-byte character; drop its undecodable remains.
   return { text: truncated ? text.replace(/\uFFFD+$/, '') : text, truncated };
 }

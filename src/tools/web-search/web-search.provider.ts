@@ -1,8 +1,5 @@
-import { readCapped, type GuardedFetch } from '../ssrf/guarded-fetch.js';
-import type { WebSearchConfig } from '../tool-config.js';
+import { readCapped } from '../ssrf/guarded-fetch.js';
 import { ToolFailure } from '../tool-runtime.js';
-import { BraveSearchProvider } from './brave.provider.js';
-import { SearxngProvider } from './searxng.provider.js';
 
 export interface WebSearchResult {
   title: string;
@@ -17,16 +14,6 @@ export interface WebSearchProvider {
 
 /** Most bytes of a search engine's answer that are read; result pages are far smaller. */
 export const SEARCH_RESPONSE_MAX_BYTES = 2 * 1024 * 1024;
-
-export function createWebSearchProvider(
-  config: WebSearchConfig,
-  fetch: GuardedFetch,
-  secrets: Readonly<Record<string, string | undefined>>,
-): WebSearchProvider {
-  return config.provider === 'searxng'
-    ? new SearxngProvider(config, fetch)
-    : new BraveSearchProvider(config, fetch, secrets);
-}
 
 /** How one engine's JSON answer differs from another's, and how its failures read. */
 export interface SearchAnswerShape {

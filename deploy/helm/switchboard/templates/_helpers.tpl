@@ -151,3 +151,18 @@ The effective minimum number of replicas, to decide whether a PodDisruptionBudge
 {{- .Values.replicaCount }}
 {{- end }}
 {{- end }}
+
+{{/*
+Stops rendering unless the declarative configuration has exactly one source.
+*/}}
+{{- define "switchboard.configurationSource" -}}
+{{- with .Values.configuration }}
+{{- $sources := 0 }}
+{{- if not (empty .document) }}{{ $sources = add1 $sources }}{{ end }}
+{{- if .existingConfigMap.name }}{{ $sources = add1 $sources }}{{ end }}
+{{- if .existingSecret.name }}{{ $sources = add1 $sources }}{{ end }}
+{{- if ne (int $sources) 1 }}
+{{- fail "configuration.enabled needs exactly one of configuration.document, configuration.existingConfigMap.name, configuration.existingSecret.name" }}
+{{- end }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,71 @@
+/**
+ * Which way dependencies may point in src/ (`npm run depcheck`, run by `npm run check` and CI).
+ * The picture and the reasons: docs/architecture.md, "Modules".
+ *
+ * Three kinds of folder:
+ * - foundations, in layers: config < common < database, lifecycle, llm < admin-framework.
+ *   A foundation imports only the layers below it, never a feature;
+ * - features (every other folder): may import foundations and each other, without cycles;
+ * - composition roots, which wire everything: main.ts, app.module.ts, entities.ts, bootstrap/,
+ *   admin/ (the admin tool as shipped) and every entry point (`*.cli.ts`). Nothing else imports them.
+ */
+const ROOTS = '^src/(main|app\\.module|entities)\\.ts$|^src/(bootstrap|admin)/|\\.cli\\.ts$';
+const ENTRY_POINTS = '\\.cli\\.ts$|^src/main\\.ts$';
+
+/** A rule that a foundation layer imports nothing in src/ but itself and `below`. */
+function layer(name, folders, below) {
+  const allowed = [...folders, ...below].join('|');
+  return {
+    name,
+    severity: 'error',
+    comment: `src/{${folders.join(',')}} may import only src/{${[...below].join(',') || 'nothing else'}}: it is shared by features, so it imports none`,
+    from: { path: `^src/(${folders.join('|')})/`, pathNot: ENTRY_POINTS },
+    to: { path: '^src/', pathNot: `^src/(${allowed})/` },
+  };
+}
+
+export default {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'No file imports itself through others (type-only imports included).',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'no-folder-cycles',
+      severity: 'error',
+      comment: 'No folder depends on itself through other folders.',
+      scope: 'folder',
+      from: { path: '^src/[^/]+' },
+      to: { circular: true },
+    },
+    layer('config-is-the-base', ['config'], []),
+    layer('common-over-config', ['common'], ['config']),
+    layer('shared-services-over-common', ['database', 'lifecycle', 'llm'], ['common', 'config']),
+    layer('admin-framework-imports-no-feature', ['admin-framework'], ['database', 'common', 'config']),
+    {
+      name: 'composition-roots-are-imported-by-roots-only',
+      severity: 'error',
+      comment:
+        'main.ts, app.module.ts, entities.ts, bootstrap/, admin/ and entry points know every feature; a feature or foundation importing one would import them all.',
+      from: { pathNot: ROOTS },
+      to: { path: ROOTS },
+    },
+    {
+      name: 'no-orphans',
+      severity: 'error',
+      comment: 'A file nothing imports is dead code, unless it is an entry point, a worker or a spec.',
+      from: { orphan: true, pathNot: `${ENTRY_POINTS}|\\.worker\\.ts$|\\.spec\\.ts$|\\.d\\.ts$` },
+      to: {},
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsConfig: { fileName: 'tsconfig.json' },
+    // Type-only imports count: a cycle of types is still a cycle for the reader.
+    tsPreCompilationDeps: true,
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};

@@ -1,0 +1,148 @@
+import {
+  AdminUsageError,
+  parseId,
+  stringOption,
+  type AdminCommand,
+  type CommandContext,
+} from '../../admin-framework/admin-command.js';
+import { table } from '../../admin-framework/admin-views.js';
+import {
+  ORGANIZATION_OPTION,
+  requireOrganization,
+} from '../../organizations/admin/organizations.commands.js';
+import { AssistantsService, type AssistantChanges } from '../assistants.service.js';
+import type { AssistantEntity } from '../entities/assistant.entity.js';
+import {
+  instructionsFrom,
+  MODEL_OPTIONS,
+  modelFrom,
+  TEXT_OPTIONS,
+  TOOLS_OPTION,
+  toolsFrom,
+  toolsText,
+} from './agent-options.js';
+
+async function requireAssistant(context: CommandContext): Promise<AssistantEntity> {
+  const organization = await requireOrganization(context.app, stringOption(context.options, 'org') ?? '');
+  const id = parseId(context.args[0], 'the assistant id', 'asst_');
+  const assistant = await context.app.get(AssistantsService).find(organization.id, id);
+  if (!assistant) throw new AdminUsageError(`organization ${organization.slug} has no assistant ${id}`);
+  return assistant;
+}
+
+function describe(assistant: AssistantEntity): string {
+  const model = assistant.model;
+  const upstream =
+    model.provider === 'offline'
+      ? 'offline model'
+      : `${model.model} at ${model.baseUrl} (key in ${model.apiKeyEnv ?? 'no variable'})`;
+  return [
+    `assistant ${assistant.name}`,
+    `  id:               ${assistant.id}`,
+    `  organization:     ${assistant.organizationId}`,
+    `  model:            ${upstream}`,
+    `  function calling: ${model.functionCalling ? 'yes' : 'no'}`,
+    `  tools:            ${toolsText(assistant.toolNames)}`,
+    `  updated:          ${assistant.updatedAt.toISOString()}`,
+    `  instructions:     ${assistant.instructions.length > 0 ? assistant.instructions : '(none)'}`,
+  ].join('\n');
+}
+
+export const assistantCommands: AdminCommand[] = [
+  {
+    words: ['assistants', 'create'],
+    summary: 'create an assistant (the offline model unless model flags say otherwise)',
+    options: {
+      ...ORGANIZATION_OPTION,
+      name: { type: 'string', placeholder: '<name>', required: true, description: 'display name' },
+      ...TEXT_OPTIONS,
+      ...MODEL_OPTIONS,
+      ...TOOLS_OPTION,
+    },
+    async run(context) {
+      const organization = await requireOrganization(context.app, stringOption(context.options, 'org') ?? '');
+      const changes: AssistantChanges & { name: string } = {
+        name: stringOption(context.options, 'name') ?? '',
+        instructions: await instructionsFrom(context),
+        tools: toolsFrom(context.options),
+      };
+      const model = await modelFrom(context);
+      if (model !== undefined) changes.model = model;
+      const assistant = await context.app.get(AssistantsService).create(organization.id, changes);
+      return { json: assistantView(assistant), text: `Created ${describe(assistant)}` };
+    },
+  },
+  {
+    words: ['assistants', 'list'],
+    summary: "list an organization's assistants",
+    options: { ...ORGANIZATION_OPTION },
+    async run({ app, options }) {
+      const organization = await requireOrganization(app, stringOption(options, 'org') ?? '');
+      const assistants = await app.get(AssistantsService).list(organization.id);
+      return {
+        json: assistants.map(assistantView),
+        text: table(
+          ['ID', 'NAME', 'PROVIDER', 'MODEL', 'TOOLS', 'UPDATED'],
+          assistants.map((a) => [
+            a.id,
+            a.name,
+            a.model.provider,
+            a.model.provider === 'offline' ? '-' : a.model.model,
+            a.toolNames.length > 0 ? a.toolNames.join(',') : '-',
+            a.updatedAt.toISOString(),
+          ]),
+        ),
+      };
+    },
+  },
+  {
+    words: ['assistants', 'show'],
+    summary: 'show one assistant',
+    args: ['<assistantId>'],
+    options: { ...ORGANIZATION_OPTION },
+    async run(context) {
+      const assistant = await requireAssistant(context);
+      return { json: assistantView(assistant), text: describe(assistant) };
+    },
+  },
+  {
+    words: ['assistants', 'update'],
+    summary: 'change the name, instructions, model settings or tools of an assistant',
+    args: ['<assistantId>'],
+    options: {
+      ...ORGANIZATION_OPTION,
+      name: { type: 'string', placeholder: '<name>', description: 'display name' },
+      ...TEXT_OPTIONS,
+      ...MODEL_OPTIONS,
+      ...TOOLS_OPTION,
+    },
+    async run(context) {
+      const current = await requireAssistant(context);
+      const changes: AssistantChanges = {
+        name: stringOption(context.options, 'name'),
+        instructions: await instructionsFrom(context),
+        model: await modelFrom(context, current.model),
+        tools: toolsFrom(context.options),
+      };
+      const updated = await context.app
+        .get(AssistantsService)
+        .update(current.organizationId, current.id, changes);
+      if (!updated) throw new AdminUsageError(`assistant ${current.id} disappeared while being updated`);
+      return { json: assistantView(updated), text: `Updated ${describe(updated)}` };
+    },
+  },
+];
+
+/** The `--json` shape, field by field so that a new column is never printed by accident. */
+function assistantView(assistant: AssistantEntity) {
+  return {
+    id: assistant.id,
+    organizationId: assistant.organizationId,
+    name: assistant.name,
+    instructions: assistant.instructions,
+    model: assistant.model,
+    tools: assistant.toolNames,
+    createdAt: assistant.createdAt.toISOString(),
+    updatedAt: assistant.updatedAt.toISOString(),
+  };
+}

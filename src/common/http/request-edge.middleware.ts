@@ -1,0 +1,131 @@
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { toApiError } from '../errors/all-exceptions.filter.js';
+import { ApiError } from '../errors/error-catalogue.js';
+import { checkStorableJson, checkStorableText } from './storable-text.js';
+
+/**
+ * What every request passes before any route, guard or controller: the request target, the
+ * end-user headers, then the JSON body, each checked once by the text rule of storable-text.ts.
+ * A request refused here has touched nothing. `ownBody` names the routes that read their body
+ * themselves, after authenticating (the MCP gateway).
+ */
+export function requestEdge(bodyLimit: number, ownBody: (req: Request) => boolean): RequestHandler[] {
+  const parse = jsonBodyReader(bodyLimit);
+  return [
+    refusing((req) => {
+      checkRequestTarget(req.originalUrl);
+      normalizeUserHeaders(req);
+    }),
+    (req, res, next) => {
+      if (ownBody(req)) return next();
+      parse(req, res).then(
+        () => next(),
+        (error: unknown) => sendError(res, bodyError(error)),
+      );
+    },
+    refusing((req) => {
+      if (req.body !== undefined) checkStorableJson(req.body);
+    }),
+  ];
+}
+
+/** express.json as a promise; rejects with body-parser's error (see `bodyError`). */
+export function jsonBodyReader(limit: number): (req: Request, res: Response) => Promise<void> {
+  const parse = express.json({ limit, strict: false });
+  return (req, res) =>
+    new Promise((resolve, reject) => parse(req, res, (error?: Error) => (error ? reject(error) : resolve())));
+}
+
+export function bodyError(error: unknown): ApiError {
+  return toApiError(error) ?? new ApiError('invalid_request', 'Request body could not be read');
+}
+
+function refusing(check: (req: Request) => void): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    try {
+      check(req);
+    } catch (error) {
+      if (error instanceof ApiError) return sendError(res, error);
+      return next(error);
+    }
+    next();
+  };
+}
+
+function sendError(res: Response, error: ApiError): void {
+  res.status(error.status).json(error.toBody());
+}
+
+/**
+ * Path segments and query parameters must be percent-encoded UTF-8 (RFC 3986): a bad escape
+ * or an encoded lone surrogate is refused rather than decoded to U+FFFD, and what they decode
+ * to follows the text rule.
+ */
+export function checkRequestTarget(target: string): void {
+  if (/[^\x21-\x7e]/.test(target)) {
+    throw new ApiError('invalid_request', 'The request path must be ASCII: percent-encode other characters');
+  }
+  const queryAt = target.indexOf('?');
+  const path = queryAt === -1 ? target : target.slice(0, queryAt);
+  for (const segment of path.split('/')) decodeComponent(segment, 'The path', false);
+  if (queryAt === -1) return;
+  for (const pair of target.slice(queryAt + 1).split('&')) {
+    const equals = pair.indexOf('=');
+    const rawName = equals === -1 ? pair : pair.slice(0, equals);
+    const name = decodeComponent(rawName, 'A query parameter name', true);
+    if (equals !== -1) {
+      decodeComponent(pair.slice(equals + 1), `Query parameter ${JSON.stringify(name.slice(0, 40))}`, true);
+    }
+  }
+}
+
+/** `plusIsSpace`: in a query (form encoding) `+` is a space; in a path it is itself. */
+function decodeComponent(raw: string, field: string, plusIsSpace: boolean): string {
+  let text: string;
+  try {
+    text = decodeURIComponent(plusIsSpace ? raw.replaceAll('+', ' ') : raw);
+  } catch {
+    throw new ApiError('invalid_request', `${field} is not valid percent-encoded UTF-8`);
+  }
+  checkStorableText(text, field);
+  return text;
+}
+
+/** Headers that name or act for the end user: one value each, never joined with ", ". */
+const USER_HEADERS = ['x-user-id', 'x-user-token', 'x-user-tokens'] as const;
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Node reads header bytes as Latin-1. `x-user-id` is text a client also sends in JSON bodies
+ * (a claim's `userId`), so it is decoded as UTF-8 here, in place, or refused: the same user
+ * whichever way it arrives. The tokens are forwarded unchanged, so they keep their bytes; the
+ * JSON of `x-user-tokens` is walked like a body.
+ */
+function normalizeUserHeaders(req: Request): void {
+  for (const name of USER_HEADERS) {
+    if ((req.headersDistinct[name]?.length ?? 0) > 1) {
+      throw new ApiError('invalid_request', `Header ${name} must be given once`);
+    }
+  }
+  const userId = req.headers['x-user-id'];
+  if (typeof userId === 'string') {
+    let decoded: string;
+    try {
+      decoded = UTF8.decode(Buffer.from(userId, 'latin1'));
+    } catch {
+      throw new ApiError('invalid_request', 'Header x-user-id must be UTF-8 text');
+    }
+    checkStorableText(decoded, 'Header x-user-id');
+    req.headers['x-user-id'] = decoded;
+  }
+  const tokens = req.headers['x-user-tokens'];
+  if (typeof tokens === 'string') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(tokens);
+    } catch {
+      return; // not JSON: the route refuses it with its own message
+    }
+    checkStorableJson(parsed, { root: 'Header x-user-tokens', prefix: 'Header x-user-tokens, field ' });
+  }
+}

@@ -1,0 +1,31 @@
+import type { NextFunction, Request, Response } from 'express';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { extractContext, startSpan, tracingActive, withActiveSpan } from './tracing.js';
+
+/**
+ * One SERVER span per HTTP request, continuing the caller's W3C trace. Named by the matched route
+ * template once it is known (never the raw path: ids would make every name unique).
+ */
+export function httpTracingMiddleware(req: Request, res: Response, next: NextFunction): void {
+  if (!tracingActive()) return next();
+  const span = startSpan(
+    `${req.method}`,
+    { 'http.request.method': req.method, 'url.scheme': req.protocol },
+    SpanKind.SERVER,
+    extractContext(req.headers),
+  );
+  res.once('close', () => {
+    if (span === null) return;
+    const path: unknown = (req.route as { path?: unknown } | undefined)?.path;
+    const route = typeof path === 'string' ? `${req.baseUrl}${path}` : undefined;
+    if (route) {
+      span.updateName(`${req.method} ${route}`);
+      span.setAttribute('http.route', route);
+    }
+    const status = res.headersSent ? res.statusCode : 499;
+    span.setAttribute('http.response.status_code', status);
+    if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  });
+  withActiveSpan(span, next);
+}

@@ -1,0 +1,140 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { SseEvent } from './sse.js';
+
+/**
+ * One shared assertion against the vendored Open Responses specification
+ * (test/fixtures/open-responses, see its README): a Response object, an output or input item,
+ * and every event of a stream must match the specification's schemas. The error names the
+ * failing path and keyword, so a missing field reads as `/completed_at must have required
+ * property …`.
+ */
+
+type Json = Record<string, any>;
+
+const DOCUMENT_PATH = fileURLToPath(new URL('../fixtures/open-responses/openapi.json', import.meta.url));
+const BASE = 'https://openresponses.invalid/openapi.json';
+
+/** Event types the interface contract (spec section 6) adds; the specification has no schema for them. */
+export const CONTRACT_ONLY_EVENT_TYPES: readonly string[] = [
+  'response.status',
+  'response.error',
+  'response.web_search_call.in_progress',
+  'response.web_search_call.searching',
+  'response.web_search_call.completed',
+];
+
+/** Output item types the interface contract adds (handover, OAuth prompt, web search). */
+export const CONTRACT_ONLY_ITEM_TYPES: readonly string[] = ['handover', 'oauth_required', 'web_search_call'];
+
+interface Compiled {
+  ajv: Ajv2020;
+  response: ValidateFunction;
+  item: ValidateFunction;
+  /** Event type → validator of that event's schema, read from the document's stream union. */
+  events: Map<string, ValidateFunction>;
+}
+
+let compiled: Compiled | undefined;
+
+function schemas(): Compiled {
+  if (compiled) return compiled;
+  const document = JSON.parse(readFileSync(DOCUMENT_PATH, 'utf8')) as Json;
+  // OpenAPI keywords (discriminator, x-*, example) are annotations here: strict mode off.
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+  ajv.addSchema({ ...document, $id: BASE });
+  const at = (name: string) => ajv.compile({ $ref: `${BASE}#/components/schemas/${name}` });
+  const stream = document.paths['/responses'].post.responses['200'].content['text/event-stream'].schema;
+  const events = new Map<string, ValidateFunction>();
+  for (const { $ref } of stream.oneOf as { $ref: string }[]) {
+    const name = $ref.split('/').pop()!;
+    for (const type of document.components.schemas[name].properties.type.enum as string[])
+      events.set(type, at(name));
+  }
+  compiled = { ajv, response: at('ResponseResource'), item: at('ItemField'), events };
+  return compiled;
+}
+
+function problems(validate: ValidateFunction, value: unknown): string[] {
+  if (validate(value)) return [];
+  // allErrors reports every oneOf branch; keep the distinct messages, shortest paths first.
+  const seen = new Set<string>();
+  for (const error of validate.errors ?? []) {
+    const extra = error.keyword === 'required' ? '' : ` (${JSON.stringify(error.params)})`;
+    seen.add(`${error.instancePath || '/'} ${error.message}${extra}`);
+  }
+  return [...seen].sort((a, b) => a.length - b.length);
+}
+
+/** The contract's own output items are taken out before the check (they are not in the specification). */
+function withoutContractItems(response: Json): Json {
+  if (!Array.isArray(response?.output)) return response;
+  return {
+    ...response,
+    output: response.output.filter((item: Json) => !CONTRACT_ONLY_ITEM_TYPES.includes(item?.type)),
+  };
+}
+
+/** What is wrong with a Response object by the specification; empty when it matches. */
+export function responseProblems(response: unknown): string[] {
+  return problems(schemas().response, withoutContractItems(response as Json));
+}
+
+/** What is wrong with one output or input item (message, function_call, …); empty when it matches. */
+export function itemProblems(item: unknown): string[] {
+  if (CONTRACT_ONLY_ITEM_TYPES.includes((item as Json)?.type)) return [];
+  return problems(schemas().item, item);
+}
+
+/** What is wrong with one streamed event payload (its JSON `data`); empty when it matches. */
+export function eventProblems(event: Json): string[] {
+  const type = event?.type;
+  if (typeof type !== 'string') return ['/type is missing'];
+  if (!Number.isInteger(event.sequence_number)) return ['/sequence_number is missing'];
+  if (CONTRACT_ONLY_EVENT_TYPES.includes(type)) return [];
+  if (CONTRACT_ONLY_ITEM_TYPES.includes(event.item?.type)) return [];
+  const validate = schemas().events.get(type);
+  if (!validate) return [`event type ${type} is not in the specification`];
+  const payload = event.response ? { ...event, response: withoutContractItems(event.response) } : event;
+  return problems(validate, payload);
+}
+
+function fail(what: string, found: string[]): never {
+  throw new Error(`${what} does not match the Open Responses schema:\n  ${found.join('\n  ')}`);
+}
+
+export function expectValidResponse(response: unknown): void {
+  const found = responseProblems(response);
+  if (found.length) fail(`Response ${(response as Json)?.id ?? ''}`.trim(), found);
+}
+
+export function expectValidItem(item: unknown): void {
+  const found = itemProblems(item);
+  if (found.length) fail(`Item ${(item as Json)?.id ?? ''}`.trim(), found);
+}
+
+/**
+ * Every event of a stream (parsed SSE events as `parseSse` gives them, or the SDK's event
+ * objects): each must match its schema, the SSE `event:` name must equal the payload's
+ * `type`, and `sequence_number` must run 0, 1, 2… The `[DONE]` sentinel is skipped.
+ */
+export function expectValidStreamEvents(events: readonly (SseEvent | Json)[]): void {
+  const found: string[] = [];
+  let sequence = 0;
+  events.forEach((entry, index) => {
+    const sse = 'data' in entry && typeof entry.data === 'string' ? (entry as SseEvent) : undefined;
+    if (sse?.data === '[DONE]') return;
+    const payload = (sse ? sse.json : entry) as Json | undefined;
+    if (!payload) return void found.push(`event #${index}: data is not JSON`);
+    const label = `event #${index} (${payload.type})`;
+    if (sse?.event !== undefined && sse.event !== payload.type)
+      found.push(`${label}: SSE name ${sse.event} differs from its type`);
+    if (payload.sequence_number !== sequence)
+      found.push(`${label}: sequence_number ${payload.sequence_number}, expected ${sequence}`);
+    sequence = (Number.isInteger(payload.sequence_number) ? payload.sequence_number : sequence) + 1;
+    for (const problem of eventProblems(payload)) found.push(`${label}: ${problem}`);
+  });
+  if (events.length === 0) found.push('no events');
+  if (found.length) fail('Stream', found);
+}
