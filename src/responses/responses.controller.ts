@@ -1,8 +1,22 @@
-import { Body, Controller, Delete, Get, Headers, Inject, Param, Post, Query, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Headers,
+  HttpCode,
+  Inject,
+  Param,
+  Post,
+  Query,
+  Res,
+} from '@nestjs/common';
 import type { Response } from 'express';
 import type { ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
 import { Principal, RequireScopes } from '../auth/auth.decorators.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { CompactionService, type CompactionObject } from './compaction.service.js';
+import { parseCompactResponse } from './dto/compact-response.dto.js';
 import { parseCreateResponse, parseUserHeaders } from './dto/create-response.dto.js';
 import { ListInputItemsQueryDto } from './dto/list-input-items.dto.js';
 import type { InputItemList } from './input-item-view.js';
@@ -16,6 +30,7 @@ type RequestHeaders = Record<string, string | string[] | undefined>;
 export class ResponsesController {
   constructor(
     private readonly responses: ResponsesService,
+    private readonly compaction: CompactionService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -42,6 +57,18 @@ export class ResponsesController {
     } else {
       res.status(200).json(await this.responses.respond(turn, signal));
     }
+  }
+
+  @Post('compact')
+  @HttpCode(200)
+  @RequireScopes('assistant')
+  compact(
+    @Principal() principal: ApiKeyPrincipal,
+    @Body() body: unknown,
+    @Headers() headers: RequestHeaders,
+  ): Promise<CompactionObject> {
+    const { userId } = parseUserHeaders(headers);
+    return this.compaction.compact(principal, parseCompactResponse(body), userId);
   }
 
   @Get(':id')

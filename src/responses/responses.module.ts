@@ -4,6 +4,7 @@ import { LlmModule } from '../llm/llm.module.js';
 import { MemoryModule } from '../memory/memory.module.js';
 import { SpecialistsModule } from '../specialists/specialists.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
+import { CompactionService } from './compaction.service.js';
 import { InputAttachments } from './input-attachments.js';
 import { ResponsesController } from './responses.controller.js';
 import { ResponsesService } from './responses.service.js';
@@ -15,6 +16,6 @@ import { TurnRunner } from './turn-runner.js';
 @Module({
   imports: [AssistantsModule, LlmModule, MemoryModule, SpecialistsModule, ToolsModule, TurnStoreModule],
   controllers: [ResponsesController],
-  providers: [ResponsesService, TurnPreparer, TurnRunner, TurnStreams, InputAttachments],
+  providers: [ResponsesService, CompactionService, TurnPreparer, TurnRunner, TurnStreams, InputAttachments],
 })
 export class ResponsesModule {}
