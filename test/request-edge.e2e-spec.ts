@@ -318,7 +318,7 @@ describe('request edge', () => {
 
   it('answers unknown routes with its own message, not the framework’s', async () => {
     for (const [method, path] of [
-      ['POST', '/v1/responses/compact'],
+      ['POST', '/v1/responses/resp_1/archive'],
       ['GET', '/v2/anything?x=1'],
       ['PATCH', '/v1/user-claims'],
     ]) {

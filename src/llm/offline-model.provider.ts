@@ -13,6 +13,7 @@ import {
   type ModelTool,
   type TokenLogprob,
 } from './llm.types.js';
+import { matchingCall } from './offline-tool-match.js';
 import { exampleFor } from './schema-example.js';
 import { estimateAllTokens } from './token-estimate.js';
 
@@ -38,7 +39,7 @@ export class OfflineModelProvider implements LlmProvider {
       yield [{ type: 'reasoning', delta: token }];
     }
 
-    const call = chooseCall(rule, request);
+    const call = chooseCall(rule, request, latest);
     if (call) {
       const args = JSON.stringify(call.arguments);
       yield [
@@ -187,19 +188,25 @@ function certain(token: string, alternatives: number): TokenLogprob {
 }
 
 /**
- * The call the model makes, if any. `tool_choice: "none"` forbids calls; a forced choice
+ * The call the model makes, if any. `tool_choice: "none"` forbids calls; under `auto` a matching
+ * script rule decides, else a tool named after the user's words (offline-tool-match); a forced choice
  * (`required` or a named function) calls the scripted tool when it qualifies, otherwise the
  * named (or first offered) tool, with arguments built from its parameters schema.
  */
 function chooseCall(
   rule: OfflineRule | undefined,
   request: ModelRequest,
+  latest: LatestInput,
 ): { tool: string; arguments: Record<string, unknown> } | undefined {
   const choice = request.options.toolChoice ?? { mode: 'auto' };
   if (choice.mode === 'none' || request.tools.length === 0) return undefined;
   const offered = new Map(request.tools.map((tool) => [tool.name, tool]));
   const scripted = rule?.call && offered.has(rule.call.tool) ? rule.call : undefined;
-  if (choice.mode === 'auto') return scripted;
+  if (choice.mode === 'auto') {
+    // A matching script rule decides alone; otherwise a tool named after what the user asks.
+    if (rule || latest.source !== 'user') return scripted;
+    return matchingCall(request.tools, latest.said);
+  }
   if (scripted && (!choice.name || choice.name === scripted.tool)) return scripted;
   const tool: ModelTool | undefined = choice.name ? offered.get(choice.name) : request.tools[0];
   if (!tool) return undefined;

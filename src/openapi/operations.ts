@@ -130,6 +130,31 @@ const responseOperations: OperationSpec[] = [
     ],
   },
   {
+    method: 'post',
+    paths: ['/v1/responses/compact'],
+    operationId: 'compactResponse',
+    tag: 'Responses',
+    summary: 'Compact a conversation into fewer input items',
+    description:
+      'Open Responses `POST /responses/compact`. The request input (after the thread of `previous_response_id`, ' +
+      'same assistant and `x-user-id`) becomes the newest user message, verbatim, and one `compaction` item ' +
+      'summarising everything else, one line per message; send both as `input` of a later POST /v1/responses. ' +
+      'Nothing is stored and no model is called. Fields other than those listed are 400 `invalid_request` by name.',
+    access: ASSISTANT_KEY,
+    parameters: [param('XUserId')],
+    requestBody: jsonBody(ref('CompactResponseRequest')),
+    responses: { '200': json(ref('CompactionResponse'), 'The compacted items') },
+    errors: [
+      'invalid_request',
+      'missing_required_field',
+      'invalid_model',
+      'invalid_input_type',
+      'missing_call_id',
+      'assistant_not_found',
+      'response_not_found',
+    ],
+  },
+  {
     method: 'get',
     paths: ['/v1/responses/{id}'],
     operationId: 'getResponse',

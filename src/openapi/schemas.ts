@@ -352,6 +352,7 @@ const requestSchemas: Record<string, JsonSchema> = {
       ref('FunctionCallOutputInput'),
       ref('FunctionCallInput'),
       ref('ReasoningInput'),
+      ref('CompactionItem'),
     ],
     description: 'Any other `type` or `role` is 400 `invalid_input_type`.',
   },
@@ -835,7 +836,10 @@ const responseManagementSchemas: Record<string, JsonSchema> = {
             type: 'string',
             description: 'The id the client sent with the item, or one derived from the response',
           },
-          type: { type: 'string', enum: ['message', 'function_call', 'function_call_output'] },
+          type: {
+            type: 'string',
+            enum: ['message', 'function_call', 'function_call_output', 'reasoning', 'compaction'],
+          },
         },
         description:
           'OpenAI item shapes: `message` (role, status, content parts as sent), `function_call`, `function_call_output`.',
@@ -844,6 +848,50 @@ const responseManagementSchemas: Record<string, JsonSchema> = {
     first_id: nullable({ type: 'string' }),
     last_id: nullable({ type: 'string', description: 'Pass as `after` for the next page' }),
     has_more: { type: 'boolean' },
+  }),
+  CompactionItem: {
+    type: 'object',
+    required: ['type', 'encrypted_content'],
+    properties: {
+      type: constant('compaction'),
+      id: { type: 'string' },
+      encrypted_content: {
+        type: 'string',
+        description:
+          'Opaque: send it back as returned. Anything this service did not write is 400 `invalid_request`.',
+      },
+    },
+    description:
+      'The summary of a compacted conversation (POST /v1/responses/compact); as input the model sees the summary.',
+  },
+  CompactResponseRequest: {
+    type: 'object',
+    required: ['model'],
+    additionalProperties: false,
+    properties: {
+      model: { type: 'string', description: 'The assistant id, bare or as `asst_<uuid>`' },
+      input: {
+        oneOf: [{ type: 'string' }, { type: 'array', items: ref('InputItem') }],
+        description: 'Required unless `previous_response_id` is given; compacted after that thread',
+      },
+      previous_response_id: {
+        type: 'string',
+        description: 'A response of the same assistant and `x-user-id`; its whole thread is compacted',
+      },
+      instructions: { type: 'string', description: 'Kept at the top of the summary' },
+      prompt_cache_key: { type: 'string', description: 'Accepted; compaction makes no model call' },
+    },
+  },
+  CompactionResponse: object({
+    id: { type: 'string', description: 'Identifies this compaction only; nothing is stored' },
+    object: constant('response.compaction'),
+    output: {
+      type: 'array',
+      items: { oneOf: [ref('InputMessage'), ref('CompactionItem')] },
+      description: 'The newest user message (verbatim), then one compaction item: send both as `input`',
+    },
+    created_at: { type: 'integer', description: 'Unix seconds' },
+    usage: ref('Usage'),
   }),
   ResponseDeleted: object({
     id: { type: 'string', pattern: `^resp_${UUID_PATTERN}$` },

@@ -18,6 +18,7 @@ const ID_PREFIX: Record<InputItem['type'], string> = {
   function_call: 'fc',
   function_call_output: 'fco',
   reasoning: 'rs',
+  compaction: 'cmp',
 };
 
 /**
@@ -41,6 +42,7 @@ export function inputItemObject(item: InputItem, index: number, responseId: stri
       content: item.content.map((text) => ({ type: 'reasoning_text', text })),
     };
   }
+  if (item.type === 'compaction') return { id, type: item.type, encrypted_content: item.encryptedContent };
   const content = item.parts
     ? item.parts.map(partObject)
     : [

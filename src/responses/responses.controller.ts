@@ -18,6 +18,8 @@ import { ApiError } from '../common/errors/error-catalogue.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { BackgroundResponses } from './durable/background-responses.service.js';
 import { ResumedStreams } from './durable/resumed-streams.service.js';
+import { CompactionService, type CompactionObject } from './compaction.service.js';
+import { parseCompactResponse } from './dto/compact-response.dto.js';
 import { parseCreateResponse, parseUserHeaders } from './dto/create-response.dto.js';
 import { ListInputItemsQueryDto } from './dto/list-input-items.dto.js';
 import type { InputItemList } from './input-item-view.js';
@@ -34,6 +36,7 @@ export class ResponsesController {
     private readonly responses: ResponsesService,
     private readonly background: BackgroundResponses,
     private readonly resumed: ResumedStreams,
+    private readonly compaction: CompactionService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -70,6 +73,18 @@ export class ResponsesController {
     } else {
       res.status(200).json(await this.responses.respond(turn, signal));
     }
+  }
+
+  @Post('compact')
+  @HttpCode(200)
+  @RequireScopes('assistant')
+  compact(
+    @Principal() principal: ApiKeyPrincipal,
+    @Body() body: unknown,
+    @Headers() headers: RequestHeaders,
+  ): Promise<CompactionObject> {
+    const { userId } = parseUserHeaders(headers);
+    return this.compaction.compact(principal, parseCompactResponse(body), userId);
   }
 
   /**

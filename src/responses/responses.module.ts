@@ -8,6 +8,7 @@ import { BackgroundResponses } from './durable/background-responses.service.js';
 import { BackgroundTurns } from './durable/background-turns.service.js';
 import { ResumedStreams } from './durable/resumed-streams.service.js';
 import { TurnLeases } from './durable/turn-leases.service.js';
+import { CompactionService } from './compaction.service.js';
 import { InputAttachments } from './input-attachments.js';
 import { UsageModule } from '../usage/usage.module.js';
 import { ResponsesController } from './responses.controller.js';
@@ -30,6 +31,7 @@ import { TurnRunner } from './turn-runner.js';
   controllers: [ResponsesController],
   providers: [
     ResponsesService,
+    CompactionService,
     TurnPreparer,
     TurnRunner,
     TurnStreams,

@@ -12,6 +12,8 @@ export function inputToTranscript(items: InputItem[]): ChatMessage[] {
       else messages.push({ role: 'system', content: item.text });
     } else if (item.type === 'function_call_output') {
       messages.push({ role: 'tool', tool_call_id: item.callId, content: item.output });
+    } else if (item.type === 'compaction') {
+      messages.push({ role: 'system', content: `Summary of the earlier conversation:\n${item.summary}` });
     } else if (item.type === 'reasoning') {
       // Chat Completions takes no reasoning back (some servers refuse it): it stays in the stored input.
       continue;

@@ -32,6 +32,7 @@ interface Compiled {
   ajv: Ajv2020;
   response: ValidateFunction;
   item: ValidateFunction;
+  compaction: ValidateFunction;
   /** Event type → validator of that event's schema, read from the document's stream union. */
   events: Map<string, ValidateFunction>;
 }
@@ -52,7 +53,13 @@ function schemas(): Compiled {
     for (const type of document.components.schemas[name].properties.type.enum as string[])
       events.set(type, at(name));
   }
-  compiled = { ajv, response: at('ResponseResource'), item: at('ItemField'), events };
+  compiled = {
+    ajv,
+    response: at('ResponseResource'),
+    item: at('ItemField'),
+    compaction: at('CompactResource'),
+    events,
+  };
   return compiled;
 }
 
@@ -107,6 +114,12 @@ function fail(what: string, found: string[]): never {
 export function expectValidResponse(response: unknown): void {
   const found = responseProblems(response);
   if (found.length) fail(`Response ${(response as Json)?.id ?? ''}`.trim(), found);
+}
+
+/** POST /v1/responses/compact's reply (`CompactResource`). */
+export function expectValidCompaction(compaction: unknown): void {
+  const found = problems(schemas().compaction, compaction);
+  if (found.length) fail(`Compaction ${(compaction as Json)?.id ?? ''}`.trim(), found);
 }
 
 export function expectValidItem(item: unknown): void {

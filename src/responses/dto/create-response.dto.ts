@@ -1,5 +1,6 @@
 import { ApiError } from '../../common/errors/error-catalogue.js';
 import { MAX_USER_ID_LENGTH, parsePrefixedUuid } from '../../common/http/request-params.js';
+import { openSummary } from '../compaction-content.js';
 import { parseResponseOptions, type ResponseOptions } from './response-options.dto.js';
 
 /**
@@ -44,7 +45,9 @@ export type InputItem =
   | { type: 'function_call_output'; callId: string; output: string; id?: string }
   | { type: 'function_call'; callId: string; name: string; arguments: string; id?: string }
   /** A reasoning item a client sends back with its own history: kept, not shown to the model again. */
-  | { type: 'reasoning'; content: string[]; summary: string[]; id?: string };
+  | { type: 'reasoning'; content: string[]; summary: string[]; id?: string }
+  /** A compaction item from POST /v1/responses/compact: the model sees its summary. */
+  | { type: 'compaction'; encryptedContent: string; summary: string; id?: string };
 
 export type ImageDetail = 'low' | 'high' | 'auto';
 
@@ -311,6 +314,17 @@ function parseItemShape(item: unknown, index: number): () => InputItem {
     const content = texts(item.content, 'content');
     const summary = texts(item.summary, 'summary');
     return () => ({ type: 'reasoning', content, summary, ...clientItemId(item) });
+  }
+  if (type === 'compaction') {
+    const sealed = item.encrypted_content;
+    const summary = typeof sealed === 'string' ? openSummary(sealed) : null;
+    if (typeof sealed !== 'string' || summary === null) {
+      throw new ApiError(
+        'invalid_request',
+        `input[${index}] (compaction) encrypted_content must be one this service returned from /v1/responses/compact`,
+      );
+    }
+    return () => ({ type: 'compaction', encryptedContent: sealed, summary, ...clientItemId(item) });
   }
   throw new ApiError(
     'invalid_input_type',
