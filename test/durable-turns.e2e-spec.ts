@@ -228,6 +228,15 @@ describe('durable turns: background responses, resumable streams, cancel, leases
     const id = created.body.id as string;
     await pollUntil(a, remote.key, id, (body) => body.status === 'in_progress');
     while (upstream.requests.length === requestsBefore) await sleep(10);
+    // The first batch of events is stored (they are flushed in batches), so the replay below has them.
+    const uuid = id.replace(/^resp_/, '');
+    const storedEvents = async () =>
+      Number(
+        (
+          await a.dataSource.query('SELECT count(*) AS n FROM response_events WHERE response_id = $1', [uuid])
+        )[0].n,
+      );
+    while ((await storedEvents()) === 0) await sleep(20);
 
     const cancelled = await call(b.baseUrl, 'POST', `/v1/responses/${id}/cancel`, { key: remote.key });
     expect(cancelled.status).toBe(200);
