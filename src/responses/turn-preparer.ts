@@ -164,10 +164,7 @@ export class TurnPreparer {
       roster,
       catalogue,
       userContext,
-      params: {
-        ...echoedParams(request.options, request.tools, assistant.model),
-        background: request.background,
-      },
+      params: echoedParams(request.options, request.tools, assistant.model),
     };
   }
 
