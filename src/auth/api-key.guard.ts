@@ -63,6 +63,7 @@ export class ApiKeyGuard extends AuthGuard() {
   override handleRequest<User = ApiKeyPrincipal>(err: unknown, user: User | false, info: unknown): User {
     // Any error (a database outage while looking the key up) is the filter's to map, never a
     // "wrong key": not `instanceof Error`, which fails for errors made in another realm.
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrown as the strategy gave it
     if (err) throw err;
     if (user) return user;
     throw info instanceof ApiError
