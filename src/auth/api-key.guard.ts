@@ -1,12 +1,12 @@
 import { ExecutionContext, Injectable, Logger } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AuthGuard, type IAuthModuleOptions } from '@nestjs/passport';
+import { AuthGuard } from '@nestjs/passport';
 import type { Request } from 'express';
 import type { ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
 import type { ApiKeyScope } from '../api-keys/entities/api-key.entity.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { currentRequestContext } from '../common/logging/request-context.js';
-import { ApiKeyStrategy } from './api-key.strategy.js';
+import { API_KEY_STRATEGY } from './api-key.strategy.js';
 import { HAS_OWN_AUTH, IS_PUBLIC, REQUIRED_SCOPES, type AuthenticatedRequest } from './auth.decorators.js';
 
 /**
@@ -14,16 +14,11 @@ import { HAS_OWN_AUTH, IS_PUBLIC, REQUIRED_SCOPES, type AuthenticatedRequest } f
  * The key is authenticated by the `api-key` passport strategy; the scopes are checked here.
  */
 @Injectable()
-export class ApiKeyGuard extends AuthGuard() {
+export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
   private readonly logger = new Logger('ApiKeyGuard');
 
-  constructor(
-    private readonly reflector: Reflector,
-    strategy: ApiKeyStrategy,
-  ) {
-    // This app's own strategy instance, not the one passport registered last under its name:
-    // several apps in one process (replicas in tests) each keep their own key lookup.
-    super({ defaultStrategy: strategy as unknown as string } satisfies IAuthModuleOptions);
+  constructor(private readonly reflector: Reflector) {
+    super();
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
