@@ -6,6 +6,7 @@ import { ToolsAndPlugins1795301492442 } from './1795301492442-tools-and-plugins.
 import { ConversationsApi1795500000000 } from './1795500000000-conversations-api.js';
 import { ResponseBody1795609207091 } from './1795609207091-response-body.js';
 import { AdminApi1795610000000 } from './1795610000000-admin-api.js';
+import { DurableTurns1795610048721 } from './1795610048721-durable-turns.js';
 import { Usage1795700000000 } from './1795700000000-usage.js';
 
 /** Every migration in order. `npm run migration:generate` appends to this list. */
@@ -18,5 +19,6 @@ export const MIGRATIONS: Function[] = [
   ConversationsApi1795500000000,
   ResponseBody1795609207091,
   AdminApi1795610000000,
+  DurableTurns1795610048721,
   Usage1795700000000,
 ];

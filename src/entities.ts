@@ -4,6 +4,7 @@ import { AssistantEntity } from './assistants/entities/assistant.entity.js';
 import { UserClaimEntity } from './claims/entities/user-claim.entity.js';
 import { ConversationEntity } from './responses/entities/conversation.entity.js';
 import { MessageEntity } from './responses/entities/message.entity.js';
+import { ResponseEventEntity } from './responses/entities/response-event.entity.js';
 import { ResponseEntity } from './responses/entities/response.entity.js';
 import { SpecialistEntity } from './specialists/entities/specialist.entity.js';
 import { MemoryItemEntity } from './memory/entities/memory-item.entity.js';
@@ -26,6 +27,7 @@ export const ENTITIES = [
   SpecialistEntity,
   ConversationEntity,
   ResponseEntity,
+  ResponseEventEntity,
   MessageEntity,
   UserClaimEntity,
   MemoryItemEntity,

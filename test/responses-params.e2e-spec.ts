@@ -514,8 +514,8 @@ describe('POST /v1/responses parameters against an OpenAI-compatible upstream', 
       [{ max_output_tokens: 2.5 }, 'max_output_tokens must be an integer from 1 to 10000000'],
       [{ top_logprobs: 21 }, 'top_logprobs must be a number from 0 to 20'],
       [
-        { background: true },
-        'background: true is not supported; the reply is streamed or returned when it is ready',
+        { background: true, store: false },
+        'background: true needs the response to be stored (store must not be false)',
       ],
       [
         { prompt: { id: 'pmpt_1' } },

@@ -43,6 +43,25 @@ export interface AppConfig {
     maxIterations: number;
     maxHandovers: number;
   };
+  /** Running turns' lease, background turns and resumable streams (docs/operations.md). */
+  durableTurns: {
+    /** A running turn whose owner has not renewed it for this long is marked failed. */
+    leaseMs: number;
+    /** How often a replica renews the leases of its turns and notices cancellations. */
+    renewMs: number;
+    /** How often a replica looks for expired leases (of any replica) and old events. */
+    sweepMs: number;
+    /** Background turns one replica runs at once; more wait as `queued`. */
+    maxRunningBackground: number;
+    /** Background turns that may wait on one replica; beyond, 503 service_overloaded. */
+    maxQueuedBackground: number;
+    /** How often a background turn's new events are written (one statement per flush). */
+    eventFlushMs: number;
+    /** How often a stream resumed on another replica than the owner reads new events. */
+    followPollMs: number;
+    /** How long a finished background turn's events can still be replayed. */
+    eventRetentionMs: number;
+  };
   conversations: {
     idleAfterMs: number;
   };
@@ -317,6 +336,24 @@ function loadMetrics(env: Env): AppConfig['metrics'] {
   return { token };
 }
 
+function loadDurableTurns(env: Env): AppConfig['durableTurns'] {
+  const leaseMs = integer(env, 'TURN_LEASE_SECONDS', 15, 2, 3600) * 1000;
+  const renewMs = integer(env, 'TURN_LEASE_RENEW_MS', 1000, 50, 600_000);
+  if (renewMs * 2 > leaseMs) {
+    throw new ConfigError('TURN_LEASE_RENEW_MS', 'must be at most half of TURN_LEASE_SECONDS');
+  }
+  return {
+    leaseMs,
+    renewMs,
+    sweepMs: integer(env, 'TURN_SWEEP_MS', 5000, 50, 600_000),
+    maxRunningBackground: integer(env, 'BACKGROUND_MAX_RUNNING', 64, 1, 100_000),
+    maxQueuedBackground: integer(env, 'BACKGROUND_MAX_QUEUED', 1000, 0, 1_000_000),
+    eventFlushMs: integer(env, 'BACKGROUND_EVENT_FLUSH_MS', 100, 1, 10_000),
+    followPollMs: integer(env, 'RESUME_POLL_MS', 200, 10, 10_000),
+    eventRetentionMs: integer(env, 'BACKGROUND_EVENTS_RETENTION_HOURS', 24, 1, 24 * 90) * 3_600_000,
+  };
+}
+
 function loadLifecycle(env: Env): AppConfig['lifecycle'] {
   return {
     shutdownDelayMs: integer(env, 'SHUTDOWN_DELAY_SECONDS', 0, 0, 300) * 1000,
@@ -473,6 +510,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     limits: loadLimits(env),
     metrics: loadMetrics(env),
     lifecycle: loadLifecycle(env),
+    durableTurns: loadDurableTurns(env),
     tools: loadTools(env),
     inputs: {
       maxImageBytes: byteSize(env, 'INPUT_IMAGE_MAX_BYTES', 5 * 1024 * 1024),

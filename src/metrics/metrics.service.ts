@@ -105,9 +105,26 @@ export class Metrics {
     registers: [this.registry],
   });
   private readonly usagePairs = new Set<string>();
+  private readonly background = new Gauge({
+    name: 'switchboard_background_responses',
+    help: 'Background responses of this replica, by state (queued: waiting for BACKGROUND_MAX_RUNNING)',
+    labelNames: ['state'] as const,
+    registers: [this.registry],
+  });
+  private readonly resumed = new Counter({
+    name: 'switchboard_resumed_streams_total',
+    help: 'Streams of background responses resumed with GET /v1/responses/{id}?stream=true',
+    registers: [this.registry],
+  });
+  private readonly leaseExpiries = new Counter({
+    name: 'switchboard_turn_lease_expiries_total',
+    help: 'Running turns this replica marked failed because their replica stopped renewing the lease',
+    registers: [this.registry],
+  });
 
   constructor(@Inject(APP_CONFIG) config: AppConfig, @InjectDataSource() dataSource: DataSource) {
     collectDefaultMetrics({ register: this.registry });
+    this.backgroundResponses(0, 0);
     new Gauge({
       name: 'switchboard_responses_in_flight_limit',
       help: 'The in-flight cap of this replica (MAX_IN_FLIGHT_RESPONSES)',
@@ -200,6 +217,19 @@ export class Metrics {
 
   rateLimitStoreFailed(): void {
     this.rateLimitStoreErrors.inc();
+  }
+
+  backgroundResponses(queued: number, running: number): void {
+    this.background.labels('queued').set(queued);
+    this.background.labels('running').set(running);
+  }
+
+  streamResumed(): void {
+    this.resumed.inc();
+  }
+
+  leaseExpired(count: number): void {
+    this.leaseExpiries.inc(count);
   }
 
   shed(reason: ShedReason): void {

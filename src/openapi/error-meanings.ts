@@ -46,6 +46,10 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   rate_limit_exceeded: "The organization's requests per minute are used up; see `Retry-After`",
   token_budget_exceeded:
     "The organization's monthly token budget is spent; `Retry-After` runs to the next UTC month",
+  response_interrupted:
+    'Stored on a response (and sent as `response.error` on its resumed stream) whose replica stopped before the turn ended; never an HTTP status',
+  response_cancelled:
+    'The `response.error` that ends a resumed stream of a cancelled background response; never an HTTP status',
   server_error: 'An unexpected failure; details are only in the server log',
   upstream_unavailable: 'The model provider was unreachable or failed',
   upstream_timeout: 'The model provider did not answer in time',

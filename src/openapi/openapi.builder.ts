@@ -188,6 +188,16 @@ const PARAMETERS: Record<string, JsonSchema> = {
     { type: 'string', enum: ['all', 'standard'] },
   ),
   ResponseId: pathParam('id', 'A response id, `resp_<uuid>`', { type: 'string' }),
+  StreamAgain: queryParam(
+    'stream',
+    '`true` streams the events of a background response (after `starting_after`), then follows it to its end',
+    { type: 'string', enum: ['true', 'false'] },
+  ),
+  StartingAfter: queryParam(
+    'starting_after',
+    'With `stream=true`: send the events whose `sequence_number` is greater than this',
+    { type: 'string', pattern: '^[0-9]{1,9}$' },
+  ),
   ConversationId: pathParam('id', 'A conversation id (the `conversation.id` of its responses)', {
     type: 'string',
   }),

@@ -159,13 +159,43 @@ const responseOperations: OperationSpec[] = [
     paths: ['/v1/responses/{id}'],
     operationId: 'getResponse',
     tag: 'Responses',
-    summary: 'Read a stored response',
+    summary: 'Read a response, or resume the stream of a background one',
     description:
-      "The Response exactly as `response.completed` carried it. Any response of the key's organization.",
+      "The Response of the key's organization, as `response.completed` carried it once finished; `queued` or " +
+      '`in_progress` while it runs. With `stream=true` (background responses only, of the same `x-user-id`), ' +
+      'the events after `starting_after`, byte for byte as first sent, then the live turn to its end, from ' +
+      'any replica. A turn that ended without a final event (cancelled, or its replica lost) ends with a ' +
+      '`response.error` (`response_cancelled`, `response_interrupted`).',
     access: ASSISTANT_KEY,
-    parameters: [param('ResponseId')],
-    responses: { '200': json(ref('Response'), 'The stored response') },
-    errors: ['response_not_found'],
+    parameters: [param('ResponseId'), param('StreamAgain'), param('StartingAfter'), param('XUserId')],
+    responses: {
+      '200': {
+        description: 'The Response; with `stream=true`, the event stream',
+        content: {
+          'application/json': { schema: ref('Response') },
+          'text/event-stream': {
+            schema: { type: 'string', description: STREAM_DESCRIPTION },
+            'x-sse-event-schema': ref('ResponseStreamEvent'),
+          },
+        },
+      },
+    },
+    errors: ['invalid_request', 'response_not_found'],
+  },
+  {
+    method: 'post',
+    paths: ['/v1/responses/{id}/cancel'],
+    operationId: 'cancelResponse',
+    tag: 'Responses',
+    summary: 'Cancel a background response',
+    description:
+      'From any replica: the response is `cancelled` at once and the replica running it aborts the model ' +
+      'call and tools. A finished response is answered as it is; cancelling twice is harmless. Only ' +
+      'responses created with `background: true` (400 otherwise), of the same `x-user-id`.',
+    access: ASSISTANT_KEY,
+    parameters: [param('ResponseId'), param('XUserId')],
+    responses: { '200': json(ref('Response'), 'The response, `cancelled` or as it finished') },
+    errors: ['invalid_request', 'response_not_found'],
   },
   {
     method: 'get',

@@ -201,9 +201,12 @@ const responseSchemas: Record<string, JsonSchema> = {
       completed_at: nullable({ type: 'integer', description: 'Unix time in seconds, once `completed`' }),
       status: {
         type: 'string',
-        enum: ['in_progress', 'completed', 'requires_action', 'incomplete', 'failed'],
+        enum: ['queued', 'in_progress', 'completed', 'requires_action', 'incomplete', 'failed', 'cancelled'],
         description:
-          '`in_progress` only in `response.created`/`response.in_progress`; `incomplete` when `max_output_tokens` cut the reply; `failed` when the turn broke off',
+          '`queued` and `in_progress` while the turn runs (a background response polled, or any response read ' +
+          'mid-turn, and in `response.created`/`response.in_progress`); `incomplete` when `max_output_tokens` cut ' +
+          'the reply; `failed` for a turn that broke off or whose replica stopped; `cancelled` for a cancelled ' +
+          'background response',
       },
       incomplete_details: nullable(object({ reason: constant('max_output_tokens') })),
       model: assistantShown,
@@ -234,7 +237,7 @@ const responseSchemas: Record<string, JsonSchema> = {
       max_output_tokens: nullable({ type: 'integer' }),
       max_tool_calls: nullable({ type: 'integer' }),
       store: { type: 'boolean' },
-      background: { type: 'boolean', const: false },
+      background: { type: 'boolean', description: 'Created with `background: true`' },
       service_tier: { type: 'string' },
       metadata: { type: 'object', additionalProperties: { type: 'string' } },
       safety_identifier: nullable({ type: 'string' }),
@@ -391,6 +394,13 @@ const requestSchemas: Record<string, JsonSchema> = {
         description: 'Continue the thread of this response; omit to start a new conversation',
       }),
       stream: nullable({ type: 'boolean', description: '`true` answers with `text/event-stream`' }),
+      background: nullable({
+        type: 'boolean',
+        description:
+          '`true` runs the turn server-side whatever the client does: the reply is the Response in status ' +
+          '`queued` (or, with `stream`, a stream that can be resumed with `GET /v1/responses/{id}?stream=true`); ' +
+          'refused with `store: false`',
+      }),
       tools: nullable({ type: 'array', maxItems: MAX_TOOLS, items: ref('FunctionTool') }),
       instructions: nullable({ type: 'string', description: 'Added for this turn only' }),
       temperature: nullable({ type: 'number', minimum: 0, maximum: 2 }),
@@ -437,7 +447,6 @@ const requestSchemas: Record<string, JsonSchema> = {
       service_tier: nullable({ type: 'string', enum: ['auto', 'default', 'flex', 'scale', 'priority'] }),
       store: nullable({ type: 'boolean', description: '`false`: run the turn without keeping anything' }),
       truncation: nullable({ type: 'string', enum: ['auto', 'disabled'] }),
-      background: { type: 'boolean', const: false, description: '`true` is refused' },
       stream_options: nullable({ type: 'object' }),
       conversation: nullable({
         oneOf: [

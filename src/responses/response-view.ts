@@ -1,8 +1,10 @@
+import type { StoredResponseStatus } from './entities/response.entity.js';
 import type { StoredResponse } from './store/turn-store.repository.js';
 import type { OutputItem } from './streaming/response-recorder.js';
 import { DEFAULT_ECHO, type EchoedParams } from './turn-options.js';
 
-export type ResponseStatus = 'in_progress' | 'completed' | 'requires_action' | 'incomplete' | 'failed';
+/** `queued` and `cancelled` belong to background responses. */
+export type ResponseStatus = StoredResponseStatus;
 
 export interface ResponseUsage {
   input_tokens: number;
@@ -102,7 +104,13 @@ export function responseObject(source: ResponseSource): ResponseObject {
  * rebuilt from its columns with the API's default parameters.
  */
 export function storedToObject(stored: StoredResponse): ResponseObject {
-  if (stored.body) return stored.body as ResponseObject;
+  if (stored.body) {
+    const body = stored.body as ResponseObject;
+    // A running turn's row holds the object its start announced; a turn cancelled, or failed by
+    // the sweep, keeps it. The row's status and error are the current ones.
+    if (body.status === stored.status) return body;
+    return { ...body, status: stored.status, error: stored.error };
+  }
   const usage = stored.usage;
   return responseObject({
     ...stored,
@@ -117,6 +125,6 @@ export function storedToObject(stored: StoredResponse): ResponseObject {
           total_tokens: usage.total_tokens ?? 0,
         }
       : null,
-    params: DEFAULT_ECHO,
+    params: { ...DEFAULT_ECHO, background: stored.background },
   });
 }

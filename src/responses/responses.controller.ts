@@ -14,7 +14,10 @@ import {
 import type { Response } from 'express';
 import type { ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
 import { Principal, RequireScopes } from '../auth/auth.decorators.js';
+import { ApiError } from '../common/errors/error-catalogue.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { BackgroundResponses } from './durable/background-responses.service.js';
+import { ResumedStreams } from './durable/resumed-streams.service.js';
 import { CompactionService, type CompactionObject } from './compaction.service.js';
 import { parseCompactResponse } from './dto/compact-response.dto.js';
 import { parseCreateResponse, parseUserHeaders } from './dto/create-response.dto.js';
@@ -22,6 +25,7 @@ import { ListInputItemsQueryDto } from './dto/list-input-items.dto.js';
 import type { InputItemList } from './input-item-view.js';
 import type { ResponseObject } from './response-view.js';
 import { ResponsesService, type ResponseDeleted } from './responses.service.js';
+import type { EventStyle } from './streaming/response-recorder.js';
 import { SseWriter } from './streaming/sse-writer.js';
 
 type RequestHeaders = Record<string, string | string[] | undefined>;
@@ -30,6 +34,8 @@ type RequestHeaders = Record<string, string | string[] | undefined>;
 export class ResponsesController {
   constructor(
     private readonly responses: ResponsesService,
+    private readonly background: BackgroundResponses,
+    private readonly resumed: ResumedStreams,
     private readonly compaction: CompactionService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -46,13 +52,23 @@ export class ResponsesController {
     const request = parseCreateResponse(body);
     const turn = await this.responses.prepare(principal, request, user);
     const signal = abortWhenClientLeaves(res);
-    if (request.stream) {
+    if (request.background) {
+      // Stored events include `response.status` only when asked for: any client may resume them.
+      const { response } = await this.background.create(turn, {
+        status: headers['x-switchboard-events'] === 'all',
+        reasoning: reasoningEvents(headers),
+      });
+      if (!request.stream) {
+        res.status(200).json(response);
+        return;
+      }
+      const writer = new SseWriter(res, this.config.streaming.heartbeatMs);
+      await this.resumed.follow(principal.organizationId, turn.responseId, -1, writer, signal, false);
+    } else if (request.stream) {
       const writer = new SseWriter(res, this.config.streaming.heartbeatMs);
       await this.responses.stream(turn, writer, signal, {
         status: wantsStatusEvents(headers),
-        // OpenAI's SDKs know the reasoning events by their own names; others get the specification's.
-        reasoning:
-          headers['x-stainless-lang'] === undefined ? 'response.reasoning' : 'response.reasoning_text',
+        reasoning: reasoningEvents(headers),
       });
     } else {
       res.status(200).json(await this.responses.respond(turn, signal));
@@ -71,10 +87,36 @@ export class ResponsesController {
     return this.compaction.compact(principal, parseCompactResponse(body), userId);
   }
 
+  /**
+   * The stored response; with `?stream=true`, a background response's events after
+   * `starting_after`, then the live turn to its end, from any replica.
+   */
   @Get(':id')
   @RequireScopes('assistant')
-  find(@Principal() principal: ApiKeyPrincipal, @Param('id') id: string): Promise<ResponseObject> {
-    return this.responses.find(principal, id);
+  async find(
+    @Principal() principal: ApiKeyPrincipal,
+    @Param('id') id: string,
+    @Query('stream') stream: unknown,
+    @Query('starting_after') startingAfter: unknown,
+    @Headers() headers: RequestHeaders,
+    @Res() res: Response,
+  ): Promise<void> {
+    if (stream !== 'true') {
+      res.status(200).json(await this.responses.find(principal, id));
+      return;
+    }
+    const after = parseStartingAfter(startingAfter);
+    const { userId } = parseUserHeaders(headers);
+    const responseId = await this.background.backgroundTurn(principal, id, userId, 'streamed again');
+    const writer = new SseWriter(res, this.config.streaming.heartbeatMs);
+    await this.resumed.follow(
+      principal.organizationId,
+      responseId,
+      after,
+      writer,
+      abortWhenClientLeaves(res),
+      true,
+    );
   }
 
   @Get(':id/input_items')
@@ -99,6 +141,26 @@ export class ResponsesController {
   ): Promise<ResponseDeleted> {
     return this.responses.delete(principal, id, parseUserHeaders(headers).userId);
   }
+
+  @Post(':id/cancel')
+  @HttpCode(200)
+  @RequireScopes('assistant')
+  cancel(
+    @Principal() principal: ApiKeyPrincipal,
+    @Param('id') id: string,
+    @Headers() headers: RequestHeaders,
+  ): Promise<ResponseObject> {
+    return this.background.cancel(principal, id, parseUserHeaders(headers).userId);
+  }
+}
+
+/** `starting_after`: a sequence number (events after it are sent); absent, the whole stream. */
+function parseStartingAfter(value: unknown): number {
+  if (value === undefined) return -1;
+  if (typeof value !== 'string' || !/^\d{1,9}$/.test(value)) {
+    throw new ApiError('invalid_request', 'starting_after must be a sequence number (a whole number from 0)');
+  }
+  return Number(value);
 }
 
 /** Aborts the turn (and so the upstream call) as soon as the client goes away. */
@@ -108,6 +170,11 @@ function abortWhenClientLeaves(res: Response): AbortSignal {
     if (!res.writableFinished) controller.abort();
   });
   return controller.signal;
+}
+
+/** OpenAI's SDKs know the reasoning events by their own names; others get the specification's. */
+function reasoningEvents(headers: RequestHeaders): EventStyle['reasoning'] {
+  return headers['x-stainless-lang'] === undefined ? 'response.reasoning' : 'response.reasoning_text';
 }
 
 /**

@@ -4,6 +4,10 @@ import { LlmModule } from '../llm/llm.module.js';
 import { MemoryModule } from '../memory/memory.module.js';
 import { SpecialistsModule } from '../specialists/specialists.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
+import { BackgroundResponses } from './durable/background-responses.service.js';
+import { BackgroundTurns } from './durable/background-turns.service.js';
+import { ResumedStreams } from './durable/resumed-streams.service.js';
+import { TurnLeases } from './durable/turn-leases.service.js';
 import { CompactionService } from './compaction.service.js';
 import { InputAttachments } from './input-attachments.js';
 import { UsageModule } from '../usage/usage.module.js';
@@ -25,6 +29,17 @@ import { TurnRunner } from './turn-runner.js';
     UsageModule,
   ],
   controllers: [ResponsesController],
-  providers: [ResponsesService, CompactionService, TurnPreparer, TurnRunner, TurnStreams, InputAttachments],
+  providers: [
+    ResponsesService,
+    CompactionService,
+    TurnPreparer,
+    TurnRunner,
+    TurnStreams,
+    InputAttachments,
+    TurnLeases,
+    BackgroundTurns,
+    BackgroundResponses,
+    ResumedStreams,
+  ],
 })
 export class ResponsesModule {}

@@ -8,14 +8,16 @@ import {
   type UserHeaders,
 } from './dto/create-response.dto.js';
 import type { ListInputItemsQuery } from './dto/list-input-items.dto.js';
+import { TurnLeases } from './durable/turn-leases.service.js';
 import { inputItemPage, type InputItemList } from './input-item-view.js';
-import { responseObject, storedToObject, type ResponseObject } from './response-view.js';
+import { storedToObject, type ResponseObject } from './response-view.js';
+import { TurnLedger } from './store/turn-ledger.repository.js';
 import { TurnStore } from './store/turn-store.repository.js';
 import { ResponseRecorder, type EventStyle } from './streaming/response-recorder.js';
 import { TurnStreams, type StreamTarget } from './streaming/turn-stream.js';
 import { turnFailure } from './turn-failure.js';
 import { TurnPreparer, type PreparedTurn } from './turn-preparer.js';
-import { turnRecord, usageOf } from './turn-record.js';
+import { completionRecord, turnRecord, turnResponse, turnStart } from './turn-record.js';
 import { TurnProgress, TurnRunner } from './turn-runner.js';
 import { UsageBudgetService } from '../usage/usage-budget.service.js';
 
@@ -28,8 +30,9 @@ export interface ResponseDeleted {
 
 /**
  * A turn from request to stored response: the preparer reads everything before the first byte,
- * the runner talks to the model, the turn store writes the result in one statement, and the
- * stream wrapper owns what streaming adds (events, client departure, shutdown).
+ * the runner talks to the model, the turn store writes its start and its result (one statement
+ * each), and the stream wrapper owns what streaming adds (events, client departure, shutdown).
+ * A `store: false` turn writes nothing, so it has no start row and no lease.
  */
 @Injectable()
 export class ResponsesService {
@@ -41,6 +44,8 @@ export class ResponsesService {
     private readonly store: TurnStore,
     private readonly streams: TurnStreams,
     private readonly budgets: UsageBudgetService,
+    private readonly ledger: TurnLedger,
+    private readonly leases: TurnLeases,
   ) {}
 
   /** Every read of the turn; errors here are plain HTTP errors even for `stream: true`. */
@@ -48,24 +53,47 @@ export class ResponsesService {
     return this.preparer.prepare(principal, request, user);
   }
 
-  /** Runs a turn for a JSON reply; upstream failures become 503s. */
+  /**
+   * Runs a turn for a JSON reply; upstream failures become 503s. The start of the turn is recorded
+   * while the model works (the id is handed out only at the end), and awaited before the final
+   * write; if it failed, the final write stores the whole turn as before.
+   */
   async respond(turn: PreparedTurn, signal: AbortSignal): Promise<ResponseObject> {
     const recorder = new ResponseRecorder(undefined);
-    const plan = this.preparer.plan(turn, signal);
+    const taken = new AbortController();
+    // The lease is held once the row exists: a renewal before that would find no row and abort.
+    const started: Promise<ReturnType<TurnLeases['hold']> | null> = turn.request.options.store
+      ? this.ledger.recordStart(this.start(turn)).then(
+          () => {
+            const lease = this.leases.hold(turn.responseId);
+            lease.lost.addEventListener('abort', () => taken.abort(), { once: true });
+            return lease;
+          },
+          () => null,
+        )
+      : Promise.resolve(null);
+    const plan = this.preparer.plan(turn, AbortSignal.any([signal, taken.signal]));
     const progress = new TurnProgress(plan);
     try {
-      await this.runner.run(plan, recorder, progress);
-    } catch (error) {
-      const failure = turnFailure(error, this.logger);
-      await this.persist(turn, recorder, progress, failure).catch(() => undefined);
-      throw failure;
+      try {
+        await this.runner.run(plan, recorder, progress);
+      } catch (error) {
+        const failure = turnFailure(error, this.logger);
+        await this.persist(turn, recorder, progress, failure, (await started) !== null).catch(
+          () => undefined,
+        );
+        throw failure;
+      }
+      return await this.persist(turn, recorder, progress, null, (await started) !== null);
+    } finally {
+      (await started)?.release();
     }
-    return this.persist(turn, recorder, progress, null);
   }
 
   /**
-   * Runs a turn as an event stream. `response.created` goes out at once; the response is stored
-   * before `response.completed`, so a client can continue from it immediately on any replica.
+   * Runs a turn as an event stream. The start of a stored turn is written before
+   * `response.created` hands out its id (one statement); the response is stored before
+   * `response.completed`, so a client can continue from it immediately on any replica.
    */
   async stream(
     turn: PreparedTurn,
@@ -73,20 +101,28 @@ export class ResponsesService {
     clientGone: AbortSignal,
     style: EventStyle,
   ): Promise<void> {
-    const stream = this.streams.create(target, clientGone, style);
+    const stored = turn.request.options.store;
+    if (stored) await this.ledger.recordStart(this.start(turn));
+    const lease = stored ? this.leases.hold(turn.responseId) : null;
+    const stream = this.streams.create(
+      target,
+      lease ? AbortSignal.any([clientGone, lease.lost]) : clientGone,
+      style,
+    );
     const { recorder } = stream;
     stream.open();
     const plan = this.preparer.plan(turn, stream.signal);
     const progress = new TurnProgress(plan);
     try {
-      const started = this.view(turn, recorder, progress, 'in_progress', null, null);
+      const started = turnResponse(turn, recorder, progress, 'in_progress', null, null);
       recorder.emit('response.created', { response: started });
       recorder.emit('response.in_progress', { response: started });
       await this.runner.run(plan, recorder, progress);
-      stream.complete(await this.persist(turn, recorder, progress, null));
+      stream.complete(await this.persist(turn, recorder, progress, null, stored));
     } catch (error) {
-      await stream.fail(error, (failure) => this.persist(turn, recorder, progress, failure));
+      await stream.fail(error, (failure) => this.persist(turn, recorder, progress, failure, stored));
     } finally {
+      lease?.release();
       stream.end();
     }
   }
@@ -120,20 +156,23 @@ export class ResponsesService {
   }
 
   /**
-   * The turn's only write: response (with the Response object as sent), conversation and
-   * messages in one statement. A `store: false` turn writes nothing.
+   * The turn's final write: response (with the Response object as sent), conversation and
+   * messages in one statement, completing the row its start wrote. A `store: false` turn writes
+   * nothing.
    */
   private async persist(
     turn: PreparedTurn,
     recorder: ResponseRecorder,
     progress: TurnProgress,
     failure: ApiError | null,
+    startRecorded: boolean,
   ): Promise<ResponseObject> {
     const completedAt = new Date();
     const record = turnRecord(turn, recorder, progress, failure, completedAt);
-    const response = this.view(turn, recorder, progress, record.status, record.error, completedAt);
+    const response = turnResponse(turn, recorder, progress, record.status, record.error, completedAt);
     if (turn.request.options.store) {
-      await this.store.saveTurn({ ...record, body: JSON.stringify(response) });
+      const full = { ...record, body: JSON.stringify(response) };
+      await this.store.saveTurn(startRecorded ? completionRecord(full) : full);
       this.budgets.recorded({
         organizationId: record.organizationId,
         assistantId: record.assistantId,
@@ -143,30 +182,7 @@ export class ResponsesService {
     return response;
   }
 
-  private view(
-    turn: PreparedTurn,
-    recorder: ResponseRecorder,
-    progress: TurnProgress,
-    status: ResponseObject['status'],
-    error: ResponseObject['error'],
-    completedAt: Date | null,
-  ): ResponseObject {
-    const kept = turn.request.options.store || turn.previous !== null;
-    return responseObject({
-      id: turn.responseId,
-      assistantId: turn.assistant.id,
-      conversationId: kept ? turn.conversationId : null,
-      previousResponseId: turn.previous?.responseId ?? null,
-      createdAt: turn.createdAt,
-      completedAt,
-      status,
-      incompleteReason: status === 'incomplete' ? progress.incompleteReason : null,
-      instructions: turn.request.instructions,
-      output: recorder.output,
-      outputText: recorder.outputText,
-      usage: status === 'in_progress' ? null : usageOf(progress),
-      error,
-      params: turn.params,
-    });
+  private start(turn: PreparedTurn) {
+    return turnStart(turn, 'in_progress', this.leases);
   }
 }

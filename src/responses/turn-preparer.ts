@@ -164,7 +164,10 @@ export class TurnPreparer {
       roster,
       catalogue,
       userContext,
-      params: echoedParams(request.options, request.tools, assistant.model),
+      params: {
+        ...echoedParams(request.options, request.tools, assistant.model),
+        background: request.background,
+      },
     };
   }
 

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiError } from '../common/errors/error-catalogue.js';
-import type { ResponseObject } from './response-view.js';
+import { responseObject, type ResponseObject } from './response-view.js';
+import type { TurnStart } from './store/turn-ledger.repository.js';
 import type { TurnRecord } from './store/turn-store.repository.js';
-import type { ResponseRecorder } from './streaming/response-recorder.js';
+import { ResponseRecorder } from './streaming/response-recorder.js';
 import { conversationTitle, inputToTranscript, userTextOf } from './transcript.js';
 import type { PreparedTurn } from './turn-preparer.js';
 import type { TurnProgress } from './turn-runner.js';
@@ -35,6 +36,93 @@ function usageRows(progress: TurnProgress): TurnRecord['usageRows'] {
 }
 
 /**
+ * The Response object of a turn being run, just finished, or (without progress) only queued.
+ * A `store: false` turn names no conversation unless it continues a stored one.
+ */
+export function turnResponse(
+  turn: PreparedTurn,
+  recorder: ResponseRecorder,
+  progress: TurnProgress | null,
+  status: ResponseObject['status'],
+  error: ResponseObject['error'],
+  completedAt: Date | null,
+): ResponseObject {
+  const kept = turn.request.options.store || turn.previous !== null;
+  const running = status === 'queued' || status === 'in_progress';
+  return responseObject({
+    id: turn.responseId,
+    assistantId: turn.assistant.id,
+    conversationId: kept ? turn.conversationId : null,
+    previousResponseId: turn.previous?.responseId ?? null,
+    createdAt: turn.createdAt,
+    completedAt,
+    status,
+    incompleteReason: status === 'incomplete' ? (progress?.incompleteReason ?? null) : null,
+    instructions: turn.request.instructions,
+    output: recorder.output,
+    outputText: recorder.outputText,
+    usage: running || !progress ? null : usageOf(progress),
+    error,
+    params: turn.params,
+  });
+}
+
+/**
+ * The row a turn writes when it starts (one statement): the response, owned by this replica under
+ * a lease, and the user's messages, so a replica lost mid-turn leaves both behind.
+ */
+export function turnStart(
+  turn: PreparedTurn,
+  status: TurnStart['status'],
+  lease: { ownerId: string; leaseMs: number },
+): TurnStart {
+  const userTexts = userTextOf(turn.request.input);
+  return {
+    ...turnKeys(turn, userTexts),
+    status,
+    activeAgent: turn.previous?.activeAgent ?? null,
+    transcript: inputToTranscript(turn.modelInput),
+    background: turn.params.background,
+    body: JSON.stringify(turnResponse(turn, new ResponseRecorder(undefined), null, status, null, null)),
+    ownerId: lease.ownerId,
+    leaseMs: lease.leaseMs,
+    messages: userMessages(turn, userTexts),
+  };
+}
+
+/** What a turn's start and end rows say alike. */
+function turnKeys(turn: PreparedTurn, userTexts: string[]) {
+  return {
+    responseId: turn.responseId,
+    organizationId: turn.principal.organizationId,
+    assistantId: turn.assistant.id,
+    conversationId: turn.conversationId,
+    newConversationTitle: turn.previous ? null : conversationTitle(userTexts[0] ?? ''),
+    previousResponseId: turn.previous?.responseId ?? null,
+    userId: turn.user.userId,
+    depth: (turn.previous?.depth ?? 0) + 1,
+    instructions: turn.request.instructions,
+    input: turn.request.input,
+    createdAt: turn.createdAt,
+  };
+}
+
+function userMessages(turn: PreparedTurn, userTexts: string[]): TurnRecord['messages'] {
+  return userTexts.map((content, position) => ({
+    id: randomUUID(),
+    role: 'user',
+    content,
+    position,
+    createdAt: turn.createdAt,
+  }));
+}
+
+/** The final write of a turn whose start was recorded: its user messages are already stored. */
+export function completionRecord(record: TurnRecord): TurnRecord {
+  return { ...record, messages: record.messages.filter((message) => message.role === 'assistant') };
+}
+
+/**
  * Everything a finished (or failed) turn stores: the response, its conversation and the
  * chat-history messages. A failed turn keeps the user's input in the thread, not the partial reply.
  */
@@ -47,13 +135,7 @@ export function turnRecord(
 ): Omit<TurnRecord, 'body'> {
   const userTexts = userTextOf(turn.request.input);
   const outputText = recorder.outputText;
-  const messages: TurnRecord['messages'] = userTexts.map((content, position) => ({
-    id: randomUUID(),
-    role: 'user',
-    content,
-    position,
-    createdAt: turn.createdAt,
-  }));
+  const messages = userMessages(turn, userTexts);
   // An incomplete reply (cut by max_output_tokens) is still the assistant's reply.
   if (!failure && outputText.trim()) {
     messages.push({
@@ -65,18 +147,9 @@ export function turnRecord(
     });
   }
   return {
-    responseId: turn.responseId,
-    organizationId: turn.principal.organizationId,
-    assistantId: turn.assistant.id,
-    conversationId: turn.conversationId,
-    newConversationTitle: turn.previous ? null : conversationTitle(userTexts[0] ?? ''),
-    previousResponseId: turn.previous?.responseId ?? null,
-    userId: turn.user.userId,
+    ...turnKeys(turn, userTexts),
     status: failure ? 'failed' : progress.status,
-    depth: (turn.previous?.depth ?? 0) + 1,
     activeAgent: progress.activeAgent,
-    instructions: turn.request.instructions,
-    input: turn.request.input,
     output: recorder.output,
     outputText,
     transcript: failure ? inputToTranscript(turn.modelInput) : progress.transcript,
@@ -84,7 +157,6 @@ export function turnRecord(
     apiKeyId: turn.principal.keyId,
     usageRows: usageRows(progress),
     error: failure?.toBody().error ?? null,
-    createdAt: turn.createdAt,
     completedAt,
     messages,
   };

@@ -14,6 +14,8 @@ export interface CreateResponseDto {
   /** The Conversations API's alternative to `previous_response_id`: the raw id, parsed on use. */
   conversationId: string | null;
   stream: boolean;
+  /** Run the turn server-side whatever the client does (docs/api.md, "Background responses"). */
+  background: boolean;
   tools: FunctionToolDto[];
   instructions: string | null;
   /** Sampling, tool control, structured output, reasoning, metadata, storage: see response-options.dto.ts. */
@@ -134,6 +136,15 @@ export function parseCreateResponse(body: unknown): CreateResponseDto {
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
     throw new ApiError('invalid_request', 'stream must be true or false');
   }
+  if (body.background !== undefined && body.background !== null && typeof body.background !== 'boolean') {
+    throw new ApiError('invalid_request', 'background must be true or false');
+  }
+  if (body.background === true && body.store === false) {
+    throw new ApiError(
+      'invalid_request',
+      'background: true needs the response to be stored (store must not be false)',
+    );
+  }
   if (
     body.instructions !== undefined &&
     body.instructions !== null &&
@@ -167,6 +178,7 @@ export function parseCreateResponse(body: unknown): CreateResponseDto {
     previousResponseId: (body.previous_response_id as string | undefined) ?? null,
     conversationId,
     stream: body.stream === true,
+    background: body.background === true,
     tools,
     instructions: (body.instructions as string | undefined) ?? null,
     options,

@@ -166,11 +166,7 @@ export function parseResponseOptions(body: Record<string, unknown>): ResponseOpt
   for (const key of Object.keys(body)) {
     if (!KNOWN_FIELDS.has(key)) refuse(`Unknown parameter: ${key}`);
   }
-  if (body.background === true) {
-    refuse('background: true is not supported; the reply is streamed or returned when it is ready');
-  }
-  if (!absent(body.background) && typeof body.background !== 'boolean')
-    refuse('background must be true or false');
+  // `background` is parsed with the request itself (parseCreateResponse): it changes how the turn runs.
   if (!absent(body.prompt))
     refuse('prompt (stored prompt templates) is not supported; send instructions instead');
   if (!absent(body.context_management)) refuse('context_management is not supported; see truncation');

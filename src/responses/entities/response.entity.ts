@@ -2,7 +2,11 @@ import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typ
 import { ConversationEntity } from './conversation.entity.js';
 import type { ChatMessage } from '../../llm/llm.types.js';
 
-export type StoredResponseStatus = 'completed' | 'requires_action' | 'incomplete' | 'failed';
+export type StoredResponseStatus =
+  'queued' | 'in_progress' | 'completed' | 'requires_action' | 'incomplete' | 'failed' | 'cancelled';
+
+/** Statuses of a turn that is still running somewhere (its owner renews the lease). */
+export const RUNNING_STATUSES: readonly StoredResponseStatus[] = ['queued', 'in_progress'];
 
 /**
  * One turn. `output` is what the client saw; `transcript` is what the model saw added by this
@@ -11,6 +15,8 @@ export type StoredResponseStatus = 'completed' | 'requires_action' | 'incomplete
  */
 @Entity({ name: 'responses' })
 @Index(['conversationId', 'createdAt'])
+@Index('IDX_responses_running_lease', ['leaseExpiresAt'], { where: "status IN ('queued', 'in_progress')" })
+@Index('IDX_responses_running_owner', ['ownerId'], { where: "status IN ('queued', 'in_progress')" })
 export class ResponseEntity {
   @PrimaryColumn({ type: 'uuid' })
   id!: string;
@@ -70,13 +76,27 @@ export class ResponseEntity {
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 
-  @Column({ name: 'completed_at', type: 'timestamptz' })
-  completedAt!: Date;
+  /** Null while the turn runs. */
+  @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
+  completedAt!: Date | null;
 
   /**
    * The Response object as the client was sent it (all echoed parameters, metadata, usage), for
-   * GET. `json`, not `jsonb`: the text is kept as written, so the copy is byte-identical.
+   * GET. `json`, not `jsonb`: the text is kept as written, so the copy is byte-identical. A running
+   * turn holds the object its start announced until its final write replaces it.
    */
   @Column({ type: 'json', nullable: true })
   body!: unknown;
+
+  /** Created with `background: true`: runs without its client, events kept for resumption. */
+  @Column({ type: 'boolean', default: false })
+  background!: boolean;
+
+  /** The replica running the turn (its lease holder); set when the turn starts. */
+  @Column({ name: 'owner_id', type: 'varchar', length: 64, nullable: true })
+  ownerId!: string | null;
+
+  /** A running turn whose lease is past this is marked failed by any replica's sweeper. */
+  @Column({ name: 'lease_expires_at', type: 'timestamptz', nullable: true })
+  leaseExpiresAt!: Date | null;
 }

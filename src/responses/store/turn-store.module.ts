@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ChatHistoryRepository } from './chat-history.repository.js';
 import { ConversationStore } from './conversation-store.repository.js';
+import { TurnLedger } from './turn-ledger.repository.js';
 import { TurnStore } from './turn-store.repository.js';
 
 /**
@@ -8,7 +9,7 @@ import { TurnStore } from './turn-store.repository.js';
  * chat history reads through it, and the erase-user command deletes through it.
  */
 @Module({
-  providers: [TurnStore, ChatHistoryRepository, ConversationStore],
-  exports: [TurnStore, ChatHistoryRepository, ConversationStore],
+  providers: [TurnStore, TurnLedger, ChatHistoryRepository, ConversationStore],
+  exports: [TurnStore, TurnLedger, ChatHistoryRepository, ConversationStore],
 })
 export class TurnStoreModule {}

@@ -5,6 +5,7 @@ import type { ChatMessage } from '../../llm/llm.types.js';
 import type { StoredResponseStatus } from '../entities/response.entity.js';
 import type { OutputItem } from '../streaming/response-recorder.js';
 import { inSpan } from '../../common/tracing/tracing.js';
+import { CONVERSATION_CTE, conversationParams, insertMessages, messagesParam } from './turn-sql.js';
 
 /** The end of the branch a new turn continues, with the whole model transcript before it. */
 export interface ThreadHead {
@@ -76,9 +77,11 @@ export interface StoredResponse {
   usage: Record<string, number> | null;
   error: { type: string; code: string; message: string } | null;
   createdAt: Date;
-  completedAt: Date;
+  /** Null while the turn runs. */
+  completedAt: Date | null;
   /** The stored Response object; null for responses stored before it was kept. */
   body: unknown;
+  background: boolean;
 }
 
 interface ChainRow {
@@ -205,7 +208,8 @@ export class TurnStore {
 
   /**
    * Stores a finished turn atomically in one statement: the conversation (created, or touched),
-   * the response, its chat-history messages and the day's usage rollup.
+   * the response (completing the row its start wrote, if any), its chat-history messages and the
+   * day's usage rollup.
    */
   saveTurn(turn: TurnRecord): Promise<void> {
     return inSpan('save turn', SAVE_TURN_SPAN, () => this.writeTurn(turn));
@@ -213,23 +217,21 @@ export class TurnStore {
 
   private async writeTurn(turn: TurnRecord): Promise<void> {
     await this.dataSource.query(
-      `WITH conversation AS (
-         INSERT INTO conversations (id, organization_id, assistant_id, user_id, title, last_response_id, created_at, updated_at)
-         VALUES ($1::uuid, $2::uuid, $3::uuid, $4::varchar, $5::varchar, $6::uuid, $7::timestamptz, $8::timestamptz)
-         ON CONFLICT (id) DO UPDATE
-            SET updated_at = EXCLUDED.updated_at, last_response_id = EXCLUDED.last_response_id,
-                -- A conversation created through the Conversations API takes its first assistant and title here.
-                assistant_id = COALESCE(conversations.assistant_id, EXCLUDED.assistant_id),
-                title = CASE WHEN conversations.title = '' THEN EXCLUDED.title ELSE conversations.title END
-          WHERE conversations.organization_id = EXCLUDED.organization_id
-         RETURNING id
-       ), response AS (
+      `WITH ${CONVERSATION_CTE}, response AS (
          INSERT INTO responses (id, organization_id, assistant_id, conversation_id, previous_response_id, user_id,
                                 status, depth, active_agent, instructions, input, output, output_text, transcript,
                                 usage, error, created_at, completed_at, body)
          SELECT $6::uuid, $2::uuid, $3::uuid, conversation.id, $9::uuid, $4::varchar, $10::varchar, $11::int, $12::varchar,
                 $13::text, $14::jsonb, $15::jsonb, $16::text, $17::jsonb, $18::jsonb, $19::jsonb, $7::timestamptz, $8::timestamptz, $21::json
            FROM conversation
+         -- The row written when the turn started is completed, unless the turn was cancelled or
+         -- swept meanwhile: then it stays as it is, and so do its messages.
+         ON CONFLICT (id) DO UPDATE
+            SET status = EXCLUDED.status, active_agent = EXCLUDED.active_agent, output = EXCLUDED.output,
+                output_text = EXCLUDED.output_text, transcript = EXCLUDED.transcript, usage = EXCLUDED.usage,
+                error = EXCLUDED.error, completed_at = EXCLUDED.completed_at, body = EXCLUDED.body,
+                lease_expires_at = NULL
+          WHERE responses.status IN ('queued', 'in_progress') AND responses.organization_id = EXCLUDED.organization_id
          RETURNING id, conversation_id
        ), usage_rollup AS (
          -- The day's usage per dimension, in the same statement: no round trip of its own.
@@ -242,18 +244,9 @@ export class TurnStore {
                 cached_tokens bigint, output_tokens bigint, reasoning_tokens bigint, cost numeric)
          ${ADD_TO_USAGE_ROW}
        )
-       INSERT INTO messages (id, organization_id, conversation_id, response_id, user_id, role, content, position, created_at)
-       SELECT m.id, $2::uuid, response.conversation_id, response.id, $4::varchar, m.role, m.content, m.position, m.created_at
-         FROM response, jsonb_to_recordset($20::jsonb) AS m(id uuid, role varchar, content text, position smallint, created_at timestamptz)`,
+       ${insertMessages(20)}`,
       [
-        turn.conversationId,
-        turn.organizationId,
-        turn.assistantId,
-        turn.userId,
-        turn.newConversationTitle ?? '',
-        turn.responseId,
-        turn.createdAt,
-        turn.completedAt,
+        ...conversationParams(turn, turn.completedAt),
         turn.previousResponseId,
         turn.status,
         turn.depth,
@@ -265,9 +258,7 @@ export class TurnStore {
         JSON.stringify(turn.transcript),
         turn.usage === null ? null : JSON.stringify(turn.usage),
         turn.error === null ? null : JSON.stringify(turn.error),
-        JSON.stringify(
-          turn.messages.map(({ createdAt, ...message }) => ({ ...message, created_at: createdAt })),
-        ),
+        messagesParam(turn.messages),
         turn.body,
         turn.apiKeyId,
         JSON.stringify(
@@ -289,7 +280,7 @@ export class TurnStore {
   async findResponse(organizationId: string, responseId: string): Promise<StoredResponse | null> {
     const rows: Record<string, unknown>[] = await this.dataSource.query(
       `SELECT id, assistant_id, conversation_id, previous_response_id, status, instructions, output, output_text,
-              usage, error, created_at, completed_at, body
+              usage, error, created_at, completed_at, body, background
          FROM responses WHERE id = $1 AND organization_id = $2 AND assistant_id IS NOT NULL`,
       [responseId, organizationId],
     );
@@ -307,8 +298,9 @@ export class TurnStore {
       usage: row.usage as Record<string, number> | null,
       error: row.error as StoredResponse['error'],
       createdAt: row.created_at as Date,
-      completedAt: row.completed_at as Date,
+      completedAt: row.completed_at as Date | null,
       body: row.body,
+      background: row.background as boolean,
     };
   }
 

@@ -37,6 +37,11 @@ export class SseWriter implements EventSink {
     this.write(`event: ${type}\ndata: ${JSON.stringify(payload)}\n\n`);
   }
 
+  /** An event already serialized (a replay of a stored one), written as it is. */
+  frame(text: string): void {
+    this.write(text);
+  }
+
   cork(): void {
     if (!this.isClosed) this.res.cork();
   }

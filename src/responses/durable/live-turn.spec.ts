@@ -1,0 +1,89 @@
+import { Logger } from '@nestjs/common';
+import type { StoredEvent, TurnLedger } from '../store/turn-ledger.repository.js';
+import { ResponseRecorder } from '../streaming/response-recorder.js';
+import { LiveTurn } from './live-turn.js';
+
+/** A ledger double that records each batch, and fails the writes it is told to. */
+function fakeLedger(failures = 0) {
+  const batches: StoredEvent[][] = [];
+  let failing = failures;
+  const ledger = {
+    appendEvents: (_id: string, events: StoredEvent[]) => {
+      if (failing > 0) {
+        failing -= 1;
+        return Promise.reject(new Error('database unreachable'));
+      }
+      batches.push([...events]);
+      return Promise.resolve();
+    },
+  } as unknown as TurnLedger;
+  return { ledger, batches };
+}
+
+const quiet = new Logger('test');
+quiet.warn = () => undefined;
+
+describe('LiveTurn', () => {
+  it('keeps every event as the exact JSON sent and writes them in batches, not one by one', async () => {
+    const { ledger, batches } = fakeLedger();
+    const live = new LiveTurn('r1', ledger, 60_000, quiet);
+    const recorder = new ResponseRecorder(live, { status: false, reasoning: 'response.reasoning' });
+    recorder.emit('response.created', { response: { id: 'resp_x' } });
+    recorder.text('Hel');
+    recorder.text('lo');
+    expect(batches).toEqual([]);
+    await live.flush();
+    expect(batches).toHaveLength(1);
+    expect(batches[0].map((event) => [event.sequenceNumber, event.type])).toEqual([
+      [0, 'response.created'],
+      [1, 'response.output_item.added'],
+      [2, 'response.content_part.added'],
+      [3, 'response.output_text.delta'],
+      [4, 'response.output_text.delta'],
+    ]);
+    expect(JSON.parse(batches[0][4].data)).toMatchObject({ sequence_number: 4, delta: 'lo' });
+    expect(live.frames).toEqual(batches[0]);
+    live.end();
+  });
+
+  it('keeps a batch the database refused and writes it with the next one, in order', async () => {
+    const { ledger, batches } = fakeLedger(1);
+    const live = new LiveTurn('r1', ledger, 60_000, quiet);
+    const recorder = new ResponseRecorder(live, { status: false, reasoning: 'response.reasoning' });
+    recorder.emit('response.created', {});
+    await live.flush();
+    expect(batches).toEqual([]);
+    recorder.emit('response.error', {});
+    await live.flush();
+    expect(batches.flat().map((event) => event.sequenceNumber)).toEqual([0, 1]);
+    live.end();
+  });
+
+  it('stores nothing more once stopped, but still feeds followers on this replica', async () => {
+    const { ledger, batches } = fakeLedger();
+    const live = new LiveTurn('r1', ledger, 60_000, quiet);
+    const recorder = new ResponseRecorder(live, { status: false, reasoning: 'response.reasoning' });
+    recorder.emit('response.created', {});
+    live.stopStoring();
+    const woken = live.changed(new AbortController().signal);
+    recorder.emit('response.output_item.added', {});
+    await woken;
+    await live.flush();
+    expect(batches).toEqual([]);
+    expect(live.frames).toHaveLength(2);
+    live.end();
+  });
+
+  it('wakes a waiting follower at the end of the turn or when its client leaves', async () => {
+    const { ledger } = fakeLedger();
+    const live = new LiveTurn('r1', ledger, 60_000, quiet);
+    const client = new AbortController();
+    const leaving = live.changed(client.signal);
+    client.abort();
+    await leaving;
+    const ending = live.changed(new AbortController().signal);
+    live.end();
+    await ending;
+    expect(live.ended).toBe(true);
+  });
+});

@@ -1,0 +1,115 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Inject, Injectable } from '@nestjs/common';
+import { ApiError } from '../../common/errors/error-catalogue.js';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { Metrics } from '../../metrics/metrics.service.js';
+import { RUNNING_STATUSES } from '../entities/response.entity.js';
+import { storedToObject } from '../response-view.js';
+import { TurnLedger, type StoredEvent } from '../store/turn-ledger.repository.js';
+import { TurnStore } from '../store/turn-store.repository.js';
+import type { SseWriter } from '../streaming/sse-writer.js';
+import { BackgroundTurns } from './background-turns.service.js';
+import { TERMINAL_EVENTS } from './live-turn.js';
+import { interruptedError } from './turn-leases.service.js';
+
+const PAGE = 500;
+
+/** Where a follower is in a background turn's stream. */
+interface Cursor {
+  last: number;
+  terminal: string | null;
+}
+
+/**
+ * Streams a background turn's events after a sequence number, then follows it to its end: from
+ * memory on the replica running it, otherwise from the database (one indexed read per
+ * RESUME_POLL_MS while nothing is new). Stored events are sent as they were first sent. A turn
+ * that ended without a final event (cancelled, or its replica lost) ends with a `response.error`
+ * built from its row, numbered after the last stored event.
+ */
+@Injectable()
+export class ResumedStreams {
+  private readonly pollMs: number;
+
+  constructor(
+    private readonly ledger: TurnLedger,
+    private readonly store: TurnStore,
+    private readonly turns: BackgroundTurns,
+    private readonly metrics: Metrics,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.pollMs = config.durableTurns.followPollMs;
+  }
+
+  async follow(
+    organizationId: string,
+    responseId: string,
+    after: number,
+    writer: SseWriter,
+    clientGone: AbortSignal,
+    resumed: boolean,
+  ): Promise<void> {
+    const cursor: Cursor = { last: after, terminal: null };
+    const send = (event: StoredEvent) => {
+      writer.frame(`event: ${event.type}\ndata: ${event.data}\n\n`);
+      cursor.last = event.sequenceNumber;
+      if (TERMINAL_EVENTS.has(event.type)) cursor.terminal = event.type;
+    };
+    writer.open();
+    this.metrics.streamOpened();
+    if (resumed) this.metrics.streamResumed();
+    try {
+      while (!cursor.terminal && !clientGone.aborted) {
+        const live = this.turns.find(responseId);
+        if (live) {
+          for (const event of live.frames) if (event.sequenceNumber > cursor.last) send(event);
+          if (!cursor.terminal && !live.ended) await live.changed(clientGone);
+          if (!live.ended || cursor.terminal) continue;
+        }
+        const events = await this.ledger.readEvents(organizationId, responseId, cursor.last, PAGE);
+        events.forEach(send);
+        if (cursor.terminal || events.length === PAGE || this.turns.find(responseId)) continue;
+        if (events.length === 0 && (await this.ended(organizationId, responseId, cursor, send))) break;
+        if (events.length === 0)
+          await sleep(this.pollMs, undefined, { signal: clientGone, ref: false }).catch(() => undefined);
+      }
+    } finally {
+      this.metrics.streamClosed();
+    }
+    if (cursor.terminal === 'response.completed' || cursor.terminal === 'response.incomplete') writer.done();
+    else writer.close();
+  }
+
+  /** True when the turn has ended: the last stored events, then a final event if none was stored. */
+  private async ended(
+    organizationId: string,
+    responseId: string,
+    cursor: Cursor,
+    send: (event: StoredEvent) => void,
+  ): Promise<boolean> {
+    const stored = await this.store.findResponse(organizationId, responseId);
+    if (!stored) throw new ApiError('response_not_found', `No response resp_${responseId}`);
+    if (RUNNING_STATUSES.includes(stored.status)) return false;
+    // The final status is written after the final events: read once more to catch the last batch.
+    (await this.ledger.readEvents(organizationId, responseId, cursor.last, PAGE)).forEach(send);
+    if (cursor.terminal) return true;
+    const sequence_number = cursor.last + 1;
+    if (
+      stored.status === 'completed' ||
+      stored.status === 'requires_action' ||
+      stored.status === 'incomplete'
+    ) {
+      const type = stored.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
+      const payload = { type, sequence_number, response: storedToObject(stored) };
+      send({ sequenceNumber: sequence_number, type: payload.type, data: JSON.stringify(payload) });
+      return true;
+    }
+    const error =
+      stored.status === 'cancelled'
+        ? new ApiError('response_cancelled', 'The response was cancelled').toBody().error
+        : (stored.error ?? interruptedError().toBody().error);
+    const payload = { type: 'response.error', sequence_number, error };
+    send({ sequenceNumber: sequence_number, type: payload.type, data: JSON.stringify(payload) });
+    return true;
+  }
+}

@@ -1,0 +1,68 @@
+import type { AppConfig } from '../../config/app-config.js';
+import type { Metrics } from '../../metrics/metrics.service.js';
+import type { TurnLedger } from '../store/turn-ledger.repository.js';
+import { TurnLeases } from './turn-leases.service.js';
+
+const config = {
+  durableTurns: { leaseMs: 2000, renewMs: 100, sweepMs: 200, eventRetentionMs: 3_600_000 },
+} as unknown as AppConfig;
+
+function leasesWith(ledger: Partial<TurnLedger>, metrics: Partial<Metrics> = {}) {
+  return new TurnLeases(ledger as TurnLedger, metrics as Metrics, config);
+}
+
+describe('TurnLeases', () => {
+  it('renews every held turn in one call, and aborts those the database no longer gives it', async () => {
+    const calls: string[][] = [];
+    const leases = leasesWith({
+      renewLeases: (_owner: string, ids: string[]) => {
+        calls.push(ids);
+        return Promise.resolve(new Set(['kept']));
+      },
+    });
+    const kept = leases.hold('kept');
+    const taken = leases.hold('taken');
+    await leases.renew();
+    expect(calls).toEqual([['kept', 'taken']]);
+    expect(kept.lost.aborted).toBe(false);
+    expect(taken.lost.aborted).toBe(true);
+
+    kept.release();
+    taken.release();
+    await leases.renew();
+    expect(calls).toHaveLength(1);
+  });
+
+  it('aborts nothing when the database cannot be reached', async () => {
+    const leases = leasesWith({ renewLeases: () => Promise.reject(new Error('connection refused')) });
+    const held = leases.hold('r1');
+    await leases.renew();
+    expect(held.lost.aborted).toBe(false);
+  });
+
+  it('counts the turns its sweep marked failed, with the interrupted error', async () => {
+    const counted: number[] = [];
+    let stored: unknown;
+    const leases = leasesWith(
+      {
+        failExpired: (error) => {
+          stored = error;
+          return Promise.resolve(2);
+        },
+        deleteExpiredEvents: () => Promise.resolve(0),
+      },
+      { leaseExpired: (count: number) => counted.push(count) },
+    );
+    await leases.sweep();
+    expect(counted).toEqual([2]);
+    expect(stored).toMatchObject({ type: 'server_error', code: 'response_interrupted' });
+  });
+
+  it('aborts a held turn at once when asked on this replica', () => {
+    const leases = leasesWith({});
+    const held = leases.hold('r1');
+    expect(leases.abortLocal('r1')).toBe(true);
+    expect(held.lost.aborted).toBe(true);
+    expect(leases.abortLocal('elsewhere')).toBe(false);
+  });
+});

@@ -1,0 +1,218 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { ChatMessage } from '../../llm/llm.types.js';
+import type { StoredResponseStatus } from '../entities/response.entity.js';
+import type { TurnRecord } from './turn-store.repository.js';
+import { CONVERSATION_CTE, conversationParams, insertMessages, messagesParam } from './turn-sql.js';
+
+/** What a turn stores when it starts: enough that a lost replica leaves a findable, honest row. */
+export interface TurnStart {
+  responseId: string;
+  organizationId: string;
+  assistantId: string;
+  conversationId: string;
+  newConversationTitle: string | null;
+  previousResponseId: string | null;
+  userId: string | null;
+  status: 'queued' | 'in_progress';
+  depth: number;
+  activeAgent: string | null;
+  instructions: string | null;
+  input: unknown[];
+  /** The input as the model sees it: a lost turn keeps it in the thread, as a failed one does. */
+  transcript: ChatMessage[];
+  background: boolean;
+  /** The Response object the start announces (JSON text), until the final write replaces it. */
+  body: string;
+  ownerId: string;
+  leaseMs: number;
+  createdAt: Date;
+  messages: TurnRecord['messages'];
+}
+
+/** The state of a turn that resuming and cancelling need. */
+export interface TurnState {
+  id: string;
+  status: StoredResponseStatus;
+  background: boolean;
+  error: { type: string; code: string; message: string } | null;
+}
+
+/** One stored stream event; `data` is the JSON text exactly as it was sent. */
+export interface StoredEvent {
+  sequenceNumber: number;
+  type: string;
+  data: string;
+}
+
+const RUNNING = `status IN ('queued', 'in_progress')`;
+
+// UPDATE and DELETE … RETURNING are wrapped in a SELECT: TypeORM answers a bare one with
+// [rows, count] rather than rows.
+
+/**
+ * The ledger of running turns, part of the turn store (it writes the same tables): the
+ * start-of-turn row, the leases of running turns, cancellation, the sweep of turns whose replica
+ * died, and the events of background turns. Every read names the tenant.
+ */
+@Injectable()
+export class TurnLedger {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /**
+   * One statement at the start of a turn: the conversation (created or touched), the response in
+   * status `queued` / `in_progress` with its owner's lease, and the user's chat-history messages.
+   */
+  async recordStart(start: TurnStart): Promise<void> {
+    await this.dataSource.query(
+      `WITH ${CONVERSATION_CTE}, response AS (
+         INSERT INTO responses (id, organization_id, assistant_id, conversation_id, previous_response_id, user_id,
+                                status, depth, active_agent, instructions, input, output, output_text, transcript,
+                                created_at, background, owner_id, lease_expires_at, body)
+         SELECT $6::uuid, $2::uuid, $3::uuid, conversation.id, $9::uuid, $4::varchar, $10::varchar, $11::int, $12::varchar,
+                $13::text, $14::jsonb, '[]'::jsonb, '', $15::jsonb, $7::timestamptz, $16::boolean, $17::varchar,
+                now() + $18::int * interval '1 millisecond', $20::json
+           FROM conversation
+         RETURNING id, conversation_id
+       )
+       ${insertMessages(19)}`,
+      [
+        ...conversationParams(start, start.createdAt),
+        start.previousResponseId,
+        start.status,
+        start.depth,
+        start.activeAgent,
+        start.instructions,
+        JSON.stringify(start.input),
+        JSON.stringify(start.transcript),
+        start.background,
+        start.ownerId,
+        start.leaseMs,
+        messagesParam(start.messages),
+        start.body,
+      ],
+    );
+  }
+
+  /** A queued background turn this replica starts running. */
+  async markRunning(responseId: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE responses SET status = 'in_progress' WHERE id = $1 AND status = 'queued'`,
+      [responseId],
+    );
+  }
+
+  /**
+   * Renews the leases of this replica's running turns in one statement; returns those still
+   * running (a turn missing from the answer was cancelled, or swept while this replica stalled).
+   */
+  async renewLeases(ownerId: string, responseIds: string[], leaseMs: number): Promise<Set<string>> {
+    const rows: { id: string }[] = await this.dataSource.query(
+      `WITH renewed AS (
+         UPDATE responses SET lease_expires_at = now() + $3::int * interval '1 millisecond'
+          WHERE id = ANY($1::uuid[]) AND owner_id = $2 AND ${RUNNING}
+         RETURNING id
+       ) SELECT id FROM renewed`,
+      [responseIds, ownerId, leaseMs],
+    );
+    return new Set(rows.map((row) => row.id));
+  }
+
+  /** Marks every running turn whose lease has lapsed (its replica died) failed; returns how many. */
+  async failExpired(error: { type: string; code: string; message: string }): Promise<number> {
+    const rows: unknown[] = await this.dataSource.query(
+      `WITH swept AS (
+         UPDATE responses SET status = 'failed', error = $1::jsonb, completed_at = now()
+          WHERE ${RUNNING} AND lease_expires_at < now()
+         RETURNING id
+       ) SELECT id FROM swept`,
+      [JSON.stringify(error)],
+    );
+    return rows.length;
+  }
+
+  /** The state of a response of this organization and user (an anonymous one only anonymously). */
+  async findTurn(
+    organizationId: string,
+    responseId: string,
+    userId: string | null,
+  ): Promise<TurnState | null> {
+    const rows: {
+      id: string;
+      status: StoredResponseStatus;
+      background: boolean;
+      error: TurnState['error'];
+    }[] = await this.dataSource.query(
+      `SELECT id, status, background, error FROM responses
+          WHERE id = $1 AND organization_id = $2 AND user_id IS NOT DISTINCT FROM $3::varchar`,
+      [responseId, organizationId, userId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Cancels a running background turn of this organization; false when it was not running. */
+  async cancel(organizationId: string, responseId: string): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(
+      `WITH cancelled AS (
+         UPDATE responses SET status = 'cancelled', completed_at = now()
+          WHERE id = $1 AND organization_id = $2 AND background AND ${RUNNING}
+         RETURNING id
+       ) SELECT id FROM cancelled`,
+      [responseId, organizationId],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Appends a batch of a background turn's events in one statement, only while the turn is still
+   * running: once it is cancelled or swept, its stream is closed for good.
+   */
+  async appendEvents(responseId: string, events: StoredEvent[]): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO response_events (response_id, sequence_number, event_type, data)
+       SELECT $1::uuid, e.sequence_number, e.event_type, e.data
+         FROM unnest($2::int[], $3::varchar[], $4::text[]) AS e(sequence_number, event_type, data)
+        WHERE EXISTS (SELECT 1 FROM responses WHERE id = $1 AND ${RUNNING})
+       ON CONFLICT DO NOTHING`,
+      [
+        responseId,
+        events.map((event) => event.sequenceNumber),
+        events.map((event) => event.type),
+        events.map((event) => event.data),
+      ],
+    );
+  }
+
+  /** Events after `after`, in order, of a response of this organization. */
+  async readEvents(
+    organizationId: string,
+    responseId: string,
+    after: number,
+    limit: number,
+  ): Promise<StoredEvent[]> {
+    const rows: { sequence_number: number; event_type: string; data: string }[] = await this.dataSource.query(
+      `SELECT e.sequence_number, e.event_type, e.data
+         FROM response_events e JOIN responses r ON r.id = e.response_id
+        WHERE e.response_id = $1 AND r.organization_id = $2 AND e.sequence_number > $3
+        ORDER BY e.sequence_number
+        LIMIT $4`,
+      [responseId, organizationId, after, limit],
+    );
+    return rows.map((row) => ({ sequenceNumber: row.sequence_number, type: row.event_type, data: row.data }));
+  }
+
+  /** Deletes the events of turns that ended more than `retentionMs` ago; returns how many. */
+  async deleteExpiredEvents(retentionMs: number): Promise<number> {
+    const [row] = await this.dataSource.query<{ count: number }[]>(
+      `WITH deleted AS (
+         DELETE FROM response_events e
+          WHERE e.created_at < now() - $1::bigint * interval '1 millisecond'
+            AND NOT EXISTS (SELECT 1 FROM responses r WHERE r.id = e.response_id AND r.${RUNNING})
+         RETURNING 1
+       ) SELECT count(*)::integer AS count FROM deleted`,
+      [retentionMs],
+    );
+    return row.count;
+  }
+}
