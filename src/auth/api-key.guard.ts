@@ -6,7 +6,7 @@ import type { ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
 import type { ApiKeyScope } from '../api-keys/entities/api-key.entity.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { currentRequestContext } from '../common/logging/request-context.js';
-import { API_KEY_STRATEGY } from './api-key.strategy.js';
+import { API_KEY_STRATEGY, ApiKeyStrategy, OWN_API_KEY_STRATEGY } from './api-key.strategy.js';
 import { HAS_OWN_AUTH, IS_PUBLIC, REQUIRED_SCOPES, type AuthenticatedRequest } from './auth.decorators.js';
 
 /**
@@ -17,7 +17,10 @@ import { HAS_OWN_AUTH, IS_PUBLIC, REQUIRED_SCOPES, type AuthenticatedRequest } f
 export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
   private readonly logger = new Logger('ApiKeyGuard');
 
-  constructor(private readonly reflector: Reflector) {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly strategy: ApiKeyStrategy,
+  ) {
     super();
   }
 
@@ -27,8 +30,10 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
     if (this.reflector.getAllAndOverride<boolean>(HAS_OWN_AUTH, targets)) return true;
     const required = this.reflector.getAllAndOverride<ApiKeyScope[] | undefined>(REQUIRED_SCOPES, targets);
 
+    const request = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
+    Object.assign(request, { [OWN_API_KEY_STRATEGY]: this.strategy });
     await super.canActivate(context);
-    const principal = context.switchToHttp().getRequest<Request & AuthenticatedRequest>().principal!;
+    const principal = request.principal!;
 
     if (!required) {
       this.logger.error({

@@ -23,11 +23,20 @@ export function presentedApiKey(req: Request): string | undefined {
 type Verify = (key: string, done: (error: unknown, principal?: ApiKeyPrincipal | false) => void) => void;
 
 /**
+ * passport keeps one registry per process, so when several apps share a process (tests run two
+ * replicas in one) the last registered strategy would look keys up in another app's database.
+ * The guard hands each request its own app's strategy under this key; passport's lookup by name
+ * stays what routes the request here.
+ */
+export const OWN_API_KEY_STRATEGY = Symbol('ownApiKeyStrategy');
+type WithOwnStrategy = Request & { [OWN_API_KEY_STRATEGY]?: HeaderApiKeyStrategy };
+
+/**
  * passport's base strategy for a key in a header: no key fails with `missing_api_key`, and the
  * verify callback decides about a presented one.
  */
 class HeaderApiKeyStrategy extends passport.Strategy {
-  constructor(private readonly verifyKey: Verify) {
+  constructor(readonly verifyKey: Verify) {
     super();
   }
 
@@ -37,7 +46,8 @@ class HeaderApiKeyStrategy extends passport.Strategy {
       this.fail(new ApiError('missing_api_key', 'Send an API key in x-api-key or Authorization: Bearer'));
       return;
     }
-    this.verifyKey(key, (error, principal) => {
+    const verifyKey = (req as WithOwnStrategy)[OWN_API_KEY_STRATEGY]?.verifyKey ?? this.verifyKey;
+    verifyKey(key, (error, principal) => {
       if (error) this.error(error);
       else if (principal) this.success(principal);
       else this.fail(new ApiError('invalid_api_key', 'The API key is malformed, unknown or revoked'));
