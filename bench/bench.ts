@@ -1526,6 +1526,16 @@ export class Bench {
           workload: this.userContextWorkload('service'),
           turns: 1,
         },
+        {
+          // Followed on the same instance (from memory): the turn's own writes, events included.
+          kind: `background turn, streamed ${o.tokens} tokens`,
+          workload: backgroundWorkload(
+            onProbe(this.turnWorkload('service', 'stream', { input: 'Tell me a story.', stream: true })),
+            [base],
+            null,
+          ),
+          turns: 1,
+        },
       ];
       if (o.statements) {
         const repetitions = o.quick ? 5 : 20;

@@ -417,6 +417,7 @@ export function renderMarkdown(results: BenchResults): string {
       'thread-50': 'continue a 50-turn thread',
       'thread-200': 'continue a 200-turn thread',
       'user-context': 'turn with 20 claims and 50 memory items',
+      background: `background turn, streamed ${results.options.tokens} tokens`,
     }[key];
     const value = kind === undefined ? undefined : statements.get(kind);
     return value === undefined ? '–' : ms(value, 1);
