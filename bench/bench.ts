@@ -5,6 +5,13 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execFileSync } from 'node:child_process';
 import type { BenchDatabase } from './environment.js';
+import {
+  backgroundWorkload,
+  compareFollowers,
+  durableSettings,
+  followOnce,
+  REPLICA_APPLICATION,
+} from './durable.js';
 import { exchange, type ExchangeResult } from './http-client.js';
 import {
   followUpBody,
@@ -48,7 +55,19 @@ const INSTRUCTIONS = 'You are the benchmark assistant. Answer briefly.';
 const USER_CONTEXT_USER = 'bench-user-with-context';
 const THREAD_LENGTHS = [1, 50, 200];
 
-type Process = 'service' | 'relay' | 'peer' | 'upstream' | 'loadgen' | 'database';
+/** `replica`: the second service instance of resume-remote; `replicaDatabase`: its own backends. */
+type Process =
+  'service' | 'relay' | 'peer' | 'upstream' | 'loadgen' | 'database' | 'replica' | 'replicaDatabase';
+const PROCESSES: readonly Process[] = [
+  'service',
+  'relay',
+  'peer',
+  'upstream',
+  'loadgen',
+  'database',
+  'replica',
+  'replicaDatabase',
+];
 const SERVER_ARMS: readonly ServerArm[] = ['relay', 'peer', 'service'];
 const UPSTREAM_KEY = 'bench-upstream-key';
 interface CpuSnapshot {
@@ -57,8 +76,11 @@ interface CpuSnapshot {
   peer: number | null;
   upstream: number | null;
   loadgen: number | null;
+  replica: number | null;
   /** Backend pid → CPU ms. */
   database: Map<number, number>;
+  /** The backends of the second instance (resume-remote), by its application_name. */
+  replicaDatabase: Map<number, number>;
 }
 
 interface ChatMessage {
@@ -91,6 +113,9 @@ export class Bench {
   private relay?: Child;
   private peer?: Child;
   private service?: Child;
+  /** resume-remote's second instance on the same database, while that scenario runs. */
+  private replica?: Child;
+  private replicaUrl = '';
   private loadgen?: Child;
   private upstreamUrl = '';
   private relayUrl = '';
@@ -432,6 +457,8 @@ export class Bench {
   async stop(): Promise<void> {
     this.loadgen?.process.send?.({ type: 'exit' });
     this.agent.destroy();
+    // The replica first: on the embedded database it reads through the service's server.
+    await this.replica?.stop();
     const children = [this.loadgen, this.relay, this.peer, this.service, this.upstream].filter(
       (child) => child !== undefined,
     );
@@ -461,15 +488,25 @@ export class Bench {
       peer: read(this.peer),
       upstream: read(this.upstream),
       loadgen: read(this.loadgen),
+      replica: read(this.replica),
     };
     const database = new Map<number, number>();
+    const replicaDatabase = new Map<number, number>();
     if (this.database.kind === 'postgresql') {
-      for (const pid of await this.database.backendPids()) {
+      const [all, replica] = await Promise.all([
+        this.database.backendPids(),
+        this.replica ? this.database.backendPids(REPLICA_APPLICATION) : Promise.resolve([]),
+      ]);
+      for (const pid of all) {
         const value = cpuMs(pid);
         if (value !== null) database.set(pid, value);
       }
+      for (const pid of replica) {
+        const value = database.get(pid);
+        if (value !== undefined) replicaDatabase.set(pid, value);
+      }
     }
-    return { ...processes, database };
+    return { ...processes, database, replicaDatabase };
   }
 
   private async runPhase(
@@ -503,7 +540,7 @@ export class Bench {
     const cpu: Partial<Record<Process, number>> = {};
     if (start && end) {
       const [before, after] = await Promise.all([start, end]);
-      for (const key of ['service', 'relay', 'peer', 'upstream', 'loadgen'] as const) {
+      for (const key of ['service', 'relay', 'peer', 'upstream', 'loadgen', 'replica'] as const) {
         const a = before[key];
         const b = after[key];
         if (a !== null && b !== null) cpu[key] = b - a;
@@ -513,6 +550,9 @@ export class Bench {
         let total = 0;
         for (const [pid, value] of after.database) total += value - (before.database.get(pid) ?? 0);
         cpu.database = total;
+        let replica = 0;
+        for (const [pid, value] of after.replicaDatabase) replica += value - (before.database.get(pid) ?? 0);
+        cpu.replicaDatabase = replica;
       }
     }
     return { result, cpu, loop: (await loop) ?? {} };
@@ -635,6 +675,10 @@ export class Bench {
 
   /** One exchange from this process, keeping the text: checks and thread building. */
   private async once(arm: Arm, workload: Workload): Promise<ExchangeResult> {
+    if (workload.kind === 'background') {
+      const { created, followers } = await followOnce(this.agent, workload);
+      return followers[0] ?? created;
+    }
     const call = (body: unknown) =>
       exchange({
         agent: this.agent,
@@ -709,30 +753,7 @@ export class Bench {
         });
         if (profiling)
           profiles.push(...(await this.stopScenarioProfile(definition.title, result.turnsInWindow)));
-        let entry = accumulated.get(arm);
-        if (!entry) {
-          entry = {
-            results: [],
-            loops: [],
-            cpu: { service: 0, relay: 0, peer: 0, upstream: 0, loadgen: 0, database: 0 },
-            cpuKnown: {
-              service: true,
-              relay: true,
-              peer: true,
-              upstream: true,
-              loadgen: true,
-              database: true,
-            },
-          };
-          accumulated.set(arm, entry);
-        }
-        entry.results.push(result);
-        const armLoop = arm === 'upstream' ? undefined : loop[arm];
-        if (armLoop) entry.loops.push(armLoop);
-        for (const key of Object.keys(entry.cpu) as Process[]) {
-          if (cpu[key] === undefined) entry.cpuKnown[key] = false;
-          else entry.cpu[key] += cpu[key];
-        }
+        accumulate(accumulated, arm, result, cpu, arm === 'upstream' ? undefined : loop[arm]);
       }
     }
     const scenario: ScenarioResult = {
@@ -976,7 +997,180 @@ export class Bench {
         }),
       );
     }
+    if (want('background')) results.push(await this.backgroundScenario(results));
+    if (want('resume-remote')) results.push(await this.resumeRemote());
     return results;
+  }
+
+  // ---------------------------------------------------------------- durable turns
+
+  /**
+   * Background turns on the service (JSON `background: true`, then the stream resumed at once on
+   * the same instance) against the relay's foreground stream of the same reply: the relay has no
+   * background mode. With stream-1 in the same run, the service's foreground figures are noted.
+   */
+  private async backgroundScenario(earlier: ScenarioResult[]): Promise<ScenarioResult> {
+    const o = this.options;
+    const foreground = (arm: Arm) =>
+      this.turnWorkload(arm, 'stream', { input: 'Tell me a story.', stream: true });
+    const workload = (arm: Arm) =>
+      arm === 'service' ? backgroundWorkload(foreground(arm), [this.serviceUrl], null) : foreground(arm);
+    const result = await this.comparison({
+      key: 'background',
+      title: `Background ${o.tokens}-token turn, stream resumed on its replica`,
+      setup: `1 client back to back; POST /v1/responses with background: true (JSON, answers queued), then at once GET /v1/responses/{id}?stream=true on the same instance; TTFT = first text delta, total = response.completed, both from the POST; first token after ${o.ttftMs} ms, then all ${o.tokens} tokens as fast as they go. The bare relay has no background mode: its arm is the same reply streamed in the foreground`,
+      arms: ['relay', 'service'],
+      phase: this.closedPhase(1, 6, 1.5, 0),
+      workload,
+      check: (arm) => this.checkReply(arm, workload(arm), o.tokens),
+    });
+    const accepted = result.arms.service?.accepted;
+    if (accepted)
+      result.notes.push(
+        `The POST answered (status queued) after p50 ${fmt(accepted.p50)} ms, p99 ${fmt(accepted.p99)} ms.`,
+      );
+    const fg = earlier.find((scenario) => scenario.key === 'stream-1')?.arms.service;
+    const bg = result.arms.service;
+    if (fg && bg) {
+      const withDb = (arm: ArmResult) => (arm.cpuMsPerTurn ?? 0) + (arm.databaseCpuMsPerTurn ?? 0);
+      result.notes.push(
+        `Service in the foreground (stream-1, same run): TTFT p50 ${fmt(fg.ttft?.p50)} ms, total p50 ${fmt(fg.total?.p50)} ms, CPU ${fmt(withDb(fg))} ms/turn with database; background: TTFT p50 ${fmt(bg.ttft?.p50)} ms, total p50 ${fmt(bg.total?.p50)} ms, CPU ${fmt(withDb(bg))} ms/turn (${fmt(withDb(bg) - withDb(fg))} more).`,
+      );
+    }
+    return result;
+  }
+
+  /** A second service instance on the bench database (on embedded, through the service's server). */
+  private async startReplica(): Promise<void> {
+    const address = await this.database.address();
+    const url = new URL(address.url);
+    if (this.database.kind === 'postgresql') url.searchParams.set('application_name', REPLICA_APPLICATION);
+    const port = await freePort();
+    const env: Record<string, string> = {
+      ...this.serviceEnv(port),
+      DATABASE_URL: url.toString(),
+      MIGRATIONS_RUN_ON_BOOT: 'false',
+    };
+    delete env.EMBEDDED_DATA_DIR;
+    this.replica = startNode(
+      'replica',
+      [...this.options.serviceNodeArgs, join(DIST, 'src/main.js')],
+      env,
+      true,
+      this.logFile('replica'),
+      this.nodePath,
+    );
+    this.replicaUrl = `http://127.0.0.1:${port}`;
+    await waitForHttp(`${this.replicaUrl}/readyz`, this.replica);
+    this.log(`second instance on ${this.replicaUrl} (same ${this.database.kind} database)`);
+  }
+
+  /**
+   * Background turns run by the service (A), each followed at once (`starting_after=0`) on A,
+   * from memory, and on a second instance (B), which reads the database every RESUME_POLL_MS:
+   * how much later B sees each event, and what following costs B and the database. Interleaved
+   * with the same turns followed on A only, so A's (and on embedded, the database's) extra work
+   * for B shows too.
+   */
+  private async resumeRemote(): Promise<ScenarioResult> {
+    const o = this.options;
+    const clients = 8;
+    const settings = durableSettings(process.env);
+    const streamMs = o.ttftMs + o.tokens * o.intervalMs;
+    const scenario: ScenarioResult = {
+      key: 'resume-remote',
+      title: `Background turns followed on another replica (${clients} at once)`,
+      setup: `${clients} clients back to back, each: POST background: true on instance A, then at once GET ?stream=true&starting_after=0 on A (follows from memory) and on instance B (same database; reads it every RESUME_POLL_MS = ${settings.pollMs} ms; A stores events every BACKGROUND_EVENT_FLUSH_MS = ${settings.flushMs} ms); first token after ${o.ttftMs} ms, then one token every ${o.intervalMs} ms (${o.tokens} tokens); interleaved with the same turns followed on A only`,
+      arms: {},
+      added: {
+        ttftP50: null,
+        ttftP99: null,
+        totalP50: null,
+        totalP99: null,
+        gapP99: null,
+        stalls: null,
+        cpuMsPerTurn: null,
+      },
+      notes: [],
+    };
+    if (!this.serviceAvailable) {
+      scenario.notes.push(`service not measured: ${this.serviceUnavailable}`);
+      return scenario;
+    }
+    try {
+      await this.startReplica();
+      const foreground = this.turnWorkload('service', 'paced', { input: 'Tell me a story.', stream: true });
+      const workloads = {
+        local: backgroundWorkload(foreground, [this.serviceUrl], 0),
+        remote: backgroundWorkload(foreground, [this.serviceUrl, this.replicaUrl], 0),
+      };
+      const checked = await followOnce(this.agent, workloads.remote);
+      const problem = checked.created.ok
+        ? compareFollowers(checked.followers, replyText(o.tokens))
+        : checked.created.error;
+      if (problem) {
+        scenario.notes.push(`service excluded: the check failed (${problem})`);
+        this.excluded.push(`resume-remote: service (${problem})`);
+        this.log(`resume-remote: check failed (${problem})`);
+        return scenario;
+      }
+      this.log(`${scenario.title} [A only, A + B]`);
+      const phase = {
+        ...this.closedPhase(clients, 10, Math.min(4, 1 + streamMs / 1000), o.intervalMs),
+        rampMs: Math.min(streamMs, 3000),
+      };
+      const accumulated = new Map<'local' | 'remote', Accumulated>();
+      for (let round = 0; round < o.rounds; round++) {
+        const order = round % 2 === 0 ? (['local', 'remote'] as const) : (['remote', 'local'] as const);
+        for (const which of order) {
+          const warmupMs = round === 0 ? phase.warmupMs : Math.min(phase.warmupMs, 1000);
+          const { result, cpu, loop } = await this.runPhase({
+            ...phase,
+            warmupMs,
+            durationMs: phase.durationMs - phase.warmupMs + warmupMs,
+            workload: workloads[which],
+          });
+          accumulate(accumulated, which, result, cpu, loop.service);
+        }
+      }
+      const local = accumulated.get('local');
+      const remote = accumulated.get('remote');
+      if (remote) {
+        scenario.arms.service = armResult('service', remote);
+        const turns = remote.results.reduce((sum, r) => sum + r.turnsInWindow, 0);
+        const followerSeconds =
+          remote.results.reduce((sum, r) => sum + (r.followerMsInWindow ?? 0), 0) / 1000;
+        const per = (value: number, known: boolean, by: number) => (known && by > 0 ? value / by : null);
+        scenario.remote = {
+          pollMs: settings.pollMs,
+          flushMs: settings.flushMs,
+          clients,
+          completedDelay: summarize(remote.results.flatMap((r) => r.completedDelays ?? [])),
+          deltaDelay: summarize(remote.results.flatMap((r) => r.deltaDelays ?? [])),
+          followerSeconds,
+          replicaCpuMsPerTurn: per(remote.cpu.replica, remote.cpuKnown.replica, turns),
+          replicaCpuMsPerFollowerSecond: per(remote.cpu.replica, remote.cpuKnown.replica, followerSeconds),
+          replicaDatabaseCpuMsPerFollowerSecond:
+            this.database.kind === 'postgresql'
+              ? per(remote.cpu.replicaDatabase, remote.cpuKnown.replicaDatabase, followerSeconds)
+              : null,
+          localOnly: local ? armResult('service', local) : null,
+        };
+        const r = scenario.remote;
+        this.log(
+          `  B later than A: response.completed p50 ${fmt(r.completedDelay?.p50)} p99 ${fmt(r.completedDelay?.p99)} ms, text deltas p50 ${fmt(r.deltaDelay?.p50)} p99 ${fmt(r.deltaDelay?.p99)} ms; B ${fmt(r.replicaCpuMsPerFollowerSecond)} CPU ms per follower-second (db ${fmt(r.replicaDatabaseCpuMsPerFollowerSecond)}); A ${fmt(scenario.arms.service.cpuMsPerTurn)} vs ${fmt(r.localOnly?.cpuMsPerTurn)} ms/turn alone`,
+        );
+      }
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      scenario.notes.push(`not measured: ${message}`);
+      this.excluded.push(`resume-remote: service (${message})`);
+      this.log(`resume-remote failed: ${message}`);
+    } finally {
+      await this.replica?.stop();
+      this.replica = undefined;
+    }
+    return scenario;
   }
 
   private userContextWorkload(arm: Arm): Workload {
@@ -1332,6 +1526,16 @@ export class Bench {
           workload: this.userContextWorkload('service'),
           turns: 1,
         },
+        {
+          // Followed on the same instance (from memory): the turn's own writes, events included.
+          kind: `background turn, streamed ${o.tokens} tokens`,
+          workload: backgroundWorkload(
+            onProbe(this.turnWorkload('service', 'stream', { input: 'Tell me a story.', stream: true })),
+            [base],
+            null,
+          ),
+          turns: 1,
+        },
       ];
       if (o.statements) {
         const repetitions = o.quick ? 5 : 20;
@@ -1426,6 +1630,30 @@ async function readProfiles(prefix: string, turns: number): Promise<ProfileSumma
   return summary;
 }
 
+/** Adds one measured phase of an arm to what the scenario has gathered for it. */
+function accumulate<K>(
+  accumulated: Map<K, Accumulated>,
+  key: K,
+  result: PhaseResult,
+  cpu: Partial<Record<Process, number>>,
+  loop: LoopStats | null | undefined,
+): void {
+  let entry = accumulated.get(key);
+  if (!entry) {
+    const zero = Object.fromEntries(PROCESSES.map((process) => [process, 0])) as Record<Process, number>;
+    const known = Object.fromEntries(PROCESSES.map((process) => [process, true])) as Record<Process, boolean>;
+    entry = { results: [], loops: [], cpu: zero, cpuKnown: known };
+    accumulated.set(key, entry);
+  }
+  entry.results.push(result);
+  if (loop) entry.loops.push(loop);
+  for (const process of PROCESSES) {
+    const value = cpu[process];
+    if (value === undefined) entry.cpuKnown[process] = false;
+    else entry.cpu[process] += value;
+  }
+}
+
 function armResult(arm: Arm, entry: Accumulated): ArmResult {
   const merge = (pick: (result: PhaseResult) => number[]) => {
     const all: number[] = [];
@@ -1459,6 +1687,7 @@ function armResult(arm: Arm, entry: Accumulated): ArmResult {
     upstreamCpuMsPerTurn: perTurn('upstream'),
     databaseCpuMsPerTurn: arm === 'service' ? perTurn('database') : null,
     loop: mergeLoops(entry.loops),
+    ...(entry.results.some((r) => r.accepted) ? { accepted: summarize(merge((r) => r.accepted ?? [])) } : {}),
   };
 }
 

@@ -15,8 +15,8 @@ export interface BenchDatabase {
   version: string;
   /** Host and port a wire-protocol proxy should forward to (embedded: once the service runs). */
   address(): Promise<{ host: string; port: number; url: string }>;
-  /** Server process ids serving the bench database (PostgreSQL only), for their CPU time. */
-  backendPids(): Promise<number[]>;
+  /** Server process ids serving the bench database (PostgreSQL only), for their CPU time; optionally one application's. */
+  backendPids(applicationName?: string): Promise<number[]>;
   drop(): Promise<void>;
 }
 
@@ -60,13 +60,13 @@ export async function createBenchDatabase(
     env: { DATABASE_URL: databaseUrl },
     version,
     address: () => Promise.resolve({ host: url.hostname, port: Number(url.port || 5432), url: databaseUrl }),
-    async backendPids() {
+    async backendPids(applicationName?: string) {
       const client = new pg.Client({ connectionString: serverUrl });
       try {
         await client.connect();
         const rows = await client.query<{ pid: number }>(
-          'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
-          [name],
+          'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND ($2::text IS NULL OR application_name = $2)',
+          [name, applicationName ?? null],
         );
         return rows.rows.map((row) => row.pid);
       } catch {

@@ -14,7 +14,8 @@ export interface Exchange {
   baseUrl: string;
   path: string;
   headers: Record<string, string>;
-  body: string;
+  /** POST body; null = a GET (resuming a background response's stream). */
+  body: string | null;
   protocol: Protocol;
   stream: boolean;
   timeoutMs: number;
@@ -24,6 +25,8 @@ export interface Exchange {
   collectText?: boolean;
   /** Closes the exchange from the client side; it then ends with the error RELEASED. */
   signal?: AbortSignal;
+  /** Responses JSON: statuses that count as an answer besides completed (a background turn's `queued`). */
+  acceptStatuses?: readonly string[];
 }
 
 export const RELEASED = 'released by the client';
@@ -40,6 +43,8 @@ export interface ExchangeResult {
   error?: string;
   startedAt: number;
   firstTokenAt?: number;
+  /** Responses stream: when `response.completed` arrived. */
+  completedAt?: number;
   endedAt: number;
   tokens: number;
   text?: string;
@@ -81,13 +86,16 @@ export function exchange(options: Exchange): Promise<ExchangeResult> {
         agent: options.agent,
         host: url.hostname,
         port: url.port,
-        path: url.pathname,
-        method: 'POST',
-        headers: {
-          ...options.headers,
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(options.body),
-        },
+        path: `${url.pathname}${url.search}`,
+        method: options.body === null ? 'GET' : 'POST',
+        headers:
+          options.body === null
+            ? options.headers
+            : {
+                ...options.headers,
+                'content-type': 'application/json',
+                'content-length': Buffer.byteLength(options.body),
+              },
       },
       (res) => {
         result.status = res.statusCode ?? 0;
@@ -122,7 +130,7 @@ export function exchange(options: Exchange): Promise<ExchangeResult> {
     if (options.signal?.aborted) release();
     options.signal?.addEventListener('abort', release, { once: true });
     req.on('error', (error: NodeJS.ErrnoException) => settle(error.code ?? 'request failed'));
-    req.end(options.body);
+    req.end(options.body ?? undefined);
   });
 }
 
@@ -152,7 +160,9 @@ function readJson(options: Exchange, result: ExchangeResult, text: string): stri
       options.onToken?.(now);
     }
     if (options.collectText) result.text = outputText;
-    return body.status === 'completed' || body.status === 'requires_action'
+    return body.status === 'completed' ||
+      body.status === 'requires_action' ||
+      options.acceptStatuses?.includes(body.status)
       ? undefined
       : `status ${body.status}`;
   }
@@ -223,6 +233,7 @@ class SseScanner {
         const text = this.options.collectText ? dataOf(block).delta : undefined;
         this.token(now, text);
       } else if (block.startsWith(COMPLETED)) {
+        this.result.completedAt = now;
         this.result.response = dataOf(block).response;
       } else if (block.startsWith(FAILED)) {
         this.failure = `response.error ${dataOf(block).error?.code ?? ''}`;

@@ -9,6 +9,7 @@ import {
   type PhaseSpec,
   type Target,
   type ToLoadGenerator,
+  type Workload,
 } from './load-protocol.js';
 
 /**
@@ -43,6 +44,11 @@ interface Sample {
   turns: number;
   endedAt: number;
   error?: string;
+  /** Background turns (see the `background` workload). */
+  accepted?: number;
+  deltaDelays?: number[];
+  completedDelay?: number;
+  followerMs?: number;
 }
 
 class Phase {
@@ -105,7 +111,11 @@ class Phase {
     // A stream the bench closed itself (end of a hold) counts with what it received.
     if (sample.error === RELEASED)
       sample.error = sample.ttft === undefined ? 'closed before the first token' : undefined;
-    if (this.inWindow(sample.endedAt)) this.result.turnsInWindow += sample.error ? 0 : sample.turns;
+    if (this.inWindow(sample.endedAt)) {
+      this.result.turnsInWindow += sample.error ? 0 : sample.turns;
+      if (sample.followerMs !== undefined)
+        this.result.followerMsInWindow = (this.result.followerMsInWindow ?? 0) + sample.followerMs;
+    }
     if (!this.inWindow(sample.origin) && this.spec.mode !== 'hold') return;
     this.result.samples++;
     if (sample.error) {
@@ -114,6 +124,12 @@ class Phase {
     }
     if (sample.ttft !== undefined) this.result.ttft.push(sample.ttft);
     this.result.total.push(sample.total);
+    if (sample.accepted !== undefined) (this.result.accepted ??= []).push(sample.accepted);
+    if (sample.completedDelay !== undefined) (this.result.completedDelays ??= []).push(sample.completedDelay);
+    if (sample.deltaDelays) {
+      const delays = (this.result.deltaDelays ??= []);
+      for (const delay of sample.deltaDelays) delays.push(delay);
+    }
     for (const gap of sample.gaps) {
       this.result.gaps.push(gap);
       if (gap > this.spec.stallMs) this.result.stalls++;
@@ -223,6 +239,7 @@ class Phase {
   /** Runs the workload once; `origin` is when it should have started. */
   private async execute(origin: number, onFirstToken?: () => void): Promise<Sample> {
     const workload = this.spec.workload;
+    if (workload.kind === 'background') return this.background(workload, origin, onFirstToken);
     const gaps: number[] = [];
     let last = 0;
     const onToken = (at: number) => {
@@ -261,6 +278,86 @@ class Phase {
       endedAt: second.endedAt,
       error,
     };
+  }
+
+  /**
+   * A background turn: the POST (`queued`), then every follower resumes the stream at once.
+   * TTFT and total are the first follower's; a second follower's lag is taken per text delta
+   * and at `response.completed`, on the same clock (this process).
+   */
+  private async background(
+    workload: Extract<Workload, { kind: 'background' }>,
+    origin: number,
+    onFirstToken?: () => void,
+  ): Promise<Sample> {
+    const created = await exchange({
+      agent: this.agent,
+      baseUrl: workload.target.baseUrl,
+      path: workload.target.path,
+      headers: workload.target.headers,
+      body: JSON.stringify(workload.body),
+      protocol: 'responses',
+      stream: false,
+      timeoutMs: this.spec.timeoutMs,
+      acceptStatuses: ['queued', 'in_progress'],
+      signal: this.released.signal,
+    });
+    const accepted = created.endedAt - origin;
+    const id = created.response?.id;
+    if (created.error || !id)
+      return {
+        origin,
+        total: 0,
+        gaps: [],
+        turns: 0,
+        endedAt: created.endedAt,
+        error: created.error ?? 'no id',
+      };
+    const query = `?stream=true${workload.startingAfter === null ? '' : `&starting_after=${workload.startingAfter}`}`;
+    const stamps: number[][] = workload.followers.map(() => []);
+    const follows = await Promise.all(
+      workload.followers.map((baseUrl, index) =>
+        exchange({
+          agent: agentFor(baseUrl),
+          baseUrl,
+          path: `${workload.target.path}/${id}${query}`,
+          headers: workload.target.headers,
+          body: null,
+          protocol: 'responses',
+          stream: true,
+          timeoutMs: this.spec.timeoutMs,
+          onToken: (at) => {
+            if (index === 0 && stamps[0].length === 0) onFirstToken?.();
+            if (index === 0 && this.inWindow(at)) this.result.tokensInWindow++;
+            stamps[index].push(at);
+          },
+          signal: this.released.signal,
+        }),
+      ),
+    );
+    const [first, second] = follows;
+    const gaps = stamps[0].slice(1).map((at, index) => at - stamps[0][index]);
+    const failed = follows.find((follow) => follow.error);
+    const error =
+      (failed ? `${failed === first ? '' : 'second follower: '}${failed.error}` : undefined) ??
+      follows.map((follow) => checkTokens(follow, workload.expectTokens)).find(Boolean);
+    const sample: Sample = {
+      origin,
+      ttft: first.firstTokenAt === undefined ? undefined : first.firstTokenAt - origin,
+      total: (first.completedAt ?? first.endedAt) - origin,
+      gaps,
+      turns: 1,
+      endedAt: Math.max(...follows.map((follow) => follow.endedAt)),
+      error,
+      accepted,
+    };
+    if (second && !error) {
+      sample.deltaDelays = stamps[1].map((at, index) => at - stamps[0][index]);
+      if (first.completedAt !== undefined && second.completedAt !== undefined)
+        sample.completedDelay = second.completedAt - first.completedAt;
+      sample.followerMs = second.endedAt - second.startedAt;
+    }
+    return sample;
   }
 
   private call(

@@ -26,6 +26,22 @@ export type Workload =
       stream: boolean;
       expectTokens: number;
       toolOutput: string;
+    }
+  | {
+      /**
+       * A background turn (`background: true`, JSON): the POST answers `queued`, then each
+       * follower resumes its stream (`GET /v1/responses/{id}?stream=true`) at once; timing is
+       * taken on the first follower, the others' events are compared with its (durable.ts).
+       */
+      kind: 'background';
+      target: Target;
+      body: unknown;
+      stream: true;
+      expectTokens: number;
+      /** Base URLs of the replicas that follow the turn, the one running it first. */
+      followers: string[];
+      /** `starting_after` of the resumed streams; null = the whole stream. */
+      startingAfter: number | null;
     };
 
 export interface PhaseSpec {
@@ -71,6 +87,14 @@ export interface PhaseResult {
   offered: number;
   /** Hold: streams that had their first token when the plateau was reported. */
   openAtPlateau?: number;
+  /** Background: time until the POST answered (`queued`), ms. */
+  accepted?: number[];
+  /** Background with a second follower: how much later it saw each text delta than the first, ms. */
+  deltaDelays?: number[];
+  /** Background with a second follower: how much later it saw `response.completed`, ms. */
+  completedDelays?: number[];
+  /** Background with a second follower: its streams' open time over the exchanges that ended in the window, ms. */
+  followerMsInWindow?: number;
 }
 
 export type ToLoadGenerator =

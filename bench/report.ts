@@ -36,6 +36,9 @@ function errorsOf(result: { errors: Record<string, number> }): number {
   return Object.values(result.errors).reduce((a, b) => a + b, 0);
 }
 
+/** Scenarios of durable turns: their service arm does work the relay has no counterpart for. */
+const DURABLE_SCENARIOS: ReadonlySet<string> = new Set(['background', 'resume-remote']);
+
 function scenario(results: BenchResults, key: string): ScenarioResult | undefined {
   return results.scenarios.find((s) => s.key === key);
 }
@@ -119,7 +122,9 @@ export function evaluateTargets(results: BenchResults): TargetCheck[] {
         : null,
   });
   const ratios = results.scenarios
-    .filter((s) => s.arms.service && s.arms.relay)
+    // A background turn does more than the relay's foreground stream by design (its events are
+    // stored for other replicas): reported beside it, not judged against it.
+    .filter((s) => s.arms.service && s.arms.relay && !DURABLE_SCENARIOS.has(s.key))
     .map((s) => ({
       s,
       service: multiple(cpuWithDatabase(s.arms.service), s.arms.relay?.cpuMsPerTurn),
@@ -134,7 +139,7 @@ export function evaluateTargets(results: BenchResults): TargetCheck[] {
   const abovePeer = withPeer.filter((entry) => entry.service! >= entry.peer!);
   checks.push({
     target:
-      "CPU per turn (with database backends) ≤ 2× the bare relay's in every scenario, and below the peer gateway's",
+      "CPU per turn (with database backends) ≤ 2× the bare relay's in every scenario (background turns not judged: the relay has no background mode), and below the peer gateway's",
     measured: worst
       ? `worst ${times(worst.service)} (${worst.s.title})${withPeer.length ? `; above the peer in ${abovePeer.length} of ${withPeer.length} scenarios${abovePeer.length ? ` (${abovePeer.map((entry) => `${entry.s.key} ${times(entry.service)} vs ${times(entry.peer)}`).join(', ')})` : ''}` : '; peer not measured'}`
       : 'not measured',
@@ -283,6 +288,35 @@ function loopTable(s: ScenarioResult): string[] {
   ];
 }
 
+/** resume-remote: how much later the second replica saw the events, and what following cost. */
+function remoteTable(s: ScenarioResult): string[] {
+  const r = s.remote!;
+  const a = s.arms.service;
+  const alone = r.localOnly;
+  const withDb = (arm: ArmResult | null | undefined) =>
+    arm
+      ? ms(arm.cpuMsPerTurn) +
+        (arm.databaseCpuMsPerTurn !== null ? ` (+${ms(arm.databaseCpuMsPerTurn)} db)` : '')
+      : '–';
+  return [
+    '',
+    `The rows above are instance A with B following. B's delay is stamped by the same client process for the same turn (B's arrival minus A's); A follows from memory, as a client of the replica running the turn does.`,
+    '',
+    '| Followed on B, not on A | p50 | p90 | p99 | max |',
+    '| --- | --- | --- | --- | --- |',
+    `| Delay of \`response.completed\`, ms | ${ms(r.completedDelay?.p50)} | ${ms(r.completedDelay?.p90)} | ${ms(r.completedDelay?.p99)} | ${ms(r.completedDelay?.max)} |`,
+    `| Delay of each text delta, ms | ${ms(r.deltaDelay?.p50)} | ${ms(r.deltaDelay?.p90)} | ${ms(r.deltaDelay?.p99)} | ${ms(r.deltaDelay?.max)} |`,
+    '',
+    '| Cost of following on B | |',
+    '| --- | --- |',
+    `| B's CPU per follower-second (${ms(r.followerSeconds, 1)} follower-seconds measured) | ${ms(r.replicaCpuMsPerFollowerSecond)} ms |`,
+    `| B's own database backends per follower-second | ${r.replicaDatabaseCpuMsPerFollowerSecond === null ? 'embedded: the database runs in A, see A below' : `${ms(r.replicaDatabaseCpuMsPerFollowerSecond)} ms`} |`,
+    `| B's CPU per turn | ${ms(r.replicaCpuMsPerTurn)} ms |`,
+    `| A's CPU per turn, B following / A alone | ${withDb(a)} / ${withDb(alone)} ms |`,
+    `| Turns per second, B following / A alone | ${ms(a?.turnsPerSecond, 1)} / ${ms(alone?.turnsPerSecond, 1)} |`,
+  ];
+}
+
 function scenarioSection(s: ScenarioResult): string[] {
   const lines = [`### ${s.title}`, '', `${s.setup[0].toUpperCase()}${s.setup.slice(1)}.`, ''];
   lines.push(
@@ -306,6 +340,7 @@ function scenarioSection(s: ScenarioResult): string[] {
     );
   }
   if (isConcurrent(s)) lines.push(...loopTable(s));
+  if (s.remote) lines.push(...remoteTable(s));
   const errorLines = Object.entries({
     relay: s.arms.relay,
     peer: s.arms.peer,
@@ -382,6 +417,7 @@ export function renderMarkdown(results: BenchResults): string {
       'thread-50': 'continue a 50-turn thread',
       'thread-200': 'continue a 200-turn thread',
       'user-context': 'turn with 20 claims and 50 memory items',
+      background: `background turn, streamed ${results.options.tokens} tokens`,
     }[key];
     const value = kind === undefined ? undefined : statements.get(kind);
     return value === undefined ? '–' : ms(value, 1);

@@ -44,6 +44,30 @@ export interface ArmResult {
   databaseCpuMsPerTurn: number | null;
   /** The serving process's event loop over the measurement windows (worst window; see loop-monitor.ts). */
   loop?: LoopStats | null;
+  /** Background turns: time until the POST answered (`queued`), ms. */
+  accepted?: Distribution | null;
+}
+
+/**
+ * resume-remote: background turns run by the measured instance (A) and followed at once both on
+ * A (from memory) and on a second instance (B, through the database every RESUME_POLL_MS).
+ */
+export interface RemoteFollow {
+  pollMs: number;
+  flushMs: number;
+  clients: number;
+  /** How much later B saw `response.completed` than A, ms. */
+  completedDelay: Distribution | null;
+  /** How much later B saw each text delta than A, ms. */
+  deltaDelay: Distribution | null;
+  /** Seconds B's streams were open over the measurement windows. */
+  followerSeconds: number;
+  replicaCpuMsPerTurn: number | null;
+  replicaCpuMsPerFollowerSecond: number | null;
+  /** PostgreSQL: B's own backends (its reads); embedded: null (the database runs inside A). */
+  replicaDatabaseCpuMsPerFollowerSecond: number | null;
+  /** The same turns followed on A only (arms.service is A with B following). */
+  localOnly: ArmResult | null;
 }
 
 export interface Added {
@@ -66,6 +90,8 @@ export interface ScenarioResult {
   notes: string[];
   /** With --profile-scenarios: the measured service's profile during this scenario. */
   profile?: ProfileResult;
+  /** resume-remote only. */
+  remote?: RemoteFollow;
 }
 
 export interface SweepStep {
