@@ -1,4 +1,5 @@
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
+import type { UpstreamBodyStream } from './upstream-fetch.js';
 
 /**
  * Reads a Chat Completions event stream and yields, per network read, the chunks it completed.
@@ -6,16 +7,15 @@ import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
  * batching per read lets a turn relay a burst of tokens in one socket write.
  */
 export async function* readChatCompletionChunks(
-  body: ReadableStream<Uint8Array>,
+  body: UpstreamBodyStream | ReadableStream<Uint8Array>,
 ): AsyncIterable<ChatCompletionChunk[]> {
-  const decoder = new TextDecoder();
-  const reader = body.getReader();
+  const source = 'getReader' in body ? webText(body) : nodeText(body);
   let buffer = '';
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = await source.next();
       if (done) break;
-      buffer += decoder.decode(value, { stream: true });
+      buffer += value;
       const chunks: ChatCompletionChunk[] = [];
       // Walk the read with an offset and keep only the unfinished tail: one copy per read.
       let from = 0;
@@ -37,6 +37,37 @@ export async function* readChatCompletionChunks(
       }
       if (from > 0) buffer = buffer.slice(from);
       if (chunks.length > 0) yield chunks;
+    }
+  } finally {
+    await source.return(undefined);
+  }
+}
+
+/** undici's stream, decoded by the stream itself: each `next()` takes everything read so far. */
+async function* nodeText(body: UpstreamBodyStream): AsyncGenerator<string, void, undefined> {
+  body.setEncoding('utf8');
+  const reads = body.iterator({ destroyOnReturn: false });
+  try {
+    for (;;) {
+      const { done, value } = (await reads.next()) as IteratorResult<string, undefined>;
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    // After `[DONE]` the answer may still owe its last bytes: read them so the connection is
+    // reused (undici reads at most 128 KiB, then closes it).
+    if (!body.readableEnded && !body.destroyed) void body.dump().catch(() => undefined);
+  }
+}
+
+async function* webText(body: ReadableStream<Uint8Array>): AsyncGenerator<string, void, undefined> {
+  const decoder = new TextDecoder();
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      yield decoder.decode(value, { stream: true });
     }
   } finally {
     reader.releaseLock();

@@ -7,6 +7,7 @@ import type {
 import { traceHeaders } from '../common/tracing/tracing.js';
 import type { OpenAiCompatibleModelSettings } from './model-settings.js';
 import { readChatCompletionChunks } from './chat-completion-chunks.js';
+import { upstreamBody, upstreamFetch } from './upstream-fetch.js';
 import {
   ContextLengthError,
   TurnAbortedError,
@@ -81,8 +82,9 @@ export class OpenAiCompatibleProvider implements LlmProvider {
           headers: traceHeaders(),
         })
         .asResponse();
-      if (!response.body) throw new Error('The upstream answered without a body');
-      for await (const chunks of readChatCompletionChunks(response.body)) {
+      const body = upstreamBody(response);
+      if (!body) throw new Error('The upstream answered without a body');
+      for await (const chunks of readChatCompletionChunks(body)) {
         timer.refresh();
         yield chunks.flatMap(translate);
       }
@@ -155,13 +157,19 @@ export class OpenAiCompatibleProvider implements LlmProvider {
     return params;
   }
 
-  /** One client (and so one connection pool) per upstream and key. */
+  /** One client, and its own keep-alive connection pool, per upstream and key. */
   private client(settings: OpenAiCompatibleModelSettings): OpenAI {
     const apiKey = (settings.apiKeyEnv ? this.options.env[settings.apiKeyEnv] : undefined) ?? 'not-set';
     const cacheKey = `${settings.baseUrl}\u0000${apiKey}`;
     let client = this.clients.get(cacheKey);
     if (!client) {
-      client = new OpenAI({ baseURL: settings.baseUrl, apiKey, maxRetries: 0, timeout: 24 * 3600 * 1000 });
+      client = new OpenAI({
+        baseURL: settings.baseUrl,
+        apiKey,
+        maxRetries: 0,
+        timeout: 24 * 3600 * 1000,
+        fetch: upstreamFetch(),
+      });
       this.clients.set(cacheKey, client);
     }
     return client;

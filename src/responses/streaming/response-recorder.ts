@@ -65,6 +65,11 @@ export const DEFAULT_EVENT_STYLE: EventStyle = { status: true, reasoning: 'respo
 /** Where a streamed response's events go; writing is synchronous, see SseWriter. */
 export interface EventSink {
   event(type: string, payload: Record<string, unknown>): void;
+  /**
+   * The same event with its payload already JSON text, exactly `JSON.stringify` of what `event`
+   * would get. Optional: the recorder uses it for the per-token events when the sink has it.
+   */
+  eventJson?(type: string, sequence: number, json: string): void;
   cork(): void;
   uncork(): void;
   /** Undefined when more can be written now; otherwise resolves when it can. */
@@ -83,12 +88,25 @@ export function itemId(prefix: 'msg' | 'fc' | 'hov' | 'oar' | 'ws' | 'rs'): stri
 /** Shared by every text delta without log probabilities: serialized, never mutated. */
 const NO_LOGPROBS: readonly never[] = Object.freeze([]);
 
+interface OpenItem<T extends OutputItem['type']> {
+  index: number;
+  item: Extract<OutputItem, { type: T }>;
+}
+
+/**
+ * The JSON of a delta event's fields between `sequence_number` and `delta`, built once per item:
+ * a token then costs one string, not three objects and a `JSON.stringify` (see `delta`).
+ */
+function deltaIds(itemId: string, outputIndex: number, contentIndex: boolean): string {
+  return `,"item_id":${JSON.stringify(itemId)},"output_index":${outputIndex}${contentIndex ? ',"content_index":0' : ''},"delta":`;
+}
+
 export class ResponseRecorder {
   readonly output: OutputItem[] = [];
   private sequence = 0;
-  private openMessage: { index: number; item: Extract<OutputItem, { type: 'message' }> } | undefined;
-  private openReasoning: { index: number; item: Extract<OutputItem, { type: 'reasoning' }> } | undefined;
-  private readonly openCalls: { index: number; item: Extract<OutputItem, { type: 'function_call' }> }[] = [];
+  private openMessage: (OpenItem<'message'> & { deltaIds: string }) | undefined;
+  private openReasoning: (OpenItem<'reasoning'> & { deltaIds: string }) | undefined;
+  private readonly openCalls: (OpenItem<'function_call'> & { deltaIds: string })[] = [];
 
   /** Event names of reasoning text, fixed per stream (computed once, not per token). */
   private readonly reasoningDelta: string;
@@ -114,6 +132,19 @@ export class ResponseRecorder {
 
   emit(type: string, payload: Record<string, unknown>): void {
     this.sink?.event(type, { type, sequence_number: this.sequence++, ...payload });
+  }
+
+  /**
+   * A delta event as JSON text, byte for byte what `emit` would serialize: `type`,
+   * `sequence_number`, the item's ids, `delta`, then `tail` (the fields after it).
+   */
+  private delta(type: string, ids: string, delta: string, tail: string): void {
+    const sequence = this.sequence++;
+    this.sink?.eventJson?.(
+      type,
+      sequence,
+      `{"type":${JSON.stringify(type)},"sequence_number":${sequence}${ids}${JSON.stringify(delta)}${tail}`,
+    );
   }
 
   /** Groups the events emitted by `work` into one socket write. */
@@ -144,7 +175,8 @@ export class ResponseRecorder {
         role: 'assistant',
         content: [],
       };
-      open = { index: this.output.push(item) - 1, item };
+      const index = this.output.push(item) - 1;
+      open = { index, item, deltaIds: deltaIds(item.id, index, true) };
       this.openMessage = open;
       this.emit('response.output_item.added', {
         output_index: open.index,
@@ -162,6 +194,8 @@ export class ResponseRecorder {
     const part = open.item.content[0];
     part.text += delta;
     if (logprobs) part.logprobs.push(...logprobs);
+    else if (this.sink?.eventJson)
+      return this.delta('response.output_text.delta', open.deltaIds, delta, ',"logprobs":[]}');
     this.emit('response.output_text.delta', {
       item_id: open.item.id,
       output_index: open.index,
@@ -184,7 +218,8 @@ export class ResponseRecorder {
         summary: [],
         content: [],
       };
-      open = { index: this.output.push(item) - 1, item };
+      const index = this.output.push(item) - 1;
+      open = { index, item, deltaIds: deltaIds(item.id, index, true) };
       this.openReasoning = open;
       this.emit('response.output_item.added', { output_index: open.index, item: { ...item, content: [] } });
       const part: ReasoningTextPart = { type: 'reasoning_text', text: '' };
@@ -197,6 +232,7 @@ export class ResponseRecorder {
       });
     }
     open.item.content[0].text += delta;
+    if (this.sink?.eventJson) return this.delta(this.reasoningDelta, open.deltaIds, delta, '}');
     this.emit(this.reasoningDelta, {
       item_id: open.item.id,
       output_index: open.index,
@@ -249,7 +285,7 @@ export class ResponseRecorder {
       status: 'in_progress',
     };
     const index = this.output.push(item) - 1;
-    this.openCalls.push({ index, item });
+    this.openCalls.push({ index, item, deltaIds: deltaIds(item.id, index, false) });
     this.emit('response.output_item.added', { output_index: index, item: { ...item } });
     return index;
   }
@@ -258,6 +294,9 @@ export class ResponseRecorder {
     const open = this.openCalls.find((call) => call.index === handle);
     if (!open || delta.length === 0) return;
     open.item.arguments += delta;
+    if (this.sink?.eventJson) {
+      return this.delta('response.function_call_arguments.delta', open.deltaIds, delta, '}');
+    }
     this.emit('response.function_call_arguments.delta', {
       item_id: open.item.id,
       output_index: open.index,

@@ -3,8 +3,9 @@ import type { EventSink } from './response-recorder.js';
 
 /**
  * Writes one Server-Sent Events stream on the raw response: each event as one piece of text,
- * the events of one upstream chunk in one socket write (cork/uncork), `: heartbeat` after a
- * quiet period, never compressed. Writing is synchronous; the turn waits on `drain()` between
+ * the events of one upstream chunk joined into one `write` (cork/uncork: one HTTP chunk, one
+ * socket write, instead of four buffered writes per event), `: heartbeat` after a quiet
+ * period, never compressed. Writing is synchronous; the turn waits on `drain()` between
  * batches only when the socket buffer is full, so a slow reader pauses the turn instead of
  * growing a buffer, and a fast one costs no promise per token.
  */
@@ -12,6 +13,9 @@ export class SseWriter implements EventSink {
   private heartbeat: NodeJS.Timeout | undefined;
   private closed = false;
   private full = false;
+  /** Nested cork() calls, and the text of the events written while corked. */
+  private corked = 0;
+  private pending = '';
 
   constructor(
     private readonly res: Response,
@@ -37,17 +41,24 @@ export class SseWriter implements EventSink {
     this.write(`event: ${type}\ndata: ${JSON.stringify(payload)}\n\n`);
   }
 
+  eventJson(type: string, _sequence: number, json: string): void {
+    this.write(`event: ${type}\ndata: ${json}\n\n`);
+  }
+
   /** An event already serialized (a replay of a stored one), written as it is. */
   frame(text: string): void {
     this.write(text);
   }
 
   cork(): void {
-    if (!this.isClosed) this.res.cork();
+    this.corked++;
   }
 
   uncork(): void {
-    if (!this.isClosed) this.res.uncork();
+    if (this.corked === 0 || --this.corked > 0 || this.pending.length === 0) return;
+    const text = this.pending;
+    this.pending = '';
+    this.send(text);
   }
 
   /** Undefined when the socket can take more; otherwise resolves on `drain` (or close). */
@@ -72,12 +83,20 @@ export class SseWriter implements EventSink {
 
   close(): void {
     if (this.closed) return;
+    this.corked = 0;
+    if (this.pending.length > 0) this.send(this.pending);
+    this.pending = '';
     this.closed = true;
     clearTimeout(this.heartbeat);
     if (!this.res.writableEnded) this.res.end();
   }
 
   private write(chunk: string): void {
+    if (this.corked > 0) this.pending += chunk;
+    else this.send(chunk);
+  }
+
+  private send(chunk: string): void {
     if (this.isClosed) return;
     this.armHeartbeat();
     if (!this.res.write(chunk)) this.full = true;

@@ -1,0 +1,60 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readChatCompletionChunks } from './chat-completion-chunks.js';
+import { upstreamBody, upstreamFetch } from './upstream-fetch.js';
+
+const chunk = (content: string) => ({ id: 'c1', choices: [{ index: 0, delta: { content } }] });
+
+describe('upstreamFetch', () => {
+  let server: http.Server;
+  let base: string;
+  const sockets = new Set<unknown>();
+
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      sockets.add(req.socket);
+      if (req.url === '/error') {
+        res.writeHead(400, { 'content-type': 'application/json', 'x-request-id': 'req_1' });
+        res.end('{"error":{"message":"bad","param":"top_p"}}');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify(chunk('hé'))}\n\n`);
+      res.end(`data: ${JSON.stringify(chunk('llo'))}\n\ndata: [DONE]\n\n`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('hands the SDK a bodiless Response and the turn the stream behind it, on one kept-alive connection', async () => {
+    const fetch = upstreamFetch();
+    for (let turn = 0; turn < 3; turn++) {
+      const response = await fetch(`${base}/stream`, {
+        method: 'POST',
+        headers: new Headers({ 'content-type': 'application/json' }),
+        body: '{}',
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('text/event-stream');
+      const batches: unknown[] = [];
+      for await (const batch of readChatCompletionChunks(upstreamBody(response)!)) batches.push(...batch);
+      expect(batches).toEqual([chunk('hé'), chunk('llo')]);
+      // A turn stores its answer before the next call; by then the answer's last bytes are read.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(sockets.size).toBe(1);
+  });
+
+  it('gives an error answer its text, status and headers', async () => {
+    const response = await upstreamFetch()(`${base}/error`, { method: 'POST', body: '{}' });
+    expect(response.ok).toBe(false);
+    expect(response.status).toBe(400);
+    expect(response.headers.get('x-request-id')).toBe('req_1');
+    expect(await response.json()).toEqual({ error: { message: 'bad', param: 'top_p' } });
+  });
+});

@@ -1,0 +1,47 @@
+import { Agent, request, type Dispatcher } from 'undici';
+
+/** undici's Node stream of an answer's body. */
+export type UpstreamBodyStream = Dispatcher.ResponseData['body'];
+
+/** The body of a successful upstream answer as undici's Node stream, keyed by the Response the SDK saw. */
+const rawBodies = new WeakMap<Response, UpstreamBodyStream>();
+
+/**
+ * A `fetch` for the openai SDK on undici's `request` over one keep-alive pool per upstream. The
+ * global fetch wraps each request and its body in WHATWG objects (Request, Headers, a byte
+ * stream read one promise per network read); here the SDK gets a bodiless Response for a
+ * success and the turn reads the Node stream behind it (`upstreamBody`). Error answers carry
+ * their text, so the SDK builds its APIError (status, code, param) as it always did.
+ */
+export function upstreamFetch(): typeof fetch {
+  const dispatcher = new Agent();
+  const send = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const { statusCode, headers, body } = await request(url, {
+      dispatcher,
+      method: (init?.method ?? 'GET') as 'POST',
+      headers: init?.headers as Iterable<[string, string]> | undefined,
+      body: init?.body as string | undefined,
+      signal: init?.signal ?? undefined,
+    });
+    const responseHeaders = new Headers();
+    for (const name in headers) {
+      const value = headers[name];
+      if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
+    }
+    if (statusCode < 200 || statusCode >= 300) {
+      return new Response(await body.text(), { status: statusCode, headers: responseHeaders });
+    }
+    const response = new Response(null, { status: statusCode, headers: responseHeaders });
+    // 204 and 205 have no body, as the global fetch would say (the turn treats that as a failure).
+    if (statusCode === 204 || statusCode === 205) await body.dump();
+    else rawBodies.set(response, body);
+    return response;
+  };
+  return send;
+}
+
+/** The body of an upstream answer: undici's stream when `upstreamFetch` made it, else the web stream. */
+export function upstreamBody(response: Response): UpstreamBodyStream | ReadableStream<Uint8Array> | null {
+  return rawBodies.get(response) ?? response.body;
+}

@@ -1,0 +1,47 @@
+import { ResponseRecorder, type EventSink } from './response-recorder.js';
+
+/** Records each event as the `data:` text a client reads. */
+class ObjectSink implements EventSink {
+  readonly frames: string[] = [];
+  event(type: string, payload: Record<string, unknown>): void {
+    this.frames.push(`${type} ${JSON.stringify(payload)}`);
+  }
+  cork(): void {}
+  uncork(): void {}
+  drain(): undefined {
+    return undefined;
+  }
+}
+
+class JsonSink extends ObjectSink {
+  eventJson(type: string, sequence: number, json: string): void {
+    expect((JSON.parse(json) as { sequence_number: number }).sequence_number).toBe(sequence);
+    this.frames.push(`${type} ${json}`);
+  }
+}
+
+function play(recorder: ResponseRecorder): void {
+  recorder.reasoning('Thinking "hard" \\ about\n it');
+  recorder.text('Hé');
+  recorder.text(' \u2028wörld 😀 \ud800</script>');
+  recorder.text('!', [{ token: '!', logprob: -0.1, bytes: [33], top_logprobs: [] }]);
+  const call = recorder.beginFunctionCall('call_1', 'lookup');
+  recorder.functionCallArguments(call, '{"q":');
+  recorder.functionCallArguments(call, '"x\\"y"}');
+  recorder.finishFunctionCalls();
+  recorder.text('again');
+  recorder.endMessage();
+}
+
+describe('ResponseRecorder', () => {
+  it('writes the per-token events as JSON text byte for byte as the serialized objects', () => {
+    const objects = new ObjectSink();
+    const json = new JsonSink();
+    play(new ResponseRecorder(objects));
+    play(new ResponseRecorder(json));
+    const withoutIds = (frames: string[]) =>
+      frames.map((frame) => frame.replace(/(msg|rs|fc)_[0-9a-f]{32}/g, 'id'));
+    expect(json.frames.length).toBeGreaterThan(10);
+    expect(withoutIds(json.frames)).toEqual(withoutIds(objects.frames));
+  });
+});
