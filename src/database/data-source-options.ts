@@ -20,9 +20,12 @@ export function dataSourceOptions(
     synchronize: false,
     migrationsRun: false,
     logging: false,
-    // The embedded database runs one statement at a time; a few connections are plenty.
+    // The embedded database runs one statement at a time; a few connections are plenty. Its
+    // connections share one session, so one closed when idle would leave its prepared statements
+    // behind in it (see prepared-query.ts): they are kept open instead.
     extra: {
       max: embedded ? Math.min(poolMax, 4) : poolMax,
+      ...(embedded ? { idleTimeoutMillis: 0 } : {}),
       connectionTimeoutMillis: 5000,
       application_name: 'switchboard',
     },

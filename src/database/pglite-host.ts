@@ -4,7 +4,6 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { Logger } from '@nestjs/common';
 import type { PgliteWorkerData, PgliteWorkerReply, PgliteWorkerRequest } from './embedded-postgres.worker.js';
-import { startPgliteServer } from './pglite-server.js';
 
 /** Which thread executes the embedded database's statements. */
 export type DatabaseThread = 'worker' | 'main';
@@ -33,6 +32,9 @@ const EXIT_TIMEOUT_MS = 2_000;
 /** Starts PGlite on a data directory, in a worker thread whenever the compiled worker exists. */
 export async function startPglite(dataDir: string): Promise<RunningPglite> {
   if (existsSync(fileURLToPath(WORKER_SCRIPT))) return PgliteWorker.start(dataDir);
+  // Loaded only here: PGlite's JavaScript alone is ~7 MiB of a process's memory, which a service
+  // on PostgreSQL (or one whose database runs in the worker) never needs on its own thread.
+  const { startPgliteServer } = await import('./pglite-server.js');
   const server = await startPgliteServer(dataDir);
   return { url: server.url, thread: 'main', stop: () => server.stop() };
 }

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import type { ChatMessage } from '../../llm/llm.types.js';
 import type { StoredResponseStatus } from '../entities/response.entity.js';
 import type { TurnRecord } from './turn-store.repository.js';
+import { preparedQuery, type PreparedStatement } from '../../database/prepared-query.js';
 import { CONVERSATION_CTE, conversationParams, insertMessages, messagesParam } from './turn-sql.js';
 
 /** What a turn stores when it starts: enough that a lost replica leaves a findable, honest row. */
@@ -48,6 +49,22 @@ export interface StoredEvent {
 
 const RUNNING = `status IN ('queued', 'in_progress')`;
 
+/** The start of a turn: conversation, response row with its lease, and the user's messages. */
+const RECORD_START: PreparedStatement = {
+  name: 'turn_start',
+  text: `WITH ${CONVERSATION_CTE}, response AS (
+    INSERT INTO responses (id, organization_id, assistant_id, conversation_id, previous_response_id, user_id,
+                           status, depth, active_agent, instructions, input, output, output_text, transcript,
+                           created_at, background, owner_id, lease_expires_at, body)
+    SELECT $6::uuid, $2::uuid, $3::uuid, conversation.id, $9::uuid, $4::varchar, $10::varchar, $11::int, $12::varchar,
+           $13::text, $14::jsonb, '[]'::jsonb, '', $15::jsonb, $7::timestamptz, $16::boolean, $17::varchar,
+           now() + $18::int * interval '1 millisecond', $20::json
+      FROM conversation
+    RETURNING id, conversation_id
+  )
+  ${insertMessages(19)}`,
+};
+
 // UPDATE and DELETE … RETURNING are wrapped in a SELECT: TypeORM answers a bare one with
 // [rows, count] rather than rows.
 
@@ -65,34 +82,21 @@ export class TurnLedger {
    * status `queued` / `in_progress` with its owner's lease, and the user's chat-history messages.
    */
   async recordStart(start: TurnStart): Promise<void> {
-    await this.dataSource.query(
-      `WITH ${CONVERSATION_CTE}, response AS (
-         INSERT INTO responses (id, organization_id, assistant_id, conversation_id, previous_response_id, user_id,
-                                status, depth, active_agent, instructions, input, output, output_text, transcript,
-                                created_at, background, owner_id, lease_expires_at, body)
-         SELECT $6::uuid, $2::uuid, $3::uuid, conversation.id, $9::uuid, $4::varchar, $10::varchar, $11::int, $12::varchar,
-                $13::text, $14::jsonb, '[]'::jsonb, '', $15::jsonb, $7::timestamptz, $16::boolean, $17::varchar,
-                now() + $18::int * interval '1 millisecond', $20::json
-           FROM conversation
-         RETURNING id, conversation_id
-       )
-       ${insertMessages(19)}`,
-      [
-        ...conversationParams(start, start.createdAt),
-        start.previousResponseId,
-        start.status,
-        start.depth,
-        start.activeAgent,
-        start.instructions,
-        JSON.stringify(start.input),
-        JSON.stringify(start.transcript),
-        start.background,
-        start.ownerId,
-        start.leaseMs,
-        messagesParam(start.messages),
-        start.body,
-      ],
-    );
+    await preparedQuery(this.dataSource, RECORD_START, [
+      ...conversationParams(start, start.createdAt),
+      start.previousResponseId,
+      start.status,
+      start.depth,
+      start.activeAgent,
+      start.instructions,
+      JSON.stringify(start.input),
+      JSON.stringify(start.transcript),
+      start.background,
+      start.ownerId,
+      start.leaseMs,
+      messagesParam(start.messages),
+      start.body,
+    ]);
   }
 
   /** A queued background turn this replica starts running. */
