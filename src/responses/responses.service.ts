@@ -104,11 +104,7 @@ export class ResponsesService {
     const stored = turn.request.options.store;
     if (stored) await this.ledger.recordStart(this.start(turn));
     const lease = stored ? this.leases.hold(turn.responseId) : null;
-    const stream = this.streams.create(
-      target,
-      lease ? AbortSignal.any([clientGone, lease.lost]) : clientGone,
-      style,
-    );
+    const stream = this.streams.create(target, clientGone, style, lease?.lost);
     const { recorder } = stream;
     stream.open();
     const plan = this.preparer.plan(turn, stream.signal);

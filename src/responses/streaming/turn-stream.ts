@@ -33,23 +33,27 @@ export class TurnStream {
     private readonly lifecycle: LifecycleState,
     private readonly metrics: Metrics,
     private readonly logger: Logger,
+    /** The turn's lease, when it has one: taken by another replica or cancelled, the turn stops. */
+    private readonly lost?: AbortSignal,
   ) {
     this.recorder = new ResponseRecorder(target, style);
     // Not AbortSignal.any: on Node 20 a composite signal that has an abort listener is held in a
     // process-wide set until a source aborts, and the replica's drain deadline never does in
     // normal operation, so each stream would be kept (~1.2 KiB and what its listeners hold).
-    // Listening on both sources and unlistening in end() leaves nothing behind.
+    // Listening on every source and unlistening in end() leaves nothing behind.
     this.signal = this.aborter.signal;
-    const already = clientGone.aborted
-      ? clientGone
-      : lifecycle.drainDeadline.aborted
-        ? lifecycle.drainDeadline
-        : undefined;
+    const already = [clientGone, lost, lifecycle.drainDeadline].find((source) => source?.aborted);
     if (already) this.aborter.abort(already.reason);
     else {
       clientGone.addEventListener('abort', this.abortFrom, { once: true });
+      lost?.addEventListener('abort', this.abortFrom, { once: true });
       lifecycle.drainDeadline.addEventListener('abort', this.abortFrom, { once: true });
     }
+  }
+
+  /** The client left, or the turn is no longer this replica's: nobody is listening here. */
+  private get abandoned(): boolean {
+    return this.clientGone.aborted || this.lost?.aborted === true;
   }
 
   /** Sends the headers; the turn is committed to answering as a stream from here on. */
@@ -70,7 +74,7 @@ export class TurnStream {
    * `response.error` (like a completed one), unless the replica's grace period cut the stream.
    */
   async fail(error: unknown, store: (failure: ApiError) => Promise<ResponseObject>): Promise<void> {
-    const cutByShutdown = this.lifecycle.drainDeadline.aborted && !this.clientGone.aborted;
+    const cutByShutdown = this.lifecycle.drainDeadline.aborted && !this.abandoned;
     const failure = cutByShutdown ? shutdownError() : turnFailure(error, this.logger);
     this.recorder.interrupt();
     const stored = store(failure).then(
@@ -89,7 +93,7 @@ export class TurnStream {
       return;
     }
     const response = await stored;
-    if (!this.clientGone.aborted) {
+    if (!this.abandoned) {
       // `response.failed` for clients that expect it; then the contract's `response.error`, which
       // the official SDKs raise as an APIError.
       if (response) this.recorder.emit('response.failed', { response });
@@ -101,6 +105,7 @@ export class TurnStream {
   /** Always called last, whatever happened. */
   end(): void {
     this.clientGone.removeEventListener('abort', this.abortFrom);
+    this.lost?.removeEventListener('abort', this.abortFrom);
     this.lifecycle.drainDeadline.removeEventListener('abort', this.abortFrom);
     this.metrics.streamClosed();
   }
@@ -116,7 +121,7 @@ export class TurnStreams {
     private readonly metrics: Metrics,
   ) {}
 
-  create(target: StreamTarget, clientGone: AbortSignal, style: EventStyle): TurnStream {
-    return new TurnStream(target, clientGone, style, this.lifecycle, this.metrics, this.logger);
+  create(target: StreamTarget, clientGone: AbortSignal, style: EventStyle, lost?: AbortSignal): TurnStream {
+    return new TurnStream(target, clientGone, style, this.lifecycle, this.metrics, this.logger, lost);
   }
 }
