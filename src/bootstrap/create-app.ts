@@ -7,7 +7,7 @@ import type { DataSource } from 'typeorm';
 import { AppModule } from '../app.module.js';
 import { JsonLogger } from '../common/logging/json-logger.js';
 import { answerMalformedHttp } from '../common/http/client-error.js';
-import { requestEdge } from '../common/http/request-edge.middleware.js';
+import { RequestEdge } from '../common/http/request-edge.middleware.js';
 import type { AppConfig } from '../config/app-config.js';
 import { openDatabase, type DatabaseHandle } from '../database/embedded-postgres.js';
 import { runMigrationsLocked } from '../database/migration-runner.js';
@@ -48,7 +48,11 @@ export async function createApp(
   let app: NestExpressApplication | undefined;
   try {
     app = await NestFactory.create<NestExpressApplication>(
-      AppModule.register(config, database, requestEdge(config.server.bodyLimitBytes, isGatewayMessagePost)),
+      AppModule.register(
+        config,
+        database,
+        new RequestEdge(config.server.bodyLimitBytes, isGatewayMessagePost),
+      ),
       {
         bodyParser: false,
         abortOnError: false,

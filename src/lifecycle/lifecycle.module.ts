@@ -1,7 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { LifecycleState } from './lifecycle.state.js';
 
-/** The shutdown state; its middleware is applied by AppModule, which fixes the order of the edge. */
+/** The shutdown state; the app's edge middleware counts requests in it (src/bootstrap/http-edge.middleware.ts). */
 @Global()
 @Module({
   providers: [LifecycleState],

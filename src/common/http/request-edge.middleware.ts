@@ -6,27 +6,45 @@ import { checkStorableJson, checkStorableText } from './storable-text.js';
 /**
  * What every request passes before any route, guard or controller: the request target, the
  * end-user headers, then the JSON body, each checked once by the text rule of storable-text.ts.
- * A request refused here has touched nothing. `ownBody` names the routes that read their body
- * themselves, after authenticating (the MCP gateway).
+ * A request refused here has touched nothing: it is answered at once and `admit` never runs.
+ * `ownBody` names the routes that read their body themselves, after authenticating (the MCP
+ * gateway). One object, driven by the app's single edge middleware (src/app.module.ts), so a
+ * request pays one router layer and one body callback rather than a middleware per check.
  */
-export function requestEdge(bodyLimit: number, ownBody: (req: Request) => boolean): RequestHandler[] {
-  const parse = jsonBodyReader(bodyLimit);
-  return [
-    refusing((req) => {
-      checkRequestTarget(req.originalUrl);
-      normalizeUserHeaders(req);
-    }),
-    (req, res, next) => {
-      if (ownBody(req)) return next();
-      parse(req, res).then(
-        () => next(),
-        (error: unknown) => sendError(res, bodyError(error)),
-      );
-    },
-    refusing((req) => {
-      if (req.body !== undefined) checkStorableJson(req.body);
-    }),
-  ];
+export class RequestEdge {
+  private readonly parse: RequestHandler;
+
+  constructor(
+    bodyLimit: number,
+    private readonly ownBody: (req: Request) => boolean,
+  ) {
+    this.parse = express.json({ limit: bodyLimit, strict: false });
+  }
+
+  /** Checks `req`; calls `admit(req, res, next, extra)` once it passed, else answers (or hands a bug to `next`). */
+  pass<T>(
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    admit: (req: Request, res: Response, next: NextFunction, extra: T) => void,
+    extra: T,
+  ): void {
+    if (!passes(res, next, checkHead, req)) return;
+    if (this.ownBody(req)) return admit(req, res, next, extra);
+    this.parse(req, res, (error?: unknown) => {
+      if (error) return sendError(res, bodyError(error));
+      if (passes(res, next, checkBody, req)) admit(req, res, next, extra);
+    });
+  }
+}
+
+function checkHead(req: Request): void {
+  checkRequestTarget(req.originalUrl);
+  normalizeUserHeaders(req);
+}
+
+function checkBody(req: Request): void {
+  if (req.body !== undefined) checkStorableJson(req.body);
 }
 
 /** express.json as a promise; rejects with body-parser's error (see `bodyError`). */
@@ -40,16 +58,16 @@ export function bodyError(error: unknown): ApiError {
   return toApiError(error) ?? new ApiError('invalid_request', 'Request body could not be read');
 }
 
-function refusing(check: (req: Request) => void): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction) => {
-    try {
-      check(req);
-    } catch (error) {
-      if (error instanceof ApiError) return sendError(res, error);
-      return next(error);
-    }
-    next();
-  };
+/** Runs `check`; true when it passed, else the request is answered (or the bug passed on). */
+function passes(res: Response, next: NextFunction, check: (req: Request) => void, req: Request): boolean {
+  try {
+    check(req);
+    return true;
+  } catch (error) {
+    if (error instanceof ApiError) sendError(res, error);
+    else next(error);
+    return false;
+  }
 }
 
 function sendError(res: Response, error: ApiError): void {
