@@ -1,8 +1,9 @@
 import { DynamicModule, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
-import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AdminApiModule } from './admin-api/admin-api.module.js';
 import { ApiKeysModule } from './api-keys/api-keys.module.js';
 import { AssistantsModule } from './assistants/assistants.module.js';
+import { ApiKeyGuard } from './auth/api-key.guard.js';
 import { AuthModule } from './auth/auth.module.js';
 import { HttpEdgeMiddleware, REQUEST_EDGE } from './bootstrap/http-edge.middleware.js';
 import { ClaimsModule } from './claims/claims.module.js';
@@ -19,6 +20,7 @@ import { HealthModule } from './health/health.module.js';
 import { LifecycleModule } from './lifecycle/lifecycle.module.js';
 import { InFlightMiddleware } from './limits/in-flight.middleware.js';
 import { LimitsModule } from './limits/limits.module.js';
+import { RateLimitGuard } from './limits/rate-limit.guard.js';
 import { McpGatewayModule } from './mcp-gateway/mcp-gateway.module.js';
 import { MemoryModule } from './memory/memory.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
@@ -55,6 +57,10 @@ export class AppModule implements NestModule {
         OpenApiModule,
       ],
       providers: [
+        // Global guards run in this order: the API key names the organization, whose rate limit
+        // is then counted (a refused key uses none of its quota).
+        { provide: APP_GUARD, useExisting: ApiKeyGuard },
+        { provide: APP_GUARD, useExisting: RateLimitGuard },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         { provide: APP_PIPE, useClass: ApiValidationPipe },
         { provide: REQUEST_EDGE, useValue: edge },

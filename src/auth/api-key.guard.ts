@@ -9,6 +9,8 @@ import { currentRequestContext } from '../common/logging/request-context.js';
 import { API_KEY_STRATEGY, ApiKeyStrategy, OWN_API_KEY_STRATEGY } from './api-key.strategy.js';
 import { HAS_OWN_AUTH, IS_PUBLIC, REQUIRED_SCOPES, type AuthenticatedRequest } from './auth.decorators.js';
 
+type RoutePolicy = 'open' | ApiKeyScope[] | undefined;
+
 /**
  * Deny by default: every route is closed unless it declares scopes, `@Public()` or its own auth.
  * The key is authenticated by the `api-key` passport strategy; the scopes are checked here.
@@ -16,6 +18,7 @@ import { HAS_OWN_AUTH, IS_PUBLIC, REQUIRED_SCOPES, type AuthenticatedRequest } f
 @Injectable()
 export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
   private readonly logger = new Logger('ApiKeyGuard');
+  private readonly policies = new WeakMap<object, RoutePolicy>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -25,10 +28,9 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
-    if (this.reflector.getAllAndOverride<boolean>(HAS_OWN_AUTH, targets)) return true;
-    const required = this.reflector.getAllAndOverride<ApiKeyScope[] | undefined>(REQUIRED_SCOPES, targets);
+    const policy = this.policyOf(context);
+    if (policy === 'open') return true;
+    const required = policy;
 
     const request = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
     Object.assign(request, { [OWN_API_KEY_STRATEGY]: this.strategy });
@@ -53,6 +55,23 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
     const log = currentRequestContext();
     if (log) log.organizationId = principal.organizationId;
     return true;
+  }
+
+  /**
+   * The route's access policy from its decorators: `open` (public or its own authentication),
+   * its scopes, or undefined (declares none). Metadata is fixed per handler, so it is read once.
+   */
+  private policyOf(context: ExecutionContext): RoutePolicy {
+    const handler = context.getHandler();
+    if (this.policies.has(handler)) return this.policies.get(handler);
+    const targets = [handler, context.getClass()];
+    const policy: RoutePolicy =
+      this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets) ||
+      this.reflector.getAllAndOverride<boolean>(HAS_OWN_AUTH, targets)
+        ? 'open'
+        : this.reflector.getAllAndOverride<ApiKeyScope[] | undefined>(REQUIRED_SCOPES, targets);
+    this.policies.set(handler, policy);
+    return policy;
   }
 
   override getAuthenticateOptions(): { session: false; property: keyof AuthenticatedRequest } {

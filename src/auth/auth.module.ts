@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
 import { ApiKeysModule } from '../api-keys/api-keys.module.js';
 import { ApiKeyGuard } from './api-key.guard.js';
 import { ApiKeyStrategy } from './api-key.strategy.js';
 
+/** API-key authentication; AppModule makes its guard the first global guard. */
 @Module({
   imports: [ApiKeysModule],
-  providers: [ApiKeyStrategy, { provide: APP_GUARD, useClass: ApiKeyGuard }],
+  providers: [ApiKeyStrategy, ApiKeyGuard],
+  exports: [ApiKeyGuard],
 })
 export class AuthModule {}

@@ -1,18 +1,13 @@
 import { Global, Module } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
 import { InFlightLimiter } from './in-flight-limiter.service.js';
-import { RateLimitInterceptor } from './rate-limit.interceptor.js';
+import { RateLimitGuard } from './rate-limit.guard.js';
 import { RateLimitService } from './rate-limit.service.js';
 import { RateLimitsRepository } from './rate-limits.repository.js';
 
+/** The in-flight cap and the per-organization rate limit (its guard is ordered by AppModule). */
 @Global()
 @Module({
-  providers: [
-    RateLimitsRepository,
-    RateLimitService,
-    InFlightLimiter,
-    { provide: APP_INTERCEPTOR, useClass: RateLimitInterceptor },
-  ],
-  exports: [InFlightLimiter],
+  providers: [RateLimitsRepository, RateLimitService, InFlightLimiter, RateLimitGuard],
+  exports: [InFlightLimiter, RateLimitGuard],
 })
 export class LimitsModule {}
