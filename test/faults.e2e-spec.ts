@@ -256,6 +256,52 @@ class CapturedLogs implements LoggerService {
       await proxy.normal();
       await expectStored(slowTurn);
     });
+
+    it('a stream whose start cannot be recorded: plain 503 before any byte, its model call cancelled', async () => {
+      // The start row is written while the model call is on its way. Caches warm (key,
+      // assistant, budget), the outage meets the stream at that write, after the call was sent.
+      const upstream = await new FakeUpstream().start();
+      const cached = await startTestApp(
+        { FAKE_UPSTREAM_KEY: 'sk-test', UPSTREAM_MAX_RETRIES: '0' },
+        { reuse: { ...database, env: { DATABASE_URL: proxy.rewrite(database.url as string) } } },
+      );
+      try {
+        const tenant = await cached.seedOrganization('db-faults-start', {
+          provider: 'openai-compatible',
+          baseUrl: upstream.url,
+          model: 'fake-model',
+          apiKeyEnv: 'FAKE_UPSTREAM_KEY',
+        });
+        const body = { model: tenant.assistantId, input: 'warm the caches' };
+        expect((await postStream(cached.baseUrl, tenant.keys.full_access, body)).status).toBe(200);
+        const sent = upstream.requests.length;
+        const aborted = upstream.aborted;
+
+        await proxy.refuse();
+        upstream.script({ text: 'never heard', delayMs: 1000 });
+        const stream = await postStream(cached.baseUrl, tenant.keys.full_access, body);
+        expectOutage({ status: stream.status, headers: stream.headers, body: JSON.parse(stream.raw) });
+        // A model call that went out was cut, not left to run to its end.
+        const deadline = Date.now() + 5000;
+        while (upstream.requests.length - sent !== upstream.aborted - aborted && Date.now() < deadline) {
+          await new Promise((done) => setTimeout(done, 20));
+        }
+        expect(upstream.aborted - aborted).toBe(upstream.requests.length - sent);
+
+        await proxy.normal();
+        const after = await untilOk(
+          () =>
+            call(cached.baseUrl, 'POST', '/v1/responses', { key: tenant.keys.full_access, body }),
+          'POST /v1/responses',
+        );
+        expect(after.body.status).toBe('completed');
+        expect(await inProgressRows(database.url as string)).toBe(0);
+      } finally {
+        await proxy.normal();
+        await cached.stop();
+        await upstream.stop();
+      }
+    });
   },
 );
 

@@ -91,9 +91,12 @@ export class ResponsesService {
   }
 
   /**
-   * Runs a turn as an event stream. The start of a stored turn is written before
-   * `response.created` hands out its id (one statement); the response is stored before
-   * `response.completed`, so a client can continue from it immediately on any replica.
+   * Runs a turn as an event stream. The start of a stored turn is written (one statement) while
+   * the model call is already on its way: `response.created` hands out the id only once that row
+   * exists, and the model's first events wait for it, so the write adds nothing to the time to
+   * first token. If it fails, the model call is aborted and the client gets a plain HTTP error, as
+   * no byte was sent. The response is stored before `response.completed`, so a client can
+   * continue from it immediately on any replica.
    */
   async stream(
     turn: PreparedTurn,
@@ -102,23 +105,40 @@ export class ResponsesService {
     style: EventStyle,
   ): Promise<void> {
     const stored = turn.request.options.store;
-    if (stored) await this.ledger.recordStart(this.start(turn));
-    const lease = stored ? this.leases.hold(turn.responseId) : null;
-    const stream = this.streams.create(target, clientGone, style, lease?.lost);
+    // Aborted when the lease is lost, or when the start could not be recorded.
+    const ownership = new AbortController();
+    const stream = this.streams.create(target, clientGone, style, ownership.signal);
     const { recorder } = stream;
-    stream.open();
     const plan = this.preparer.plan(turn, stream.signal);
     const progress = new TurnProgress(plan);
-    try {
+    const opened = (stored ? this.ledger.recordStart(this.start(turn)) : Promise.resolve()).then(() => {
+      // The lease is held once the row exists: a renewal before that would find no row and abort.
+      const lease = stored ? this.leases.hold(turn.responseId) : null;
+      lease?.lost.addEventListener('abort', () => ownership.abort(), { once: true });
+      stream.open();
       const started = turnResponse(turn, recorder, progress, 'in_progress', null, null);
       recorder.emit('response.created', { response: started });
       recorder.emit('response.in_progress', { response: started });
-      await this.runner.run(plan, recorder, progress);
+      return lease;
+    });
+    const startFailure = opened.then(
+      () => null,
+      (error: unknown) => {
+        ownership.abort();
+        return error;
+      },
+    );
+    try {
+      await this.runner.run({ ...plan, beforeFirstEvents: opened }, recorder, progress);
+      await opened;
       stream.complete(await this.persist(turn, recorder, progress, null, stored));
     } catch (error) {
+      const failedStart = await startFailure;
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- the ledger's error, for the filter to map
+      if (failedStart !== null) throw failedStart;
       await stream.fail(error, (failure) => this.persist(turn, recorder, progress, failure, stored));
     } finally {
-      lease?.release();
+      (await opened.catch(() => null))?.release();
       stream.end();
     }
   }

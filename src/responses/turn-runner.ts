@@ -45,6 +45,11 @@ export interface TurnPlan {
   maxToolCalls: number | null;
   /** `auto` leaves the oldest turns out when the thread outgrows the agent's context window. */
   truncation: 'auto' | 'disabled';
+  /**
+   * Awaited before a model call's first events are handled (the call is already on its way): a
+   * stream opens once its start row exists. Rejected, the turn ends with that error.
+   */
+  beforeFirstEvents?: Promise<unknown>;
 }
 
 /** What the turn has produced so far; kept when it fails so the partial work can be stored. */
@@ -281,6 +286,7 @@ export class TurnRunner {
         if (firstToken) {
           firstToken = false;
           this.metrics.timeToFirstToken(provider, (performance.now() - startedAt) / 1000);
+          if (plan.beforeFirstEvents) await plan.beforeFirstEvents;
         }
         // One upstream read, one socket write; wait only when the client is not keeping up.
         recorder.batch(() => {

@@ -24,6 +24,7 @@ export class TurnStream {
   /** Aborted when the client leaves or the shutdown grace period ends. */
   readonly signal: AbortSignal;
   private readonly aborter = new AbortController();
+  private opened = false;
   private readonly abortFrom = (event: Event) => this.aborter.abort((event.target as AbortSignal).reason);
 
   constructor(
@@ -59,6 +60,7 @@ export class TurnStream {
   /** Sends the headers; the turn is committed to answering as a stream from here on. */
   open(): void {
     this.target.open();
+    this.opened = true;
     this.metrics.streamOpened();
   }
 
@@ -107,7 +109,7 @@ export class TurnStream {
     this.clientGone.removeEventListener('abort', this.abortFrom);
     this.lost?.removeEventListener('abort', this.abortFrom);
     this.lifecycle.drainDeadline.removeEventListener('abort', this.abortFrom);
-    this.metrics.streamClosed();
+    if (this.opened) this.metrics.streamClosed();
   }
 }
 
