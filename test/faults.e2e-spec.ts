@@ -290,8 +290,7 @@ class CapturedLogs implements LoggerService {
 
         await proxy.normal();
         const after = await untilOk(
-          () =>
-            call(cached.baseUrl, 'POST', '/v1/responses', { key: tenant.keys.full_access, body }),
+          () => call(cached.baseUrl, 'POST', '/v1/responses', { key: tenant.keys.full_access, body }),
           'POST /v1/responses',
         );
         expect(after.body.status).toBe('completed');
