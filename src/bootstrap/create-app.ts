@@ -12,7 +12,6 @@ import type { AppConfig } from '../config/app-config.js';
 import { openDatabase, type DatabaseHandle } from '../database/embedded-postgres.js';
 import { runMigrationsLocked } from '../database/migration-runner.js';
 import { packageVersion } from '../common/runtime/package-version.js';
-import { startTracing } from '../common/tracing/tracing-sdk.js';
 import { isGatewayMessagePost } from '../mcp-gateway/gateway-message-body.js';
 import { QuickstartService, type QuickstartCredentials } from '../quickstart/quickstart.service.js';
 
@@ -44,7 +43,11 @@ export async function createApp(
   if (database.thread && logger !== false) {
     logger.log({ msg: 'embedded database started', thread: database.thread });
   }
-  const tracing = startTracing(config.tracing, packageVersion());
+  // The OpenTelemetry SDK and its exporters (~5 MiB of heap) are loaded only when tracing is on.
+  const tracing =
+    config.tracing.enabled && config.tracing.endpoint !== undefined
+      ? (await import('../common/tracing/tracing-sdk.js')).startTracing(config.tracing, packageVersion())
+      : null;
   let app: NestExpressApplication | undefined;
   try {
     app = await NestFactory.create<NestExpressApplication>(

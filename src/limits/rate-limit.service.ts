@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -34,8 +34,8 @@ interface CachedLimit {
 @Injectable()
 export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('RateLimits');
-  private readonly redis: Redis | undefined;
-  private readonly shared: RateLimiterRedis | undefined;
+  private redis: Redis | undefined;
+  private shared: RateLimiterRedis | undefined;
   private readonly local = new RateLimiterMemory({
     keyPrefix: 'rl:org',
     points: UNBOUNDED,
@@ -48,32 +48,33 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly repository: RateLimitsRepository,
     private readonly metrics: Metrics,
-  ) {
-    if (config.limits.redisUrl) {
-      this.redis = new Redis(config.limits.redisUrl, {
-        lazyConnect: true,
-        // Fail fast instead of queueing behind a dead connection; ioredis keeps reconnecting.
-        enableOfflineQueue: false,
-        maxRetriesPerRequest: 1,
-        commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-        connectTimeout: 5000,
-      });
-      this.redis.on('error', (error: unknown) => this.warnStoreDown(error));
-      this.shared = new RateLimiterRedis({
-        storeClient: this.redis,
-        keyPrefix: `${config.limits.redisKeyPrefix}:rl:org`,
-        points: UNBOUNDED,
-        duration: WINDOW_SECONDS,
-        // Fail over to the in-process count at once instead of waiting on a dead connection.
-        rejectIfRedisNotReady: true,
-      });
-    }
-  }
+  ) {}
 
   async onModuleInit(): Promise<void> {
-    if (!this.redis) return;
+    const { redisUrl, redisKeyPrefix } = this.config.limits;
+    if (!redisUrl) return;
+    // ioredis is loaded only by deployments that configure Redis (~2 MiB of heap otherwise idle).
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(redisUrl, {
+      lazyConnect: true,
+      // Fail fast instead of queueing behind a dead connection; ioredis keeps reconnecting.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+      connectTimeout: 5000,
+    });
+    redis.on('error', (error: unknown) => this.warnStoreDown(error));
+    this.redis = redis;
+    this.shared = new RateLimiterRedis({
+      storeClient: redis,
+      keyPrefix: `${redisKeyPrefix}:rl:org`,
+      points: UNBOUNDED,
+      duration: WINDOW_SECONDS,
+      // Fail over to the in-process count at once instead of waiting on a dead connection.
+      rejectIfRedisNotReady: true,
+    });
     try {
-      await this.redis.connect();
+      await redis.connect();
     } catch {
       // Already reported by the 'error' listener; requests are counted in process until it is back.
     }
