@@ -1,14 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-  type CallToolResult,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Request, Response } from 'express';
 import { describeUnexpected } from '../common/errors/all-exceptions.filter.js';
 import type { ServerTool } from '../tools/server-tool.js';
@@ -17,6 +9,28 @@ import type { McpGatewayEntity } from './entities/mcp-gateway.entity.js';
 import { ALL_TOOLS } from './mcp-gateways.service.js';
 
 const SERVER_VERSION = '0.1.0';
+
+/**
+ * The SDK's server, loaded by the first gateway request: a replica that serves no MCP gateway
+ * never holds it (with its schemas, about 7 MiB of heap).
+ */
+let serverSdk: Promise<ServerSdk> | undefined;
+type ServerSdk = Awaited<ReturnType<typeof importServerSdk>>;
+
+async function importServerSdk() {
+  // One after another: modules importing shared dependencies at once fail to link under Jest's VM.
+  const server = await import('@modelcontextprotocol/sdk/server/index.js');
+  const streamable = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
+  const types = await import('@modelcontextprotocol/sdk/types.js');
+  return {
+    Server: server.Server,
+    StreamableHTTPServerTransport: streamable.StreamableHTTPServerTransport,
+    CallToolRequestSchema: types.CallToolRequestSchema,
+    ListToolsRequestSchema: types.ListToolsRequestSchema,
+    ErrorCode: types.ErrorCode,
+    McpError: types.McpError,
+  };
+}
 
 /**
  * The MCP server behind a gateway, stateless: every POST gets a fresh Server and Streamable HTTP
@@ -30,9 +44,10 @@ export class McpGatewayServerService {
   constructor(private readonly catalogue: ToolCatalogService) {}
 
   async handle(gateway: McpGatewayEntity, req: Request, res: Response): Promise<void> {
+    const sdk = await (serverSdk ??= importServerSdk());
     const disconnected = new AbortController();
-    const server = this.buildServer(gateway, disconnected.signal);
-    const transport = new StreamableHTTPServerTransport({
+    const server = this.buildServer(sdk, gateway, disconnected.signal);
+    const transport = new sdk.StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
     });
@@ -46,20 +61,21 @@ export class McpGatewayServerService {
     await transport.handleRequest(req, res, req.body);
   }
 
-  private buildServer(gateway: McpGatewayEntity, disconnected: AbortSignal): Server {
-    const server = new Server(
+  private buildServer(sdk: ServerSdk, gateway: McpGatewayEntity, disconnected: AbortSignal): Server {
+    const { ErrorCode, McpError } = sdk;
+    const server = new sdk.Server(
       { name: 'switchboard', title: `Switchboard MCP gateway ${gateway.name}`, version: SERVER_VERSION },
       { capabilities: { tools: { listChanged: false } } },
     );
     // Loaded only for the requests that need them, once per request.
     let tools: Promise<ServerTool[]> | undefined;
-    const loadTools = () => (tools ??= this.toolsOf(gateway, disconnected));
+    const loadTools = () => (tools ??= this.toolsOf(sdk, gateway, disconnected));
 
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    server.setRequestHandler(sdk.ListToolsRequestSchema, async () => ({
       tools: (await loadTools()).map(toMcpTool),
     }));
 
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    server.setRequestHandler(sdk.CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
       const { name } = request.params;
       const tool = (await loadTools()).find((candidate) => candidate.definition.name === name);
       if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
@@ -98,7 +114,11 @@ export class McpGatewayServerService {
    * The gateway's tools from the organization's catalogue. Memory tools belong to a user and
    * an assistant, which a gateway caller is not, so they are never exposed.
    */
-  private async toolsOf(gateway: McpGatewayEntity, signal: AbortSignal): Promise<ServerTool[]> {
+  private async toolsOf(
+    sdk: ServerSdk,
+    gateway: McpGatewayEntity,
+    signal: AbortSignal,
+  ): Promise<ServerTool[]> {
     // No user tokens: the caller's access token is for this gateway only and is never passed on.
     const options = { signal };
     let tools: ServerTool[];
@@ -113,7 +133,7 @@ export class McpGatewayServerService {
         msg: 'could not load gateway tools',
         gateway: gateway.name,
       });
-      throw new McpError(ErrorCode.InternalError, 'The gateway could not load its tools');
+      throw new sdk.McpError(sdk.ErrorCode.InternalError, 'The gateway could not load its tools');
     }
     return tools.filter((tool) => tool.kind !== 'memory');
   }

@@ -1,10 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import type { JsonSchemaObject } from '../server-tool.js';
 import { GuardedFetch, type FetchLike } from '../ssrf/guarded-fetch.js';
@@ -40,6 +37,27 @@ export interface RemoteCallResult {
 }
 
 type TransportKind = 'streamable-http' | 'sse';
+
+/**
+ * The SDK's client, loaded by the first MCP call: a replica whose assistants call no MCP server
+ * never holds it (with its schemas, about 6 MiB of heap).
+ */
+let clientSdk: Promise<ClientSdk> | undefined;
+type ClientSdk = Awaited<ReturnType<typeof importClientSdk>>;
+
+async function importClientSdk() {
+  // One after another: modules importing shared dependencies at once fail to link under Jest's VM.
+  const client = await import('@modelcontextprotocol/sdk/client/index.js');
+  const sse = await import('@modelcontextprotocol/sdk/client/sse.js');
+  const streamable = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const types = await import('@modelcontextprotocol/sdk/types.js');
+  return {
+    Client: client.Client,
+    SSEClientTransport: sse.SSEClientTransport,
+    StreamableHTTPClientTransport: streamable.StreamableHTTPClientTransport,
+    McpError: types.McpError,
+  };
+}
 
 const CLIENT_INFO = { name: 'switchboard', version: '0.1.0' };
 /** A server listing more tools than this is cut: no model can use thousands of tools. */
@@ -116,6 +134,7 @@ export class McpClientService {
     signal: AbortSignal,
     work: (client: Client, options: { signal: AbortSignal; timeout: number }) => Promise<T>,
   ): Promise<T> {
+    const sdk = await (clientSdk ??= importClientSdk());
     const transportKey = `${target.serverId}:${target.version}`;
     const remembered = this.workingTransport.get(transportKey);
     const kinds: TransportKind[] =
@@ -137,12 +156,12 @@ export class McpClientService {
 
     let firstError: unknown;
     for (const [index, kind] of kinds.entries()) {
-      const client = new Client(CLIENT_INFO, { capabilities: {} });
+      const client = new sdk.Client(CLIENT_INFO, { capabilities: {} });
       const url = new URL(target.url);
       const transport: Transport =
         kind === 'sse'
-          ? new SSEClientTransport(url, { fetch, requestInit: { headers } })
-          : new StreamableHTTPClientTransport(url, { fetch, requestInit: { headers } });
+          ? new sdk.SSEClientTransport(url, { fetch, requestInit: { headers } })
+          : new sdk.StreamableHTTPClientTransport(url, { fetch, requestInit: { headers } });
       try {
         await client.connect(transport, options);
       } catch (error) {
@@ -153,7 +172,7 @@ export class McpClientService {
         if (last || signal.aborted || isRefusal(error)) {
           if (remembered) this.workingTransport.delete(transportKey);
           // The fallback's error hides why the first attempt failed; a network error is the clearer one.
-          throw mcpFailure(target, networkErrorCode(firstError) ? firstError : error);
+          throw mcpFailure(sdk, target, networkErrorCode(firstError) ? firstError : error);
         }
         continue;
       }
@@ -162,7 +181,7 @@ export class McpClientService {
         return await work(client, options);
       } catch (error) {
         if (unauthorized) throw refused(target);
-        throw mcpFailure(target, error);
+        throw mcpFailure(sdk, target, error);
       } finally {
         await client.close().catch(() => undefined);
       }
@@ -197,13 +216,13 @@ function refused(target: McpTarget): ToolFailure {
 }
 
 /** A sentence for the model; aborts and timeouts pass through for the caller to describe. */
-function mcpFailure(target: McpTarget, error: unknown): unknown {
+function mcpFailure(sdk: ClientSdk, target: McpTarget, error: unknown): unknown {
   if (error instanceof ToolFailure || error instanceof SsrfRefusedError) return error;
   const cause = (error as { cause?: unknown }).cause;
   if (cause instanceof SsrfRefusedError) return cause;
   const name = (error as { name?: unknown }).name;
   if (name === 'AbortError' || name === 'TimeoutError') return error;
-  if (error instanceof McpError) {
+  if (error instanceof sdk.McpError) {
     // -32001 is the SDK's request timeout.
     if (error.code === -32001) return Object.assign(new Error('timed out'), { name: 'TimeoutError' });
     return new ToolFailure(`The MCP server ${target.name} answered with an error: ${error.message}`);
