@@ -28,9 +28,8 @@ export class ApiKeyGuard extends AuthGuard(API_KEY_STRATEGY) {
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
-    const policy = this.policyOf(context);
-    if (policy === 'open') return true;
-    const required = policy;
+    const required = this.policyOf(context);
+    if (required === 'open') return true;
 
     const request = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
     Object.assign(request, { [OWN_API_KEY_STRATEGY]: this.strategy });
