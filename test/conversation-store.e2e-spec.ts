@@ -124,7 +124,7 @@ describe('ConversationStore (SQL)', () => {
       { role: 'user', content: 'second item' },
     ]);
     // The items row is no response.
-    expect(await turns.findResponse(orgA, head!.responseId)).toBeNull();
+    expect(await turns.findResponse(orgA, 'u1', head!.responseId)).toBeNull();
     const branch = await store.branchTurns(orgA, made.id, head!.responseId);
     expect(branch.map((turn) => turn.assistantId)).toEqual([null, asstA, null]);
   });

@@ -138,7 +138,7 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
         title: first.newConversationTitle,
         last_response_id: first.responseId,
       });
-      const stored = await store.findResponse(orgA, first.responseId);
+      const stored = await store.findResponse(orgA, 'u1', first.responseId);
       expect(stored).toMatchObject({
         id: first.responseId,
         conversationId: first.conversationId,
@@ -307,7 +307,9 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
       expect(await store.loadThread(orgA, asstA, 'u2', first.responseId)).toBeNull();
       expect(await store.loadThread(orgA, asstA, null, first.responseId)).toBeNull();
       expect(await store.loadThread(orgA, asstA, 'u1', randomUUID())).toBeNull();
-      expect(await store.findResponse(orgB, first.responseId)).toBeNull();
+      expect(await store.findResponse(orgB, 'u1', first.responseId)).toBeNull();
+      expect(await store.findResponse(orgA, 'u2', first.responseId)).toBeNull();
+      expect(await store.findResponse(orgA, null, first.responseId)).toBeNull();
     });
 
     it('continues an anonymous thread only anonymously', async () => {

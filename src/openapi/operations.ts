@@ -161,12 +161,13 @@ const responseOperations: OperationSpec[] = [
     tag: 'Responses',
     summary: 'Read a response, or resume the stream of a background one',
     description:
-      "The Response of the key's organization, as `response.completed` carried it once finished; `queued` or " +
-      '`in_progress` while it runs. With `stream=true` (background responses only, of the same `x-user-id`), ' +
+      "The Response of the key's organization and of the same `x-user-id` (an anonymous response only without " +
+      "one; another user's is 404), as `response.completed` carried it once finished; `queued` or " +
+      '`in_progress` while it runs. With `stream=true` (background responses only), ' +
       'the events after `starting_after`, byte for byte as first sent, then the live turn to its end, from ' +
       'any replica. A turn that ended without a final event (cancelled, or its replica lost) ends with a ' +
       '`response.error` (`response_cancelled`, `response_interrupted`).',
-    access: ASSISTANT_KEY,
+    access: USER_KEY,
     parameters: [param('ResponseId'), param('StreamAgain'), param('StartingAfter'), param('XUserId')],
     responses: {
       '200': {
@@ -192,7 +193,7 @@ const responseOperations: OperationSpec[] = [
       'From any replica: the response is `cancelled` at once and the replica running it aborts the model ' +
       'call and tools. A finished response is answered as it is; cancelling twice is harmless. Only ' +
       'responses created with `background: true` (400 otherwise), of the same `x-user-id`.',
-    access: ASSISTANT_KEY,
+    access: USER_KEY,
     parameters: [param('ResponseId'), param('XUserId')],
     responses: { '200': json(ref('Response'), 'The response, `cancelled` or as it finished') },
     errors: ['invalid_request', 'response_not_found'],
@@ -207,7 +208,7 @@ const responseOperations: OperationSpec[] = [
       "The items of that request as sent (not those of earlier turns), in OpenAI's list shape. Only the " +
       "response's own end user sees them: `x-user-id` must be the one the turn was made with (none for an " +
       'anonymous turn), as for `previous_response_id`.',
-    access: ASSISTANT_KEY,
+    access: USER_KEY,
     parameters: [
       param('ResponseId'),
       param('XUserId'),
@@ -229,7 +230,7 @@ const responseOperations: OperationSpec[] = [
       'Removes the response and its chat-history messages for good (same `x-user-id` rule as input_items). ' +
       'It can no longer be read or continued, and neither can turns that continued from it: continuing one is ' +
       '400 `invalid_request` naming `previous_response_id`. Earlier turns stay and can start a new branch.',
-    access: ASSISTANT_KEY,
+    access: USER_KEY,
     parameters: [param('ResponseId'), param('XUserId')],
     responses: { '200': json(ref('ResponseDeleted'), 'Deleted') },
     errors: ['invalid_request', 'response_not_found'],

@@ -63,7 +63,15 @@ export class ResponsesController {
         return;
       }
       const writer = new SseWriter(res, this.config.streaming.heartbeatMs);
-      await this.resumed.follow(principal.organizationId, turn.responseId, -1, writer, signal, false);
+      await this.resumed.follow(
+        principal.organizationId,
+        user.userId,
+        turn.responseId,
+        -1,
+        writer,
+        signal,
+        false,
+      );
     } else if (request.stream) {
       const writer = new SseWriter(res, this.config.streaming.heartbeatMs);
       await this.responses.stream(turn, writer, signal, {
@@ -88,11 +96,17 @@ export class ResponsesController {
   }
 
   /**
+   * Reading, resuming, cancelling and deleting a stored response are `user` (or `full_access`)
+   * routes: the `assistant` scope is for creating responses only. Each checks the organization
+   * and the end user (`x-user-id`, or anonymous) in its query; another user's response is a 404.
+   */
+
+  /**
    * The stored response; with `?stream=true`, a background response's events after
    * `starting_after`, then the live turn to its end, from any replica.
    */
   @Get(':id')
-  @RequireScopes('assistant')
+  @RequireScopes('user')
   async find(
     @Principal() principal: ApiKeyPrincipal,
     @Param('id') id: string,
@@ -101,16 +115,17 @@ export class ResponsesController {
     @Headers() headers: RequestHeaders,
     @Res() res: Response,
   ): Promise<void> {
+    const { userId } = parseUserHeaders(headers);
     if (stream !== 'true') {
-      res.status(200).json(await this.responses.find(principal, id));
+      res.status(200).json(await this.responses.find(principal, id, userId));
       return;
     }
     const after = parseStartingAfter(startingAfter);
-    const { userId } = parseUserHeaders(headers);
     const responseId = await this.background.backgroundTurn(principal, id, userId, 'streamed again');
     const writer = new SseWriter(res, this.config.streaming.heartbeatMs);
     await this.resumed.follow(
       principal.organizationId,
+      userId,
       responseId,
       after,
       writer,
@@ -120,7 +135,7 @@ export class ResponsesController {
   }
 
   @Get(':id/input_items')
-  @RequireScopes('assistant')
+  @RequireScopes('user')
   inputItems(
     @Principal() principal: ApiKeyPrincipal,
     @Param('id') id: string,
@@ -133,7 +148,7 @@ export class ResponsesController {
   }
 
   @Delete(':id')
-  @RequireScopes('assistant')
+  @RequireScopes('user')
   delete(
     @Principal() principal: ApiKeyPrincipal,
     @Param('id') id: string,
@@ -144,7 +159,7 @@ export class ResponsesController {
 
   @Post(':id/cancel')
   @HttpCode(200)
-  @RequireScopes('assistant')
+  @RequireScopes('user')
   cancel(
     @Principal() principal: ApiKeyPrincipal,
     @Param('id') id: string,

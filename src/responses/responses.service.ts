@@ -143,9 +143,10 @@ export class ResponsesService {
     }
   }
 
-  async find(principal: ApiKeyPrincipal, id: string): Promise<ResponseObject> {
+  /** The stored response; the end user must match, as for threads (another user's is a 404). */
+  async find(principal: ApiKeyPrincipal, id: string, userId: string | null): Promise<ResponseObject> {
     const uuid = parseResponseId(id);
-    const stored = uuid ? await this.store.findResponse(principal.organizationId, uuid) : null;
+    const stored = uuid ? await this.store.findResponse(principal.organizationId, userId, uuid) : null;
     if (!stored) throw new ApiError('response_not_found', `No response ${id}`);
     return storedToObject(stored);
   }

@@ -54,12 +54,12 @@ export class BackgroundResponses {
    */
   async cancel(principal: ApiKeyPrincipal, id: string, userId: string | null): Promise<ResponseObject> {
     const responseId = await this.backgroundTurn(principal, id, userId, 'cancelled');
-    const stored = await this.store.findResponse(principal.organizationId, responseId);
+    const stored = await this.store.findResponse(principal.organizationId, userId, responseId);
     if (stored && RUNNING_STATUSES.includes(stored.status)) {
       await this.turns.stop(responseId);
       await this.ledger.cancel(principal.organizationId, responseId);
     }
-    const final = await this.store.findResponse(principal.organizationId, responseId);
+    const final = await this.store.findResponse(principal.organizationId, userId, responseId);
     if (!final) throw new ApiError('response_not_found', `No response ${id}`);
     return storedToObject(final);
   }

@@ -41,8 +41,10 @@ export class ResumedStreams {
     this.pollMs = config.durableTurns.followPollMs;
   }
 
+  /** `userId`: the end user the turn belongs to, checked again when its row is read. */
   async follow(
     organizationId: string,
+    userId: string | null,
     responseId: string,
     after: number,
     writer: SseWriter,
@@ -69,7 +71,7 @@ export class ResumedStreams {
         const events = await this.ledger.readEvents(organizationId, responseId, cursor.last, PAGE);
         events.forEach(send);
         if (cursor.terminal || events.length === PAGE || this.turns.find(responseId)) continue;
-        if (events.length === 0 && (await this.ended(organizationId, responseId, cursor, send))) break;
+        if (events.length === 0 && (await this.ended(organizationId, userId, responseId, cursor, send))) break;
         if (events.length === 0)
           await sleep(this.pollMs, undefined, { signal: clientGone, ref: false }).catch(() => undefined);
       }
@@ -83,11 +85,12 @@ export class ResumedStreams {
   /** True when the turn has ended: the last stored events, then a final event if none was stored. */
   private async ended(
     organizationId: string,
+    userId: string | null,
     responseId: string,
     cursor: Cursor,
     send: (event: StoredEvent) => void,
   ): Promise<boolean> {
-    const stored = await this.store.findResponse(organizationId, responseId);
+    const stored = await this.store.findResponse(organizationId, userId, responseId);
     if (!stored) throw new ApiError('response_not_found', `No response resp_${responseId}`);
     if (RUNNING_STATUSES.includes(stored.status)) return false;
     // The final status is written after the final events: read once more to catch the last batch.

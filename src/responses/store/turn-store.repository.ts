@@ -287,13 +287,22 @@ export class TurnStore {
     ]);
   }
 
-  /** A response; items appended through the Conversations API (no assistant) are none. */
-  async findResponse(organizationId: string, responseId: string): Promise<StoredResponse | null> {
+  /**
+   * A response of this organization and end user (an anonymous one only for anonymous callers);
+   * items appended through the Conversations API (no assistant) are none.
+   */
+  async findResponse(
+    organizationId: string,
+    userId: string | null,
+    responseId: string,
+  ): Promise<StoredResponse | null> {
     const rows: Record<string, unknown>[] = await this.dataSource.query(
       `SELECT id, assistant_id, conversation_id, previous_response_id, status, instructions, output, output_text,
               usage, error, created_at, completed_at, body, background
-         FROM responses WHERE id = $1 AND organization_id = $2 AND assistant_id IS NOT NULL`,
-      [responseId, organizationId],
+         FROM responses
+        WHERE id = $1 AND organization_id = $2 AND user_id IS NOT DISTINCT FROM $3::varchar
+          AND assistant_id IS NOT NULL`,
+      [responseId, organizationId, userId],
     );
     const row = rows[0];
     if (!row) return null;
