@@ -1,3 +1,5 @@
+import { compilePattern, PatternError } from './offline-pattern.js';
+
 /**
  * How an assistant (or, later, a specialist) reaches its model. Stored as JSONB on the
  * assistant and validated here whenever it is written, by the CLI or by `apply -f`.
@@ -29,8 +31,8 @@ export interface OpenAiCompatibleModelSettings {
 }
 
 /**
- * The deterministic offline model: no network. Each rule's `match` (a case-insensitive regular
- * expression) is tested against the latest input (user text, or a tool's output); the first rule
+ * The deterministic offline model: no network. Each rule's `match` (a case-insensitive pattern
+ * of the linear-time subset of regular expressions in offline-pattern.ts) is tested against the latest input (user text, or a tool's output); the first rule
  * that matches answers with `reply` text or calls `call.tool` with `call.arguments`. Without a
  * matching rule it answers with a fixed echo of the input.
  */
@@ -75,6 +77,9 @@ export interface OfflineRule {
 export const OFFLINE_DEFAULT_SETTINGS: OfflineModelSettings = { provider: 'offline', functionCalling: true };
 
 export class ModelSettingsError extends Error {}
+
+/** Rules of an offline script: each is tested, in order, against up to MAX_TESTED_CHARACTERS. */
+const MAX_SCRIPT_RULES = 32;
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -124,9 +129,12 @@ function parseRule(rule: unknown, index: number): OfflineRule {
     throw new ModelSettingsError(`model.script[${index}].match must be a string`);
   }
   try {
-    new RegExp(rule.match, 'i');
-  } catch {
-    throw new ModelSettingsError(`model.script[${index}].match is not a valid regular expression`);
+    compilePattern(rule.match);
+  } catch (error) {
+    if (!(error instanceof PatternError)) throw error;
+    throw new ModelSettingsError(
+      `model.script[${index}].match ${error.message} (the offline model matches a linear-time subset of regular expressions)`,
+    );
   }
   const parsed: OfflineRule = { match: rule.match };
   if (rule.on !== undefined) {
@@ -215,6 +223,9 @@ export function parseModelSettings(input: unknown): ModelSettings {
   if (input.provider === 'offline') {
     const script = input.script ?? [];
     if (!Array.isArray(script)) throw new ModelSettingsError('model.script must be a list of rules');
+    if (script.length > MAX_SCRIPT_RULES) {
+      throw new ModelSettingsError(`model.script has more than ${MAX_SCRIPT_RULES} rules`);
+    }
     return {
       provider: 'offline',
       functionCalling,

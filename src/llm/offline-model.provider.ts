@@ -13,6 +13,7 @@ import {
   type ModelTool,
   type TokenLogprob,
 } from './llm.types.js';
+import { compilePattern, patternMatches, type OfflinePattern } from './offline-pattern.js';
 import { matchingCall } from './offline-tool-match.js';
 import { exampleFor } from './schema-example.js';
 import { estimateAllTokens } from './token-estimate.js';
@@ -148,7 +149,25 @@ function describeDataUrl(url: string): string {
 
 function matches(rule: OfflineRule, latest: LatestInput): boolean {
   if ((rule.on ?? 'user') !== latest.source) return false;
-  return new RegExp(rule.match, 'i').test(latest.text);
+  const pattern = compiled(rule.match);
+  return pattern !== null && patternMatches(pattern, latest.text);
+}
+
+/** Compiled patterns by source; a stored pattern the matcher refuses never matches. */
+const patterns = new Map<string, OfflinePattern | null>();
+
+function compiled(source: string): OfflinePattern | null {
+  let pattern = patterns.get(source);
+  if (pattern === undefined) {
+    try {
+      pattern = compilePattern(source);
+    } catch {
+      pattern = null;
+    }
+    if (patterns.size >= 1000) patterns.clear();
+    patterns.set(source, pattern);
+  }
+  return pattern;
 }
 
 function replyFor(rule: OfflineRule | undefined, latest: LatestInput): string {
