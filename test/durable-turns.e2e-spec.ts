@@ -34,6 +34,7 @@ async function startReplica(database: TestDatabase, env: Record<string, string>)
     PORT: '0',
     HOST: '127.0.0.1',
     QUICKSTART: 'false',
+    METRICS_PUBLIC: 'true',
     ...database.env,
     ...DURABLE_ENV,
     ...env,

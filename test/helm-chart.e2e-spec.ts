@@ -208,6 +208,7 @@ describe('Helm chart deploy/helm/switchboard', () => {
       'SHUTDOWN_DELAY_SECONDS',
       'SHUTDOWN_GRACE_SECONDS',
       'METRICS_TOKEN',
+      'METRICS_PUBLIC',
       'DATABASE_URL',
       'REDIS_URL',
     ];

@@ -22,7 +22,14 @@ interface Replica {
 }
 
 async function startReplica(database: TestDatabase, env: Record<string, string> = {}): Promise<Replica> {
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', QUICKSTART: 'false', ...database.env, ...env });
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    QUICKSTART: 'false',
+    METRICS_PUBLIC: 'true',
+    ...database.env,
+    ...env,
+  });
   const running = await createApp(config, { logger: false });
   await running.app.listen(0, '127.0.0.1');
   const { port } = running.app.getHttpServer().address() as AddressInfo;

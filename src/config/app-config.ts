@@ -104,6 +104,8 @@ export interface AppConfig {
   metrics: {
     /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
     token: string | undefined;
+    /** METRICS_PUBLIC: without a token, /metrics is open only when this is true (default: 401). */
+    public: boolean;
   };
   lifecycle: {
     /** Pause between readiness turning false and closing the listener, for load balancers. */
@@ -333,7 +335,7 @@ function loadMetrics(env: Env): AppConfig['metrics'] {
   if (token !== undefined && token.length < 16) {
     throw new ConfigError('METRICS_TOKEN', 'must be at least 16 characters');
   }
-  return { token };
+  return { token, public: boolean(env, 'METRICS_PUBLIC', false) };
 }
 
 function loadDurableTurns(env: Env): AppConfig['durableTurns'] {

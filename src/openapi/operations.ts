@@ -690,7 +690,8 @@ const operationsOperations: OperationSpec[] = [
     tag: 'Operations',
     summary: 'Prometheus metrics of this replica',
     description:
-      'Open, unless `METRICS_TOKEN` is set: then it needs `Authorization: Bearer <METRICS_TOKEN>`.',
+      'With `METRICS_TOKEN` set, it needs `Authorization: Bearer <METRICS_TOKEN>`. Without one it is 401 ' +
+      '`missing_token`, unless the operator opened it with `METRICS_PUBLIC=true`.',
     access: { kind: 'metrics-token' },
     responses: {
       '200': {

@@ -41,6 +41,8 @@ export async function startTestApp(
     HOST: '127.0.0.1',
     QUICKSTART: 'false',
     LOG_LEVEL: 'error',
+    // Tests scrape /metrics without a token; test/security checks the closed default.
+    METRICS_PUBLIC: 'true',
     ...database.env,
     ...env,
   });
