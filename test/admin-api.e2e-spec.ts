@@ -8,6 +8,7 @@ import { startTestApp, type SeededOrganization, type TestApp } from './support/t
 import { startTestIdentityProvider, type TestIdentityProvider } from './support/test-identity-provider.js';
 
 const ADMIN_GROUP = '/platform/admins';
+const ADMIN_AUDIENCE = 'switchboard-admin';
 
 /** A REST tool; the literal header is a credential the audit log must never keep. */
 const ORDERS_TOOL = {
@@ -63,11 +64,16 @@ describe('admin HTTP API', () => {
       OIDC_ISSUER: idp.issuer,
       OIDC_CLIENT_ID: idp.audience,
       ADMIN_GROUP,
+      ADMIN_AUDIENCE,
     });
     acme = await app.seedOrganization('acme');
     globex = await app.seedOrganization('globex');
-    platformToken = await idp.mint({ sub: 'alice', groups: [ADMIN_GROUP] });
-    outsiderToken = await idp.mint({ sub: 'bob', groups: ['/acme/engineering', '/platform'] });
+    platformToken = await idp.mint({ sub: 'alice', groups: [ADMIN_GROUP], aud: ADMIN_AUDIENCE });
+    outsiderToken = await idp.mint({
+      sub: 'bob',
+      groups: ['/acme/engineering', '/platform'],
+      aud: ADMIN_AUDIENCE,
+    });
     workDir = await mkdtemp(join(tmpdir(), 'switchboard-admin-api-'));
   });
 
@@ -154,7 +160,10 @@ describe('admin HTTP API', () => {
 
     it('refuses tokens outside the admin group (403) and tokens the provider did not sign (401)', async () => {
       const { privateKey } = await generateKeyPair('RS256');
-      const forged = await idp.mint({ sub: 'mallory', groups: [ADMIN_GROUP] }, { key: privateKey });
+      const forged = await idp.mint(
+        { sub: 'mallory', groups: [ADMIN_GROUP], aud: ADMIN_AUDIENCE },
+        { key: privateKey },
+      );
       const before = await auditCount();
       for (const [method, path, body] of endpoints('acme')) {
         const outsider = await admin(method, path, outsiderToken, body);

@@ -76,7 +76,7 @@ describe('MCP gateway administration', () => {
     expect(await metadataStatus('acme-ide')).toBe(404);
   });
 
-  it('refuses bad names, bad tool lists and a name another organization holds', async () => {
+  it('refuses bad names, bad tool lists and a name the organization already holds', async () => {
     expect(await fails('gateways', 'create', '--org', 'acme', '--name', 'Bad_Name')).toMatch(/lowercase/);
     expect(await fails('gateways', 'create', '--org', 'acme', '--name', 'ok', '--tools', '*,web')).toMatch(
       /alone/,
@@ -84,10 +84,16 @@ describe('MCP gateway administration', () => {
     expect(await fails('gateways', 'create', '--org', 'acme', '--name', 'ok', '--tools', 'bad name')).toMatch(
       /tool name/,
     );
+    // Names are per organization: globex's name is free for acme, and acme cannot take it twice.
     await ok('gateways', 'create', '--org', 'globex', '--name', 'shared-name');
+    await ok('gateways', 'create', '--org', 'acme', '--name', 'shared-name');
     expect(await fails('gateways', 'create', '--org', 'acme', '--name', 'shared-name')).toMatch(
-      /already taken/,
+      /already has a gateway named "shared-name"/,
     );
+    expect(await rows("SELECT count(*)::int AS n FROM mcp_gateways WHERE name = 'shared-name'")).toEqual([
+      { n: 2 },
+    ]);
+    await ok('gateways', 'delete', '--org', 'acme', 'shared-name');
     expect(await rows("SELECT name FROM mcp_gateways WHERE name = 'ok'")).toEqual([]);
   });
 
@@ -119,7 +125,7 @@ describe('MCP gateway administration', () => {
       { name: 'acme-tools' },
     ]);
 
-    // Changing the tools updates; a name held by globex aborts the whole file.
+    // Changing the tools updates; an invalid gateway aborts the whole file.
     await writeFile(
       file,
       [
@@ -128,11 +134,11 @@ describe('MCP gateway administration', () => {
         '    gateways:',
         '      - name: acme-tools',
         '        tools: [order_status]',
-        '      - name: shared-name',
+        '      - name: Bad_Name',
         '        tools: []',
       ].join('\n'),
     );
-    expect(await fails('apply', '-f', 'gateways.yaml')).toMatch(/already used by another organization/);
+    expect(await fails('apply', '-f', 'gateways.yaml')).toMatch(/lowercase/);
     expect(
       (await rows("SELECT tool_names FROM mcp_gateways WHERE name = 'acme-tools'"))[0].tool_names,
     ).toEqual(['order_status', 'web_search']);

@@ -43,7 +43,9 @@ describe('response management: input_items and DELETE', () => {
 
   const api = (method: string, path: string, options: { key?: string; body?: unknown; user?: string } = {}) =>
     call(app.baseUrl, method, path, {
-      key: options.key ?? acme.keys.assistant,
+      // The `assistant` scope creates responses; reading and deleting them takes `user`.
+      key:
+        options.key ?? (method === 'POST' && path === '/v1/responses' ? acme.keys.assistant : acme.keys.user),
       body: options.body,
       headers: options.user ? { 'x-user-id': options.user } : {},
     });
@@ -202,7 +204,7 @@ describe('response management: input_items and DELETE', () => {
       ['another end user', { user: 'u-2' }],
       ['no end user', {}],
     ])('%s sees 404 and cannot delete', async (_who, who: { key?: string; user?: string }) => {
-      const options = { key: who.key ? other.keys.assistant : undefined, user: who.user };
+      const options = { key: who.key ? other.keys.user : undefined, user: who.user };
       const items = await api('GET', `/v1/responses/${owned.id}/input_items`, options);
       expect(items.status).toBe(404);
       expect(items.body.error.code).toBe('response_not_found');
@@ -284,7 +286,7 @@ describe('response management: input_items and DELETE', () => {
   describe.each(SDKS)('with the official SDK (%s)', (_label, OpenAI) => {
     let client: any;
     beforeAll(() => {
-      client = new OpenAI({ apiKey: acme.keys.assistant, baseURL: `${app.baseUrl}/v1`, maxRetries: 0 });
+      client = new OpenAI({ apiKey: acme.keys.full_access, baseURL: `${app.baseUrl}/v1`, maxRetries: 0 });
     });
 
     it('responses.inputItems.list pages through every item', async () => {

@@ -48,11 +48,9 @@ describe('POST /v1/responses parameters against an OpenAI-compatible upstream', 
 
   const respond = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
     call(app.baseUrl, 'POST', '/v1/responses', { key: org.keys.assistant, body, headers });
-  const get = (id: string) => call(app.baseUrl, 'GET', `/v1/responses/${id}`, { key: org.keys.assistant });
+  const get = (id: string) => call(app.baseUrl, 'GET', `/v1/responses/${id}`, { key: org.keys.user });
   const rawGet = async (id: string) =>
-    (
-      await fetch(`${app.baseUrl}/v1/responses/${id}`, { headers: { 'x-api-key': org.keys.assistant } })
-    ).text();
+    (await fetch(`${app.baseUrl}/v1/responses/${id}`, { headers: { 'x-api-key': org.keys.user } })).text();
 
   it('forwards sampling, length, format, reasoning and identity fields, and echoes them', async () => {
     upstream.script({ text: '{"city":"Oslo","degrees":-3}' });

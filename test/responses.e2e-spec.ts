@@ -155,7 +155,7 @@ describe('POST /v1/responses over raw HTTP', () => {
     expect(payloads[8].item).toMatchObject({ id: itemId, status: 'completed' });
 
     // What response.completed carried is what a later read shows.
-    const read = await call(app.baseUrl, 'GET', `/v1/responses/${completed.id}`, { key: org.keys.assistant });
+    const read = await call(app.baseUrl, 'GET', `/v1/responses/${completed.id}`, { key: org.keys.user });
     expect(read.status).toBe(200);
     expect(read.body.output).toEqual(completed.output);
     expect(read.body.output_text).toBe('one two three');

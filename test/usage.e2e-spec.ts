@@ -49,6 +49,7 @@ describe('usage accounting, budgets and usage metrics', () => {
       OIDC_ISSUER: idp.issuer,
       OIDC_CLIENT_ID: idp.audience,
       ADMIN_GROUP,
+      ADMIN_AUDIENCE: 'switchboard-admin',
     });
     org = await app.seedOrganization('usage-a', {
       provider: 'openai-compatible',
@@ -260,13 +261,17 @@ describe('usage accounting, budgets and usage metrics', () => {
     }
     expect((await call(app.baseUrl, 'GET', '/admin/v1/usage')).status).toBe(401);
 
-    const platform = await idp.mint({ sub: 'alice', groups: [ADMIN_GROUP] });
+    const platform = await idp.mint({ sub: 'alice', groups: [ADMIN_GROUP], aud: 'switchboard-admin' });
     const all = await asToken(platform, '/admin/v1/usage?group_by=organization');
     expect(all.status).toBe(200);
     expect(all.body.data).toContainEqual(expect.objectContaining({ organization_id: org.id, turns: 7 }));
     const one = await asToken(platform, `/admin/v1/organizations/${org.id}/usage`);
     expect(one.body.data).toEqual([expect.objectContaining({ turns: 7, input_tokens: 77 })]);
-    const outsider = await idp.mint({ sub: 'bob', groups: ['/usage-a/engineering'] });
+    const outsider = await idp.mint({
+      sub: 'bob',
+      groups: ['/usage-a/engineering'],
+      aud: 'switchboard-admin',
+    });
     expect((await asToken(outsider, '/admin/v1/usage')).status).toBe(403);
   });
 

@@ -7,6 +7,7 @@ import { ApiError } from '../common/errors/error-catalogue.js';
 import { currentRequestContext } from '../common/logging/request-context.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import {
+  gatewayAudiences,
   IdentityProviderUnavailableError,
   TokenRejectedError,
   TokenVerifierService,
@@ -17,7 +18,8 @@ import type { AdminCaller, AdminRequest } from './admin-caller.js';
  * The admin API's authentication (routes marked `@AdminAccess()`): a credential shaped like an
  * API key must be an active key with the `admin` scope (its organization only; `full_access`
  * does not include it); anything else must be an access token of the identity provider, verified
- * as the MCP gateway verifies its tokens, whose groups include ADMIN_GROUP (every organization).
+ * as the MCP gateway verifies its tokens but for the audience ADMIN_AUDIENCE (and none of the
+ * gateway's), whose groups include ADMIN_GROUP (every organization).
  */
 @Injectable()
 export class AdminAccessGuard implements CanActivate {
@@ -55,8 +57,8 @@ export class AdminAccessGuard implements CanActivate {
   }
 
   private async tokenCaller(token: string): Promise<AdminCaller> {
-    const adminGroup = this.config.oidc.adminGroup;
-    if (!this.tokens.enabled || adminGroup === undefined) {
+    const { adminGroup, adminAudience } = this.config.oidc;
+    if (!this.tokens.enabled || adminGroup === undefined || adminAudience === undefined) {
       throw new ApiError(
         'invalid_api_key',
         'The credential is not an API key, and administrator tokens are off (OIDC_ISSUER or ADMIN_GROUP unset)',
@@ -74,6 +76,18 @@ export class AdminAccessGuard implements CanActivate {
         );
       }
       throw error;
+    }
+    // Only a token issued for the admin API: one the MCP gateway would take (issued to any
+    // loopback MCP client) is never a platform credential, whatever else its `aud` lists.
+    const gateway = gatewayAudiences(this.config.oidc);
+    if (
+      !verified.audiences.includes(adminAudience) ||
+      verified.audiences.some((audience) => gateway.includes(audience))
+    ) {
+      throw new ApiError(
+        'invalid_token',
+        "The token is not an administrator token: its audience must be the admin API's (ADMIN_AUDIENCE) alone",
+      );
     }
     if (!verified.groups.includes(adminGroup)) {
       throw new ApiError('insufficient_scope', "The token's groups do not include the administrators' group");

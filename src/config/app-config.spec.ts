@@ -71,6 +71,33 @@ describe('loadConfig', () => {
   });
 });
 
+describe('administrator tokens and metrics', () => {
+  const oidc = { OIDC_ISSUER: 'https://idp.example.com/realms/x', OIDC_CLIENT_ID: 'backend' };
+
+  it('needs an audience of their own with ADMIN_GROUP, never one the MCP gateway accepts', () => {
+    expect(() => loadConfig({ ...oidc, ADMIN_GROUP: '/platform/admins' })).toThrow(
+      /^Invalid configuration: ADMIN_AUDIENCE is required/,
+    );
+    for (const audience of ['backend', 'ide']) {
+      expect(() =>
+        loadConfig({
+          ...oidc,
+          OIDC_EXTRA_AUDIENCES: 'ide',
+          ADMIN_GROUP: '/platform/admins',
+          ADMIN_AUDIENCE: audience,
+        }),
+      ).toThrow(/^Invalid configuration: ADMIN_AUDIENCE must differ/);
+    }
+    const config = loadConfig({ ...oidc, ADMIN_GROUP: '/platform/admins', ADMIN_AUDIENCE: 'admin-api' });
+    expect(config.oidc.adminAudience).toBe('admin-api');
+  });
+
+  it('keeps /metrics closed unless METRICS_PUBLIC=true', () => {
+    expect(loadConfig({}).metrics).toEqual({ token: undefined, public: false });
+    expect(loadConfig({ METRICS_PUBLIC: 'true' }).metrics.public).toBe(true);
+  });
+});
+
 describe('.env.example', () => {
   it('lists every variable the configuration reads, with its default', () => {
     const source = readFileSync(resolve('src/config/app-config.ts'), 'utf8');

@@ -81,6 +81,11 @@ export interface AppConfig {
     jwksCacheMs: number;
     /** Full group path (`/platform/admins`) whose members administer every organization; unset: none. */
     adminGroup: string | undefined;
+    /**
+     * ADMIN_AUDIENCE: the `aud` an administrator token must carry on /admin/v1, distinct from the
+     * gateway's (OIDC_CLIENT_ID, OIDC_EXTRA_AUDIENCES); required with ADMIN_GROUP and OIDC_ISSUER.
+     */
+    adminAudience: string | undefined;
   };
   mcpGateway: {
     /** Origin MCP clients are configured with (it proxies /mcp-gateway/*); metadata URLs use it. */
@@ -292,7 +297,33 @@ function loadOidc(env: Env): AppConfig['oidc'] {
     clockSkewSeconds: integer(env, 'OIDC_CLOCK_SKEW_SECONDS', 30, 0, 300),
     jwksCacheMs: integer(env, 'OIDC_JWKS_CACHE_SECONDS', 600, 10, 86_400) * 1000,
     adminGroup: adminGroup(env),
+    adminAudience: adminAudience(env, issuer, [...(clientId ? [clientId] : []), ...extraAudiences]),
   };
+}
+
+/**
+ * The audience of administrator tokens. A token the MCP gateway accepts is issued to any
+ * loopback PKCE client; were the admin API to accept the same audience, a platform
+ * administrator's gateway token would be a full platform credential in that client's hands.
+ */
+function adminAudience(env: Env, issuer: string | undefined, gatewayAudiences: string[]): string | undefined {
+  const audience = raw(env, 'ADMIN_AUDIENCE');
+  if (audience === undefined) {
+    if (issuer !== undefined && raw(env, 'ADMIN_GROUP') !== undefined) {
+      throw new ConfigError(
+        'ADMIN_AUDIENCE',
+        "is required with ADMIN_GROUP: administrator tokens need an audience of their own, not the MCP gateway's",
+      );
+    }
+    return undefined;
+  }
+  if (gatewayAudiences.includes(audience)) {
+    throw new ConfigError(
+      'ADMIN_AUDIENCE',
+      'must differ from OIDC_CLIENT_ID and OIDC_EXTRA_AUDIENCES (the MCP gateway accepts those)',
+    );
+  }
+  return audience;
 }
 
 function adminGroup(env: Env): string | undefined {

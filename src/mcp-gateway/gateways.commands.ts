@@ -71,7 +71,7 @@ export const gatewayCommands: AdminCommand[] = [
         type: 'string',
         placeholder: '<name>',
         required: true,
-        description: 'the name in the URL /mcp-gateway/<name>; unique across organizations',
+        description: 'the name in the URL /mcp-gateway/<name>; unique within the organization',
       },
       ...TOOLS_OPTION,
     },

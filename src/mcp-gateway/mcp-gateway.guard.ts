@@ -6,6 +6,7 @@ import { currentRequestContext } from '../common/logging/request-context.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import {
   explainTokenFailure,
+  gatewayAudiences,
   IdentityProviderUnavailableError,
   OIDC_JWT_STRATEGY,
   TokenRejectedError,
@@ -44,17 +45,36 @@ export class McpGatewayGuard extends AuthGuard(OIDC_JWT_STRATEGY) {
     const req = context.switchToHttp().getRequest<Request & GatewayRequest>();
     const res = context.switchToHttp().getResponse<Response>();
     enforceOrigin(this.config, req, res);
-    const gateway = await findGateway(this.tokens, this.gateways, String(req.params.name));
+    const named = await findGateways(this.tokens, this.gateways, String(req.params.name));
     await super.canActivate(context);
     const verified = req.oidcToken!;
+    const accepted = gatewayAudiences(this.config.oidc);
+    if (this.config.oidc.validateAudience && !verified.audiences.some((aud) => accepted.includes(aud))) {
+      // An administrator token (ADMIN_AUDIENCE) is for /admin/v1 only.
+      const message = 'The token is not meant for this service (audience)';
+      throw new ApiError('invalid_token', message, {
+        'WWW-Authenticate': this.challenge(req, 'invalid_token', message),
+      });
+    }
 
-    const slug = gateway.organization?.slug;
-    if (slug === undefined || !verified.organizations.includes(slug)) {
+    // Names are per organization: the token's organization says whose gateway this is.
+    const mine = named.filter((candidate) => {
+      const slug = candidate.organization?.slug;
+      return slug !== undefined && verified.organizations.includes(slug);
+    });
+    if (mine.length === 0) {
       const message = "The token's groups do not include the organization of this gateway";
       throw new ApiError('insufficient_scope', message, {
         'WWW-Authenticate': this.challenge(req, 'insufficient_scope', message),
       });
     }
+    if (mine.length > 1) {
+      throw new ApiError(
+        'invalid_request',
+        "Several of the token's organizations have a gateway of this name; use a token of one organization",
+      );
+    }
+    const gateway = mine[0];
     req.mcpGateway = { gateway, subject: verified.subject };
     const log = currentRequestContext();
     if (log) log.organizationId = gateway.organizationId;
@@ -106,20 +126,21 @@ export class McpGatewayGuard extends AuthGuard(OIDC_JWT_STRATEGY) {
 }
 
 /**
- * The gateway a path names, or 404 for an unknown name (and for every name while no identity
- * provider is configured, as no gateway can then authenticate anyone).
+ * The gateways a path names (one per organization using the name), or 404 when no organization
+ * has one (and for every name while no identity provider is configured, as no gateway can then
+ * authenticate anyone).
  */
-export async function findGateway(
+export async function findGateways(
   tokens: TokenVerifierService,
   gateways: McpGatewaysService,
   name: string,
-): Promise<McpGatewayEntity> {
+): Promise<McpGatewayEntity[]> {
   if (!tokens.enabled) {
     throw new ApiError('not_found', 'The MCP gateway is not enabled on this server (OIDC_ISSUER is unset)');
   }
-  const gateway = await gateways.findForRequest(name);
-  if (!gateway) throw new ApiError('not_found', 'No MCP gateway has this name');
-  return gateway;
+  const named = await gateways.findForRequest(name);
+  if (named.length === 0) throw new ApiError('not_found', 'No MCP gateway has this name');
+  return named;
 }
 
 /** A value that can sit inside a quoted-string of an auth-param. */

@@ -13,20 +13,21 @@ export class McpGatewaysRepository {
   }
 
   /**
-   * The request-path lookup: by name across organizations, because the gateway URL carries only
-   * the name; the row names its organization, whose slug the caller's token must match.
+   * The request-path lookup: the gateways of this name, one per organization that uses it, with
+   * their organization; the caller's token then selects the one of its organization.
    */
-  findByNameWithOrganization(name: string): Promise<McpGatewayEntity | null> {
-    return this.gateways.findOne({ where: { name }, relations: { organization: true } });
+  findAllByNameWithOrganization(name: string): Promise<McpGatewayEntity[]> {
+    return this.gateways.find({ where: { name }, relations: { organization: true }, take: 1000 });
   }
 
-  /** Any organization's gateway of this name: names are unique across organizations. */
-  findByName(name: string, manager?: EntityManager): Promise<McpGatewayEntity | null> {
-    return this.connection.getRepository(McpGatewayEntity, manager).findOne({ where: { name } });
-  }
-
-  findForOrganization(organizationId: string, name: string): Promise<McpGatewayEntity | null> {
-    return this.gateways.findOne({ where: { organizationId, name } });
+  findForOrganization(
+    organizationId: string,
+    name: string,
+    manager?: EntityManager,
+  ): Promise<McpGatewayEntity | null> {
+    return this.connection
+      .getRepository(McpGatewayEntity, manager)
+      .findOne({ where: { organizationId, name } });
   }
 
   listForOrganization(organizationId: string): Promise<McpGatewayEntity[]> {

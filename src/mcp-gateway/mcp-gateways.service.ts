@@ -22,10 +22,13 @@ export interface GatewayDeclaration {
 export class McpGatewaysService {
   constructor(private readonly repository: McpGatewaysRepository) {}
 
-  /** The gateway a request URL names, with its organization (for the token's organization check). */
-  findForRequest(name: string): Promise<McpGatewayEntity | null> {
-    if (!GATEWAY_NAME.test(name)) return Promise.resolve(null);
-    return this.repository.findByNameWithOrganization(name);
+  /**
+   * The gateways a request URL names (one per organization using the name), with their
+   * organization: the token's organization picks one (McpGatewayGuard).
+   */
+  findForRequest(name: string): Promise<McpGatewayEntity[]> {
+    if (!GATEWAY_NAME.test(name)) return Promise.resolve([]);
+    return this.repository.findAllByNameWithOrganization(name);
   }
 
   find(organizationId: string, name: string): Promise<McpGatewayEntity | null> {
@@ -39,7 +42,7 @@ export class McpGatewaysService {
   async create(organizationId: string, declaration: GatewayDeclaration): Promise<McpGatewayEntity> {
     const name = validateName(declaration.name);
     const toolNames = normalizeToolNames(declaration.toolNames);
-    await this.assertNameFree(name);
+    await this.assertNameFree(organizationId, name);
     return this.saveUnique(
       Object.assign(new McpGatewayEntity(), { id: randomUUID(), organizationId, name, toolNames }),
     );
@@ -63,7 +66,8 @@ export class McpGatewaysService {
 
   /**
    * Creates or updates the organization's gateway of this name inside the caller's transaction
-   * (the admin `apply`). A name another organization uses is refused: names are global.
+   * (the admin `apply`). Names are per organization: another organization's gateway of the same
+   * name is neither seen nor touched.
    */
   async upsertByName(
     organizationId: string,
@@ -72,10 +76,7 @@ export class McpGatewaysService {
   ): Promise<{ gateway: McpGatewayEntity; action: 'created' | 'updated' | 'unchanged' }> {
     const name = validateName(declaration.name);
     const toolNames = normalizeToolNames(declaration.toolNames);
-    const existing = await this.repository.findByName(name, manager);
-    if (existing && existing.organizationId !== organizationId) {
-      throw new GatewayInputError(`gateway name "${name}" is already used by another organization`);
-    }
+    const existing = await this.repository.findForOrganization(organizationId, name, manager);
     if (!existing) {
       const gateway = Object.assign(new McpGatewayEntity(), {
         id: randomUUID(),
@@ -90,22 +91,20 @@ export class McpGatewaysService {
     return { gateway: await this.repository.save(existing, manager), action: 'updated' };
   }
 
-  private async assertNameFree(name: string): Promise<void> {
-    if (await this.repository.findByName(name)) {
-      throw new GatewayInputError(
-        `gateway name "${name}" is already taken (names are unique across organizations)`,
-      );
+  private async assertNameFree(organizationId: string, name: string): Promise<void> {
+    if (await this.repository.findForOrganization(organizationId, name)) {
+      throw new GatewayInputError(`the organization already has a gateway named "${name}"`);
     }
   }
 
-  /** The unique constraint decides a race between two creators of one name. */
+  /** The unique constraint (organization, name) decides a race between two creators of one name. */
   private async saveUnique(gateway: McpGatewayEntity): Promise<McpGatewayEntity> {
     try {
       return await this.repository.save(gateway);
     } catch (error) {
       const code = (error as { driverError?: { code?: unknown } }).driverError?.code;
       if (error instanceof QueryFailedError && code === '23505') {
-        throw new GatewayInputError(`gateway name "${gateway.name}" is already taken`);
+        throw new GatewayInputError(`the organization already has a gateway named "${gateway.name}"`);
       }
       throw error;
     }

@@ -29,6 +29,8 @@ export interface VerifiedAccessToken {
   /** The full group paths as the token lists them (the admin API checks its admin group). */
   groups: string[];
   issuer: string;
+  /** The token's `aud`, as a list. */
+  audiences: string[];
 }
 
 type Claims = Record<string, unknown>;
@@ -59,9 +61,11 @@ export class TokenVerifierService extends PassportStrategy(Strategy, OIDC_JWT_ST
         (error: unknown) => done(error),
       );
     };
+    // The admin API's audience passes the signature check here; each surface then insists on its
+    // own (McpGatewayGuard on the gateway's, AdminAccessGuard on ADMIN_AUDIENCE).
     const audiences = [
-      ...(config.oidc.clientId ? [config.oidc.clientId] : []),
-      ...config.oidc.extraAudiences,
+      ...gatewayAudiences(config.oidc),
+      ...(config.oidc.adminAudience ? [config.oidc.adminAudience] : []),
     ];
     super({
       jwtFromRequest: (req: Request) => BEARER.exec(req.headers.authorization ?? '')?.[1] ?? null,
@@ -100,7 +104,9 @@ export class TokenVerifierService extends PassportStrategy(Strategy, OIDC_JWT_ST
     }
     const subject = typeof payload.sub === 'string' ? payload.sub : undefined;
     // passport-jwt checked `iss` against OIDC_ISSUER already.
-    return { subject, organizations, groups, issuer: String(payload.iss) };
+    const aud = payload.aud;
+    const audiences = typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud.map(String) : [];
+    return { subject, organizations, groups, issuer: String(payload.iss), audiences };
   }
 
   /**
@@ -120,6 +126,11 @@ export class TokenVerifierService extends PassportStrategy(Strategy, OIDC_JWT_ST
       attempt.authenticate({ headers: { authorization: `Bearer ${token}` } } as Request);
     });
   }
+}
+
+/** The audiences a token for the MCP gateway may carry (never ADMIN_AUDIENCE). */
+export function gatewayAudiences(oidc: AppConfig['oidc']): string[] {
+  return [...(oidc.clientId ? [oidc.clientId] : []), ...oidc.extraAudiences];
 }
 
 /**

@@ -336,7 +336,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     method: 'put',
     paths: ['/admin/v1/organizations/{org}/gateways/{name}'],
     operationId: 'adminPutGateway',
-    summary: 'Create or update the gateway of this name (names are unique across organizations)',
+    summary: 'Create or update the gateway of this name (names are unique within the organization)',
     parameters: [ORG, path('name', 'The gateway name')],
     requestBody: body(ref('AdminGatewayInput')),
     responses: { '200': json(withAction('AdminGateway'), 'The gateway and what was done') },
