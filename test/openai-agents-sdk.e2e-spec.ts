@@ -137,7 +137,7 @@ describe('the OpenAI Agents SDK against /v1', () => {
       },
     });
     const stored = await fetch(`${app.baseUrl}/v1/responses/${result.lastResponseId}`, {
-      headers: { 'x-api-key': org.keys.assistant },
+      headers: { 'x-api-key': org.keys.user },
     }).then((res) => res.json());
     expect(stored).toMatchObject({
       temperature: 0.4,

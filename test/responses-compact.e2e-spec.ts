@@ -82,7 +82,7 @@ describe('POST /v1/responses/compact', () => {
     const transcript = typeof row.transcript === 'string' ? JSON.parse(row.transcript) : row.transcript;
     expect(JSON.stringify(transcript)).toContain('Summary of the earlier conversation:\\nuser: We agreed');
     const items = await call(app.baseUrl, 'GET', `/v1/responses/${reply.body.id}/input_items?order=asc`, {
-      key: acme.keys.assistant,
+      key: acme.keys.user,
     });
     expect(items.body.data[1]).toMatchObject({
       type: 'compaction',

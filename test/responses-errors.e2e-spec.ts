@@ -287,7 +287,7 @@ describe('POST /v1/responses: authentication, validation and error codes', () =>
       const reply = await post({ model, input: 'x', previous_response_id: theirs.body.id });
       expectError(reply, 404, 'response_not_found', 'not_found_error');
       const read = await call(app.baseUrl, 'GET', `/v1/responses/${theirs.body.id}`, {
-        key: org.keys.assistant,
+        key: org.keys.user,
       });
       expectError(read, 404, 'response_not_found', 'not_found_error');
       const before = await app.dataSource.query(

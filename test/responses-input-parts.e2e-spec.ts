@@ -161,8 +161,9 @@ describe('POST /v1/responses with input_image and input_file parts', () => {
   });
 
   it('works with the official SDK', async () => {
+    // Creating and reading back: full_access (the `assistant` scope only creates).
     const client = new OpenAI({
-      apiKey: offline.keys.assistant,
+      apiKey: offline.keys.full_access,
       baseURL: `${app.baseUrl}/v1`,
       maxRetries: 0,
     });

@@ -253,7 +253,7 @@ describe('POST /v1/responses parameters against an OpenAI-compatible upstream', 
       { role: 'user', content: 'still there?' },
     ]);
     const items = await call(app.baseUrl, 'GET', `/v1/responses/${reply.body.id}/input_items?order=asc`, {
-      key: org.keys.assistant,
+      key: org.keys.user,
     });
     expect(items.body.data[1]).toEqual({
       id: 'rs_client_1',

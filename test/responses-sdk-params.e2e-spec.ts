@@ -83,12 +83,13 @@ describe.each(SDKS)(
       model = `asst_${upstreamOrg.assistantId}`;
       offlineModel = `asst_${offlineOrg.assistantId}`;
       client = new OpenAI({
-        apiKey: upstreamOrg.keys.assistant,
+        // Creating and reading back: full_access (the `assistant` scope only creates).
+        apiKey: upstreamOrg.keys.full_access,
         baseURL: `${app.baseUrl}/v1`,
         maxRetries: 0,
       });
       offline = new OpenAI({
-        apiKey: offlineOrg.keys.assistant,
+        apiKey: offlineOrg.keys.full_access,
         baseURL: `${app.baseUrl}/v1`,
         maxRetries: 0,
       });

@@ -262,7 +262,8 @@ describe('per-user context in turns', () => {
 
       // A later read of the response and the chat history show no trace of the tool call.
       const read = await call(app.baseUrl, 'GET', `/v1/responses/${completed.id}`, {
-        key: orgA.keys.assistant,
+        key: orgA.keys.user,
+        headers: { 'x-user-id': 'ulla' },
       });
       expect(read.body.output).toEqual(completed.output);
       const history = await userCall(
