@@ -83,9 +83,9 @@ onServer('a replica killed with kill -9 (child process, PostgreSQL)', () => {
   }
 
   /** Polls on the surviving replica until the response leaves in_progress, within the bound. */
-  async function settled(id: string, killedAt: number): Promise<any> {
+  async function settled(id: string, killedAt: number, headers: Record<string, string> = {}): Promise<any> {
     while (Date.now() - killedAt < BOUND_MS + SLACK_MS) {
-      const reply = await call(survivor.baseUrl, 'GET', `/v1/responses/${id}`, { key });
+      const reply = await call(survivor.baseUrl, 'GET', `/v1/responses/${id}`, { key, headers });
       expect(reply.status).toBe(200);
       if (reply.body.status !== 'in_progress' && reply.body.status !== 'queued') return reply.body;
       await sleep(50);
@@ -145,9 +145,12 @@ onServer('a replica killed with kill -9 (child process, PostgreSQL)', () => {
     const killedAt = await kill(victim!);
     await reader.read().catch(() => undefined);
 
-    const right = await call(survivor.baseUrl, 'GET', `/v1/responses/${created.id}`, { key });
+    const right = await call(survivor.baseUrl, 'GET', `/v1/responses/${created.id}`, {
+      key,
+      headers: { 'x-user-id': 'u-killed' },
+    });
     expect(right.status).toBe(200);
-    const final = await settled(created.id, killedAt);
+    const final = await settled(created.id, killedAt, { 'x-user-id': 'u-killed' });
     expect(final).toMatchObject({
       id: created.id,
       status: 'failed',

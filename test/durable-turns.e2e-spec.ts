@@ -157,7 +157,9 @@ describe('durable turns: background responses, resumable streams, cancel, leases
     expect(created.status).toBe(200);
     expect(created.body).toMatchObject({ status: 'queued', background: true, output: [] });
 
-    const done = await pollUntil(b, slow.key, created.body.id, (body) => body.status === 'completed');
+    const done = await pollUntil(b, slow.key, created.body.id, (body) => body.status === 'completed', {
+      'x-user-id': 'u-poll',
+    });
     expect(done).toMatchObject({ id: created.body.id, background: true, status: 'completed' });
     expect(done.output_text).toBe(Array.from({ length: 30 }, (_, i) => `word${i}`).join(' '));
 
@@ -322,7 +324,7 @@ describe('durable turns: background responses, resumable streams, cancel, leases
       body: { model: other.assistantId, input: 'mine', background: true },
     });
     const id = created.body.id as string;
-    await pollUntil(a, other.key, id, (body) => body.status === 'completed');
+    await pollUntil(a, other.key, id, (body) => body.status === 'completed', { 'x-user-id': 'alice' });
     const attempts: [string, Record<string, string>][] = [
       [slow.key, { 'x-user-id': 'alice' }], // another organization
       [other.key, { 'x-user-id': 'mallory' }], // another user
@@ -332,6 +334,7 @@ describe('durable turns: background responses, resumable streams, cancel, leases
       for (const [method, path] of [
         ['POST', `/v1/responses/${id}/cancel`],
         ['GET', `/v1/responses/${id}?stream=true`],
+        ['GET', `/v1/responses/${id}`],
       ]) {
         const reply = await call(b.baseUrl, method, path, { key, headers });
         expect(reply.status).toBe(404);
@@ -358,7 +361,10 @@ describe('durable turns: background responses, resumable streams, cancel, leases
     while (!raw.includes('response.output_text.delta'))
       raw += new TextDecoder().decode((await reader.read()).value);
     const created = parseSse(raw).events[0].json.response;
-    const running = await call(b.baseUrl, 'GET', `/v1/responses/${created.id}`, { key: lengthy.key });
+    const running = await call(b.baseUrl, 'GET', `/v1/responses/${created.id}`, {
+      key: lengthy.key,
+      headers: { 'x-user-id': 'u-fg' },
+    });
     expect(running.status).toBe(200);
     expect(running.body).toMatchObject({ id: created.id, status: 'in_progress', background: false });
     const history = await call(
@@ -372,7 +378,10 @@ describe('durable turns: background responses, resumable streams, cancel, leases
     );
     expect(JSON.stringify(history.body)).toContain('foreground in flight');
     while (!(await reader.read()).done);
-    const finished = await call(b.baseUrl, 'GET', `/v1/responses/${created.id}`, { key: lengthy.key });
+    const finished = await call(b.baseUrl, 'GET', `/v1/responses/${created.id}`, {
+      key: lengthy.key,
+      headers: { 'x-user-id': 'u-fg' },
+    });
     expect(finished.body.status).toBe('completed');
     const after = await call(
       b.baseUrl,

@@ -156,6 +156,7 @@ class CapturedLogs implements LoggerService {
     async function expectStored(completed: ApiReply, userId = 'alice'): Promise<void> {
       const read = await call(app.baseUrl, 'GET', `/v1/responses/${completed.body.id}`, {
         key: org.keys.full_access,
+        headers: { 'x-user-id': userId },
       });
       expect(read.status).toBe(200);
       expect(read.body).toEqual(completed.body);

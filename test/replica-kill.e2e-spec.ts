@@ -147,7 +147,10 @@ const TURNS_PER_CLIENT = 10;
 
       const survivor = replicas[1].baseUrl;
       for (const completed of seen) {
-        const read = await call(survivor, 'GET', `/v1/responses/${completed.id}`, { key });
+        const read = await call(survivor, 'GET', `/v1/responses/${completed.id}`, {
+          key,
+          headers: { 'x-user-id': completed.userId },
+        });
         expect(read.status).toBe(200);
         expect(read.body.status).toBe('completed');
         expect(read.body.output_text).toBe(completed.outputText);
