@@ -82,7 +82,7 @@ describe('security: platform surfaces an organization admin can reach', () => {
         call(app.baseUrl, 'GET', '/healthz'),
         call(app.baseUrl, 'POST', '/v1/responses', {
           key: a.keys.assistant,
-          body: { model, input: `${'a'.repeat(200_000)}!` },
+          body: { model, input: 'a'.repeat(200_000) },
         }),
       ]);
       delay.disable();
