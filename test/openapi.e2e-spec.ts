@@ -358,7 +358,12 @@ describe('the OpenAPI document', () => {
         headers: { ...user, 'x-switchboard-events': 'all' },
         body: { model: `asst_${org.assistantId}`, input: [{ role: 'user', content: 'again' }], stream: true },
       });
-      await documented('get', '/v1/responses/{id}', `/v1/responses/${first.body.id}`, { key });
+      // Reading it back takes `user` (the `assistant` scope only creates), as its own end user.
+      const read = await documented('get', '/v1/responses/{id}', `/v1/responses/${first.body.id}`, {
+        key: org.keys.user,
+        headers: user,
+      });
+      expect(read.status).toBe(200);
 
       const tools = [
         {
@@ -399,13 +404,15 @@ describe('the OpenAPI document', () => {
       expect(
         (
           await documented('get', '/v1/responses/{id}', `/v1/responses/${first.body.id}`, {
-            key: org.keys.user,
+            key,
+            headers: user,
           })
         ).status,
       ).toBe(403);
       const missing = 'resp_00000000-0000-4000-8000-000000000000';
       expect(
-        (await documented('get', '/v1/responses/{id}', `/v1/responses/${missing}`, { key })).status,
+        (await documented('get', '/v1/responses/{id}', `/v1/responses/${missing}`, { key: org.keys.user }))
+          .status,
       ).toBe(404);
     });
 

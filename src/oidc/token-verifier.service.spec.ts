@@ -85,6 +85,7 @@ describe('TokenVerifierService', () => {
       organizations: ['acme', 'globex'],
       groups: ['/acme/engineering', '/globex/sales', 'plain'],
       issuer,
+      audiences: ['backend'],
     });
   });
 
