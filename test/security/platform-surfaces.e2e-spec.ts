@@ -52,7 +52,7 @@ describe('security: platform surfaces an organization admin can reach', () => {
       body: INITIALIZE,
     });
   const count = async (sql: string, parameters: unknown[]) =>
-    ((await app.dataSource.query(sql, parameters)) as { n: number }[])[0].n;
+    (await app.dataSource.query<{ n: number }[]>(sql, parameters))[0].n;
 
   describe('offline script patterns', () => {
     const offline = (match: string) => ({
