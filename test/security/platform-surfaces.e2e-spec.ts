@@ -155,6 +155,13 @@ describe('security: platform surfaces an organization admin can reach', () => {
       expect((await gateway('shared-tools', await memberOf('/surface-b/team'))).status).toBe(200);
       const outsider = await gateway('shared-tools', await memberOf('/surface-c/team'));
       expect(outsider.status).toBe(403);
+      // A member of both cannot be routed silently to either.
+      const both = await gateway(
+        'shared-tools',
+        await idp.mint({ groups: ['/surface-a/x', '/surface-b/y'] }),
+      );
+      expect(both.status).toBe(400);
+      expect(both.body.error.code).toBe('invalid_request');
     });
   });
 
