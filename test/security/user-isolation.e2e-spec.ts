@@ -21,7 +21,11 @@ describe('security: per-user responses and conversations', () => {
   let itemId: string;
   let anonymous: any;
 
-  const as = (org: SeededOrganization, user: string | null, key = org.keys.full_access) => ({
+  const as = (
+    org: SeededOrganization,
+    user: string | null,
+    key = org.keys.full_access,
+  ): { key: string; headers: Record<string, string> } => ({
     key,
     headers: user === null ? {} : { 'x-user-id': user },
   });

@@ -68,7 +68,7 @@ export class ResumedStreams {
           if (!cursor.terminal && !live.ended) await live.changed(clientGone);
           if (!live.ended || cursor.terminal) continue;
         }
-        const events = await this.ledger.readEvents(organizationId, responseId, cursor.last, PAGE);
+        const events = await this.ledger.readEvents(organizationId, userId, responseId, cursor.last, PAGE);
         events.forEach(send);
         if (cursor.terminal || events.length === PAGE || this.turns.find(responseId)) continue;
         if (events.length === 0 && (await this.ended(organizationId, userId, responseId, cursor, send))) break;
@@ -94,7 +94,7 @@ export class ResumedStreams {
     if (!stored) throw new ApiError('response_not_found', `No response resp_${responseId}`);
     if (RUNNING_STATUSES.includes(stored.status)) return false;
     // The final status is written after the final events: read once more to catch the last batch.
-    (await this.ledger.readEvents(organizationId, responseId, cursor.last, PAGE)).forEach(send);
+    (await this.ledger.readEvents(organizationId, userId, responseId, cursor.last, PAGE)).forEach(send);
     if (cursor.terminal) return true;
     const sequence_number = cursor.last + 1;
     if (

@@ -188,9 +188,10 @@ export class TurnLedger {
     );
   }
 
-  /** Events after `after`, in order, of a response of this organization. */
+  /** Events after `after`, in order, of a response of this organization and end user. */
   async readEvents(
     organizationId: string,
+    userId: string | null,
     responseId: string,
     after: number,
     limit: number,
@@ -198,10 +199,11 @@ export class TurnLedger {
     const rows: { sequence_number: number; event_type: string; data: string }[] = await this.dataSource.query(
       `SELECT e.sequence_number, e.event_type, e.data
          FROM response_events e JOIN responses r ON r.id = e.response_id
-        WHERE e.response_id = $1 AND r.organization_id = $2 AND e.sequence_number > $3
+        WHERE e.response_id = $1 AND r.organization_id = $2 AND r.user_id IS NOT DISTINCT FROM $5::varchar
+          AND e.sequence_number > $3
         ORDER BY e.sequence_number
         LIMIT $4`,
-      [responseId, organizationId, after, limit],
+      [responseId, organizationId, after, limit, userId],
     );
     return rows.map((row) => ({ sequenceNumber: row.sequence_number, type: row.event_type, data: row.data }));
   }
