@@ -71,7 +71,8 @@ export class ResumedStreams {
         const events = await this.ledger.readEvents(organizationId, userId, responseId, cursor.last, PAGE);
         events.forEach(send);
         if (cursor.terminal || events.length === PAGE || this.turns.find(responseId)) continue;
-        if (events.length === 0 && (await this.ended(organizationId, userId, responseId, cursor, send))) break;
+        if (events.length === 0 && (await this.ended(organizationId, userId, responseId, cursor, send)))
+          break;
         if (events.length === 0)
           await sleep(this.pollMs, undefined, { signal: clientGone, ref: false }).catch(() => undefined);
       }
