@@ -38,7 +38,10 @@ const SAME_NAME = new Set([
 /** What a client hears of a turn that failed; anything unexpected is logged and stays generic. */
 export function turnFailure(error: unknown, logger: Logger): ApiError {
   if (error instanceof ApiError) return error;
-  if (error instanceof UpstreamError) return new ApiError(error.code, error.message);
+  if (error instanceof UpstreamError) {
+    const retryAfter = error.retryAfterSeconds;
+    return new ApiError(error.code, error.message, retryAfter ? { 'Retry-After': String(retryAfter) } : {});
+  }
   if (error instanceof UnsupportedParameterError) {
     const upstreamName = error.param.split('.')[0];
     const name = RESPONSES_NAME[upstreamName] ?? (SAME_NAME.has(upstreamName) ? upstreamName : undefined);
