@@ -130,7 +130,7 @@ function httpError(error: APIError, status: number): Error {
   if (status === 429) {
     const upstream = new UpstreamError(
       'upstream_rate_limited',
-      'The upstream model is rate-limiting the service',
+      `The upstream model is rate-limiting the service${retryAfterSeconds ? `; retry after ${retryAfterSeconds} s` : ''}`,
       retryAfterSeconds,
     );
     return new RetryableUpstreamError(upstream, hint);

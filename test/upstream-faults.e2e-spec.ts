@@ -1,0 +1,323 @@
+import { FakeUpstream, type UpstreamScript } from './support/fake-upstream.js';
+import { call, type ApiReply } from './support/http.js';
+import { postStream, type StreamReply } from './support/sse.js';
+import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
+
+/**
+ * The Failover Bench fault scenarios on the one upstream an assistant has today, each through
+ * `POST /v1/responses` streamed and JSON: what the client sees, how many attempts reached the
+ * upstream, and the status the turn is stored with (docs/resilience.md). The deadlines are made
+ * small by configuration; nothing here measures how long anything took.
+ */
+
+const ANSWER = 'one two three four five six seven eight nine ten';
+
+type Outcome =
+  | { completed: true }
+  | {
+      completed: false;
+      code: string;
+      status: number;
+      /** The stream had relayed output before it failed. */
+      afterOutput: boolean;
+      /** The message names what happened. */
+      message: RegExp;
+      retryAfter?: string;
+    };
+
+interface Scenario {
+  name: string;
+  scripts: UpstreamScript[];
+  /** Requests the upstream receives (the first attempt and its retries). */
+  attempts: number;
+  outcome: Outcome;
+  /** The upstream saw its request cancelled (a deadline aborted it). */
+  cancelled?: boolean;
+}
+
+const failed = (
+  code: string,
+  status: number,
+  message: RegExp,
+  extra: { afterOutput?: boolean; retryAfter?: string } = {},
+): Outcome => ({ completed: false, code, status, message, afterOutput: extra.afterOutput ?? false, ...extra });
+
+const SCENARIOS: Scenario[] = [
+  {
+    name: '429 with Retry-After: waits for it, then answers',
+    scripts: [{ status: 429, retryAfter: '1' }],
+    attempts: 2,
+    outcome: { completed: true },
+  },
+  {
+    name: '429 with retry-after-ms: waits for it, then answers',
+    scripts: [{ status: 429, retryAfterMs: '300', retryAfter: '30' }],
+    attempts: 2,
+    outcome: { completed: true },
+  },
+  {
+    name: '429 without Retry-After: backs off, then answers',
+    scripts: [{ status: 429 }],
+    attempts: 2,
+    outcome: { completed: true },
+  },
+  {
+    name: '429 with a Retry-After beyond the budget: fails at once with that Retry-After',
+    scripts: [{ status: 429, retryAfter: '120' }],
+    attempts: 1,
+    outcome: failed('upstream_rate_limited', 503, /rate-limiting.*retry after 120 s/, { retryAfter: '120' }),
+  },
+  {
+    name: '500 once: retried, then answers',
+    scripts: [{ status: 500 }],
+    attempts: 2,
+    outcome: { completed: true },
+  },
+  {
+    name: '503 persistent: every retry spent, then 503 upstream_unavailable',
+    scripts: [{ status: 503 }, { status: 503 }, { status: 503 }],
+    attempts: 3,
+    outcome: failed('upstream_unavailable', 503, /HTTP 503/),
+  },
+  {
+    name: 'TCP reset before headers: retried, then answers',
+    scripts: [{ reset: true }],
+    attempts: 2,
+    outcome: { completed: true },
+  },
+  {
+    name: 'no response at all: the header deadline aborts the call',
+    scripts: [{ hang: true }],
+    attempts: 1,
+    outcome: failed('upstream_timeout', 503, /no response within 1500 ms/),
+    cancelled: true,
+  },
+  {
+    name: 'slow first token: the first-token deadline aborts the call',
+    scripts: [{ text: ANSWER, firstTokenDelayMs: 4000 }],
+    attempts: 1,
+    outcome: failed('upstream_timeout', 503, /no output within 2000 ms/),
+    cancelled: true,
+  },
+  {
+    name: 'stream cut mid-answer (clean end, no finish reason): failed, never completed',
+    scripts: [{ text: ANSWER, cutAfterChunks: 4 }],
+    attempts: 1,
+    outcome: failed('upstream_stream_interrupted', 502, /cut mid-answer/, { afterOutput: true }),
+  },
+  {
+    name: 'stream cut before its first token: retried, then answers',
+    scripts: [{ text: ANSWER, cutAfterChunks: 0 }],
+    attempts: 2,
+    outcome: { completed: true },
+  },
+  {
+    name: 'stream stall mid-answer: the stall timeout aborts the call, failed',
+    scripts: [{ text: ANSWER, stallAfterChunks: 3 }],
+    attempts: 1,
+    outcome: failed('upstream_stream_stalled', 504, /stalled mid-answer/, { afterOutput: true }),
+    cancelled: true,
+  },
+  {
+    name: 'a malformed chunk mid-answer: skipped, the whole answer completes',
+    scripts: [{ text: ANSWER, malformedAt: 3 }],
+    attempts: 1,
+    outcome: { completed: true },
+  },
+  {
+    name: 'a malformed chunk and then a cut: failed, saying the stream was malformed',
+    scripts: [{ text: ANSWER, malformedAt: 3, cutAfterChunks: 5 }],
+    attempts: 1,
+    outcome: failed('upstream_malformed_response', 502, /1 malformed event/, { afterOutput: true }),
+  },
+  {
+    name: 'no [DONE] after the finish reason, body ended: completed with its usage',
+    scripts: [{ text: ANSWER, omitDone: true }],
+    attempts: 1,
+    outcome: { completed: true },
+  },
+  {
+    name: 'no [DONE] after the finish reason, body held open: completed at once with its usage',
+    scripts: [{ text: ANSWER, holdOpen: true }],
+    attempts: 1,
+    outcome: { completed: true },
+  },
+  {
+    name: 'context_length_exceeded: 400, not retried',
+    scripts: [{ maxPromptChars: 1 }],
+    attempts: 1,
+    outcome: failed('context_length_exceeded', 400, /context window/),
+  },
+  {
+    name: "content-policy rejection: 400 with the provider's reason, not retried, no Retry-After",
+    scripts: [
+      {
+        status: 400,
+        errorCode: 'content_policy_violation',
+        errorType: 'invalid_request_error',
+        errorMessage: 'Your request was rejected as a result of our safety system (key sk-proj-abcdef0123456789).',
+      },
+    ],
+    attempts: 1,
+    outcome: failed('content_policy_violation', 400, /content policy: Your request was rejected .*safety system/),
+  },
+  {
+    name: "another invalid request (HTTP 422): 400 upstream_invalid_request with the provider's reason",
+    scripts: [{ status: 422, errorMessage: 'messages[1].content: unsupported audio input' }],
+    attempts: 1,
+    outcome: failed('upstream_invalid_request', 400, /HTTP 422\): messages\[1\]\.content: unsupported audio input/),
+  },
+];
+
+describe('upstream faults, streamed and JSON, on the single upstream', () => {
+  let upstream: FakeUpstream;
+  let app: TestApp;
+  let org: SeededOrganization;
+  let user = 0;
+
+  beforeAll(async () => {
+    upstream = await new FakeUpstream().start();
+    upstream.setFallback({ text: ANSWER });
+    app = await startTestApp({
+      FAKE_UPSTREAM_KEY: 'sk-test',
+      UPSTREAM_MAX_RETRIES: '2',
+      UPSTREAM_RETRY_BUDGET_MS: '8000',
+      UPSTREAM_HEADERS_TIMEOUT_MS: '1500',
+      UPSTREAM_FIRST_TOKEN_TIMEOUT_MS: '2000',
+      UPSTREAM_STALL_TIMEOUT_MS: '1000',
+    });
+    org = await app.seedOrganization('upstream-faults', {
+      provider: 'openai-compatible',
+      baseUrl: upstream.url,
+      model: 'fake-model',
+      apiKeyEnv: 'FAKE_UPSTREAM_KEY',
+    });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await upstream?.stop();
+  });
+
+  /** The one turn stored for this end user. */
+  async function storedTurn(userId: string): Promise<{ status: string; error: any; output_text: string }> {
+    const rows = await app.dataSource.query(
+      'SELECT status, error, output_text FROM responses WHERE organization_id = $1 AND user_id = $2',
+      [org.id, userId],
+    );
+    expect(rows).toHaveLength(1);
+    return rows[0];
+  }
+
+  /** Waits (bounded) until the upstream has seen `count` requests cancelled in all. */
+  async function cancelledUpstream(count: number): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while (upstream.aborted < count && Date.now() < deadline) {
+      await new Promise((done) => setTimeout(done, 20));
+    }
+    expect(upstream.aborted).toBeGreaterThanOrEqual(count);
+  }
+
+  async function run(
+    scenario: Scenario,
+    stream: boolean,
+  ): Promise<{ reply: ApiReply | StreamReply; userId: string; sent: number }> {
+    const userId = `user-${++user}`;
+    const sent = upstream.requests.length;
+    upstream.script(...scenario.scripts);
+    const body = { model: org.assistantId, input: 'count to ten' };
+    const headers = { 'x-user-id': userId };
+    const reply = stream
+      ? await postStream(app.baseUrl, org.keys.full_access, body, headers)
+      : await call(app.baseUrl, 'POST', '/v1/responses', { key: org.keys.full_access, body, headers });
+    return { reply, userId, sent };
+  }
+
+  for (const scenario of SCENARIOS) {
+    it(`JSON: ${scenario.name}`, async () => {
+      const aborted = upstream.aborted;
+      const { reply, userId, sent } = await run(scenario, false);
+      const json = reply as ApiReply;
+      expect(upstream.requests.length - sent).toBe(scenario.attempts);
+      const stored = await storedTurn(userId);
+      if (scenario.outcome.completed) {
+        expect(json.status).toBe(200);
+        expect(json.body.status).toBe('completed');
+        expect(json.body.output_text).toBe(ANSWER);
+        expect(json.body.usage.output_tokens).toBeGreaterThan(0);
+        expect(stored.status).toBe('completed');
+        expect(stored.output_text).toBe(ANSWER);
+      } else {
+        const outcome = scenario.outcome;
+        expect(json.status).toBe(outcome.status);
+        expect(json.body).toEqual({
+          error: { type: expect.any(String), code: outcome.code, message: expect.stringMatching(outcome.message) },
+        });
+        expect(json.body.error.message).not.toContain('sk-proj-abcdef');
+        expect(json.headers.get('retry-after') ?? undefined).toBe(
+          outcome.retryAfter ?? (outcome.status === 503 ? '1' : undefined),
+        );
+        expect(stored.status).toBe('failed');
+        expect(stored.error.code).toBe(outcome.code);
+      }
+      if (scenario.cancelled) await cancelledUpstream(aborted + 1);
+    });
+
+    it(`streamed: ${scenario.name}`, async () => {
+      const aborted = upstream.aborted;
+      const { reply, userId, sent } = await run(scenario, true);
+      const stream = reply as StreamReply;
+      expect(stream.status).toBe(200);
+      expect(upstream.requests.length - sent).toBe(scenario.attempts);
+      const types = stream.events.map((event) => event.json?.type ?? event.data);
+      expect(types[0]).toBe('response.created');
+      const deltas = stream.events
+        .filter((event) => event.json?.type === 'response.output_text.delta')
+        .map((event) => event.json.delta as string)
+        .join('');
+      const stored = await storedTurn(userId);
+      if (scenario.outcome.completed) {
+        const completed = stream.events.find((event) => event.json?.type === 'response.completed');
+        expect(completed?.json.response.status).toBe('completed');
+        expect(completed?.json.response.usage.output_tokens).toBeGreaterThan(0);
+        expect(deltas).toBe(ANSWER);
+        expect(types).not.toContain('response.error');
+        expect(stored.status).toBe('completed');
+        expect(stored.output_text).toBe(ANSWER);
+      } else {
+        const outcome = scenario.outcome;
+        expect(types).not.toContain('response.completed');
+        const last = stream.events[stream.events.length - 1].json;
+        expect(last.type).toBe('response.error');
+        expect(last.error).toEqual({
+          type: expect.any(String),
+          code: outcome.code,
+          message: expect.stringMatching(outcome.message),
+        });
+        // Output relayed before the failure stays relayed (and stored), never reported complete.
+        if (outcome.afterOutput) expect(deltas.length).toBeGreaterThan(0);
+        else expect(deltas).toBe('');
+        expect(ANSWER.startsWith(deltas)).toBe(true);
+        expect(stored.status).toBe('failed');
+        expect(stored.error.code).toBe(outcome.code);
+        expect(stored.output_text).toBe(deltas);
+      }
+      if (scenario.cancelled) await cancelledUpstream(aborted + 1);
+    });
+  }
+
+  it('waits at least the Retry-After (and retry-after-ms) the upstream asked for', async () => {
+    for (const [script, atLeastMs] of [
+      [() => ({ status: 429, retryAfter: '1' }), 1000],
+      [() => ({ status: 503, retryAfterMs: '400' }), 400],
+      // An HTTP date has whole seconds: two seconds ahead is more than one second away.
+      [() => ({ status: 429, retryAfter: new Date(Date.now() + 2000).toUTCString() }), 900],
+    ] as const) {
+      const scenario: Scenario = { name: '', scripts: [script()], attempts: 2, outcome: { completed: true } };
+      const { reply, sent } = await run(scenario, false);
+      expect((reply as ApiReply).status).toBe(200);
+      const [first, second] = upstream.requests.slice(sent);
+      // A lower bound only: the retry may come later on a busy machine, never earlier.
+      expect(second.at - first.at).toBeGreaterThanOrEqual(atLeastMs - 5);
+    }
+  });
+});
