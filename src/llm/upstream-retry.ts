@@ -29,6 +29,8 @@ export function retryAfterMs(headers: Headers | undefined, now = Date.now()): nu
   const value = headers?.get('retry-after')?.trim();
   if (!value) return undefined;
   if (/^\d+(\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000);
+  // An HTTP date names its weekday and month; anything else (`-3`, `soon`) is no hint.
+  if (!/^[A-Za-z]{3},/.test(value)) return undefined;
   const at = Date.parse(value);
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
