@@ -96,9 +96,12 @@ async function* nodeText(
     // reused (at most 128 KiB, within the drain time; an upstream that holds the body open after
     // its answer loses the connection instead of keeping it).
     if (!body.readableEnded && !body.destroyed) {
+      const drain = new AbortController();
+      const timer = setTimeout(() => drain.abort(), drainTimeoutMs).unref();
       void body
-        .dump({ limit: DRAIN_LIMIT_BYTES, signal: AbortSignal.timeout(drainTimeoutMs) })
-        .catch(() => undefined);
+        .dump({ limit: DRAIN_LIMIT_BYTES, signal: drain.signal })
+        .catch(() => undefined)
+        .finally(() => clearTimeout(timer));
     }
   }
 }

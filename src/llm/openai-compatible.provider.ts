@@ -103,7 +103,7 @@ export class OpenAiCompatibleProvider implements LlmProvider {
       if (!finished) throw new StreamEndedEarlyError(stream.malformed);
     } catch (error) {
       // Silent after its finish reason: the answer is whole, only its usage (or `[DONE]`) is missing.
-      if (finished && deadlines.expired === 'stall' && !request.signal.aborted) return;
+      if (finished && deadlines.expired !== null && !request.signal.aborted) return;
       throw classifyUpstreamFailure(error, {
         deadlines,
         clientAborted: request.signal.aborted,
