@@ -40,7 +40,14 @@ const failed = (
   status: number,
   message: RegExp,
   extra: { afterOutput?: boolean; retryAfter?: string } = {},
-): Outcome => ({ completed: false, code, status, message, afterOutput: extra.afterOutput ?? false, ...extra });
+): Outcome => ({
+  completed: false,
+  code,
+  status,
+  message,
+  afterOutput: extra.afterOutput ?? false,
+  ...extra,
+});
 
 const SCENARIOS: Scenario[] = [
   {
@@ -155,17 +162,26 @@ const SCENARIOS: Scenario[] = [
         status: 400,
         errorCode: 'content_policy_violation',
         errorType: 'invalid_request_error',
-        errorMessage: 'Your request was rejected as a result of our safety system (key sk-proj-abcdef0123456789).',
+        errorMessage:
+          'Your request was rejected as a result of our safety system (key sk-proj-abcdef0123456789).',
       },
     ],
     attempts: 1,
-    outcome: failed('content_policy_violation', 400, /content policy: Your request was rejected .*safety system/),
+    outcome: failed(
+      'content_policy_violation',
+      400,
+      /content policy: Your request was rejected .*safety system/,
+    ),
   },
   {
     name: "another invalid request (HTTP 422): 400 upstream_invalid_request with the provider's reason",
     scripts: [{ status: 422, errorMessage: 'messages[1].content: unsupported audio input' }],
     attempts: 1,
-    outcome: failed('upstream_invalid_request', 400, /HTTP 422\): messages\[1\]\.content: unsupported audio input/),
+    outcome: failed(
+      'upstream_invalid_request',
+      400,
+      /HTTP 422\): messages\[1\]\.content: unsupported audio input/,
+    ),
   },
 ];
 
@@ -250,7 +266,11 @@ describe('upstream faults, streamed and JSON, on the single upstream', () => {
         const outcome = scenario.outcome;
         expect(json.status).toBe(outcome.status);
         expect(json.body).toEqual({
-          error: { type: expect.any(String), code: outcome.code, message: expect.stringMatching(outcome.message) },
+          error: {
+            type: expect.any(String),
+            code: outcome.code,
+            message: expect.stringMatching(outcome.message),
+          },
         });
         expect(json.body.error.message).not.toContain('sk-proj-abcdef');
         expect(json.headers.get('retry-after') ?? undefined).toBe(

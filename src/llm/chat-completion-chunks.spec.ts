@@ -1,4 +1,8 @@
-import { MAX_MALFORMED_EVENTS, readChatCompletionChunks, type ChunkStreamState } from './chat-completion-chunks.js';
+import {
+  MAX_MALFORMED_EVENTS,
+  readChatCompletionChunks,
+  type ChunkStreamState,
+} from './chat-completion-chunks.js';
 import { MalformedStreamError, StreamErrorEvent } from './upstream-failure.js';
 
 function streamOf(...reads: string[]): ReadableStream<Uint8Array> {
@@ -62,7 +66,9 @@ describe('readChatCompletionChunks', () => {
   it('skips malformed events and counts them; notes whether [DONE] came', async () => {
     const state: ChunkStreamState = { done: false, malformed: 0 };
     const batches: unknown[][] = [];
-    const body = streamOf(event('a') + 'data: {"broken\n\n' + 'data: 42\n\n' + event('b') + 'data: [DONE]\n\n');
+    const body = streamOf(
+      event('a') + 'data: {"broken\n\n' + 'data: 42\n\n' + event('b') + 'data: [DONE]\n\n',
+    );
     for await (const batch of readChatCompletionChunks(body, state)) batches.push(batch);
     expect(batches).toEqual([[chunk('a'), chunk('b')]]);
     expect(state).toEqual({ done: true, malformed: 2 });

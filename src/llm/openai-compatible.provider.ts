@@ -250,4 +250,3 @@ function toLogprob(entry: {
     })),
   };
 }
-

@@ -29,7 +29,10 @@ describe('classifyUpstreamFailure', () => {
 
   it('keeps the context-length and refused-parameter errors of before', () => {
     expect(
-      classifyUpstreamFailure(apiError(400, { code: 'context_length_exceeded', message: 'too long' }), state()),
+      classifyUpstreamFailure(
+        apiError(400, { code: 'context_length_exceeded', message: 'too long' }),
+        state(),
+      ),
     ).toBeInstanceOf(ContextLengthError);
     expect(
       classifyUpstreamFailure(apiError(400, { message: 'nope', param: 'top_p' }), state()),
@@ -37,7 +40,10 @@ describe('classifyUpstreamFailure', () => {
   });
 
   it('retries a 429 with its Retry-After, and carries it to the client', () => {
-    const failure = classifyUpstreamFailure(apiError(429, { message: 'slow down' }, { 'retry-after': '3' }), state());
+    const failure = classifyUpstreamFailure(
+      apiError(429, { message: 'slow down' }, { 'retry-after': '3' }),
+      state(),
+    );
     expect(failure).toBeInstanceOf(RetryableUpstreamError);
     expect((failure as RetryableUpstreamError).retryAfterMs).toBe(3000);
     expect((failure as RetryableUpstreamError).upstream.code).toBe('upstream_rate_limited');
@@ -45,7 +51,10 @@ describe('classifyUpstreamFailure', () => {
   });
 
   it('does not retry an exhausted quota, nor a 401, and never shows their text', () => {
-    const quota = classifyUpstreamFailure(apiError(429, { code: 'insufficient_quota', message: 'pay' }), state());
+    const quota = classifyUpstreamFailure(
+      apiError(429, { code: 'insufficient_quota', message: 'pay' }),
+      state(),
+    );
     expect(quota).toBeInstanceOf(UpstreamError);
     const auth = classifyUpstreamFailure(apiError(401, { message: 'Incorrect API key sk-abc' }), state());
     expect(auth).toBeInstanceOf(UpstreamError);

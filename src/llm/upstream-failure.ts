@@ -55,7 +55,9 @@ export function classifyUpstreamFailure(error: unknown, state: AttemptState): Er
     return new UpstreamError('upstream_timeout', 'The upstream model did not answer in time');
   }
   if (error instanceof APIUserAbortError) return new TurnAbortedError();
-  if (error instanceof APIError && typeof error.status === 'number') return httpError(error, error.status);
+  if (error instanceof APIError && typeof error.status === 'number') {
+    return httpError(error as APIError<number, Headers | undefined>, error.status);
+  }
   if (error instanceof StreamEndedEarlyError || error instanceof MalformedStreamError) {
     const code: UpstreamErrorCode =
       error.malformed > 0 ? 'upstream_malformed_response' : 'upstream_stream_interrupted';
@@ -85,7 +87,9 @@ export function classifyUpstreamFailure(error: unknown, state: AttemptState): Er
         'upstream_stream_interrupted',
         "The connection to the upstream model broke mid-answer, before the model's finish reason",
       )
-    : new RetryableUpstreamError(new UpstreamError('upstream_unavailable', 'The upstream model is unreachable'));
+    : new RetryableUpstreamError(
+        new UpstreamError('upstream_unavailable', 'The upstream model is unreachable'),
+      );
 }
 
 function midStream(error: UpstreamError, state: AttemptState): Error {
@@ -105,7 +109,7 @@ function deadlineError(kind: 'headers' | 'first_token' | 'stall', ms: number): U
   );
 }
 
-function httpError(error: APIError, status: number): Error {
+function httpError(error: APIError<number, Headers | undefined>, status: number): Error {
   if (status === 400 && isContextLengthError(error)) return new ContextLengthError();
   const param = status === 400 ? error.param : undefined;
   if (typeof param === 'string' && param.length > 0) return new UnsupportedParameterError(param);

@@ -63,7 +63,7 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   upstream_stream_stalled:
     "The model provider's stream went silent mid-answer for longer than the stall timeout; the response is `failed`",
   content_policy_violation:
-    "The model provider refused the request under its content policy; its reason is in the message. Do not resend it unchanged",
+    'The model provider refused the request under its content policy; its reason is in the message. Do not resend it unchanged',
   upstream_invalid_request:
     'The model provider rejected the request as invalid (e.g. an input it cannot take); its reason is in the message',
   service_overloaded:
