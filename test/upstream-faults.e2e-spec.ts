@@ -325,6 +325,38 @@ describe('upstream faults, streamed and JSON, on the single upstream', () => {
     });
   }
 
+  /** Polls a background response (bounded) until it leaves queued / in_progress. */
+  async function settled(id: string): Promise<any> {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const reply = await call(app.baseUrl, 'GET', `/v1/responses/${id}`, { key: org.keys.full_access });
+      expect(reply.status).toBe(200);
+      if (!['queued', 'in_progress'].includes(reply.body.status)) return reply.body;
+      if (Date.now() > deadline) throw new Error(`response ${id} never settled`);
+      await new Promise((done) => setTimeout(done, 25));
+    }
+  }
+
+  it('background turns: a cut stream is stored failed with its code, a rate limit retried to completion', async () => {
+    const background = (scripts: UpstreamScript[]) => {
+      upstream.script(...scripts);
+      return call(app.baseUrl, 'POST', '/v1/responses', {
+        key: org.keys.full_access,
+        body: { model: org.assistantId, input: 'count to ten', background: true },
+      });
+    };
+    const cut = await background([{ text: ANSWER, cutAfterChunks: 4 }]);
+    expect(cut.status).toBe(200);
+    const cutDone = await settled(cut.body.id);
+    expect(cutDone.status).toBe('failed');
+    expect(cutDone.error).toMatchObject({ code: 'upstream_stream_interrupted' });
+    expect(cutDone.output_text).toBe('one two three four ');
+
+    const limited = await background([{ status: 429, retryAfterMs: '100' }]);
+    const limitedDone = await settled(limited.body.id);
+    expect(limitedDone).toMatchObject({ status: 'completed', output_text: ANSWER });
+  });
+
   it('waits at least the Retry-After (and retry-after-ms) the upstream asked for', async () => {
     for (const [script, atLeastMs] of [
       [() => ({ status: 429, retryAfter: '1' }), 1000],
