@@ -153,7 +153,11 @@ const SCENARIOS: Scenario[] = [
     name: 'context_length_exceeded: 400, not retried',
     scripts: [{ maxPromptChars: 1 }],
     attempts: 1,
-    outcome: failed('context_length_exceeded', 400, /context window/),
+    outcome: failed(
+      'context_length_exceeded',
+      400,
+      /context window \(the model provider said: This model's maximum context length is 1 characters\)/,
+    ),
   },
   {
     name: "content-policy rejection: 400 with the provider's reason, not retried, no Retry-After",

@@ -131,7 +131,11 @@ export class UpstreamError extends Error {
 
 /** The prompt does not fit the model's context window (an upstream 400, or the offline model's window). */
 export class ContextLengthError extends Error {
-  constructor(message = "The input does not fit the model's context window") {
+  constructor(
+    message = "The input does not fit the model's context window",
+    /** The provider's own words (sanitized), when an upstream refused the prompt. */
+    readonly providerReason?: string,
+  ) {
     super(message);
     this.name = 'ContextLengthError';
   }

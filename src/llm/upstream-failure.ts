@@ -110,7 +110,9 @@ function deadlineError(kind: 'headers' | 'first_token' | 'stall', ms: number): U
 }
 
 function httpError(error: APIError<number, Headers | undefined>, status: number): Error {
-  if (status === 400 && isContextLengthError(error)) return new ContextLengthError();
+  if (status === 400 && isContextLengthError(error)) {
+    return new ContextLengthError(undefined, providerMessage(error.error) || undefined);
+  }
   const param = status === 400 ? error.param : undefined;
   if (typeof param === 'string' && param.length > 0) return new UnsupportedParameterError(param);
   const reason = providerMessage(error.error);

@@ -52,9 +52,10 @@ export function turnFailure(error: unknown, logger: Logger): ApiError {
     return new ApiError('invalid_request', `${name} is not supported by the model behind this assistant`);
   }
   if (error instanceof ContextLengthError) {
+    const said = error.providerReason ? ` (the model provider said: ${error.providerReason})` : '';
     return new ApiError(
       'context_length_exceeded',
-      `The conversation does not fit the model's context window; send truncation: "auto" to leave the oldest turns out`,
+      `The conversation does not fit the model's context window${said}; send truncation: "auto" to leave the oldest turns out`,
     );
   }
   if (error instanceof TurnAbortedError) return new ApiError('server_error', 'The request was cancelled');
