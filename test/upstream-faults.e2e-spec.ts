@@ -150,6 +150,14 @@ const SCENARIOS: Scenario[] = [
     outcome: { completed: true },
   },
   {
+    name: '[DONE] without any finish reason: failed, never completed',
+    scripts: [{ text: ANSWER, omitFinish: true }],
+    attempts: 1,
+    outcome: failed('upstream_stream_interrupted', 502, /\[DONE\] without a finish reason/, {
+      afterOutput: true,
+    }),
+  },
+  {
     name: 'context_length_exceeded: 400, not retried',
     scripts: [{ maxPromptChars: 1 }],
     attempts: 1,

@@ -100,7 +100,7 @@ export class OpenAiCompatibleProvider implements LlmProvider {
       }
       // The SDK may end an aborted stream quietly; an abort is never a complete answer.
       if (controller.signal.aborted && !finished) throw new Error('aborted');
-      if (!finished) throw new StreamEndedEarlyError(stream.malformed);
+      if (!finished) throw new StreamEndedEarlyError(stream.malformed, stream.done);
     } catch (error) {
       // Silent after its finish reason: the answer is whole, only its usage (or `[DONE]`) is missing.
       if (finished && deadlines.expired !== null && !request.signal.aborted) return;

@@ -16,7 +16,11 @@ const INVALID_REQUEST_STATUS = new Set([400, 413, 415, 422]);
 
 /** The stream ended (EOF, or `[DONE]`) before a chunk carried a finish reason. */
 export class StreamEndedEarlyError extends Error {
-  constructor(readonly malformed: number) {
+  constructor(
+    readonly malformed: number,
+    /** It ended with `[DONE]` (a server that never sends finish reasons), not a bare end of body. */
+    readonly sawDone = false,
+  ) {
     super('The upstream stream ended before its finish reason');
   }
 }
@@ -66,9 +70,11 @@ export function classifyUpstreamFailure(error: unknown, state: AttemptState): Er
         ? `The upstream model's stream held ${error.malformed} malformed events; it was abandoned`
         : error.malformed > 0
           ? `The upstream model's stream held ${error.malformed} malformed event(s) and ended without a finish reason`
-          : state.outputStarted
-            ? "The upstream model's stream was cut mid-answer: it ended without a finish reason"
-            : "The upstream model's stream ended without any answer or finish reason";
+          : error instanceof StreamEndedEarlyError && error.sawDone
+            ? "The upstream model's stream sent [DONE] without a finish reason: the answer may be incomplete"
+            : state.outputStarted
+              ? "The upstream model's stream was cut mid-answer: it ended without a finish reason"
+              : "The upstream model's stream ended without any answer or finish reason";
     return midStream(new UpstreamError(code, message), state);
   }
   if (error instanceof StreamErrorEvent) {

@@ -50,6 +50,8 @@ export interface UpstreamScript {
   /** End after the finish reason and usage without `[DONE]`; `holdOpen` keeps the body open. */
   omitDone?: boolean;
   holdOpen?: boolean;
+  /** Send no chunk with a finish reason (usage and `[DONE]` still come). */
+  omitFinish?: boolean;
 }
 
 export interface RecordedRequest {
@@ -208,7 +210,8 @@ export class FakeUpstream {
         send({ tool_calls: [{ index, function: { arguments: part } }] });
       }
     }
-    send({}, script.finishReason ?? (script.toolCalls?.length ? 'tool_calls' : 'stop'));
+    if (!script.omitFinish)
+      send({}, script.finishReason ?? (script.toolCalls?.length ? 'tool_calls' : 'stop'));
     const usage = {
       prompt_tokens: 11,
       completion_tokens: words.length + (script.reasoningTokens ?? 0),
