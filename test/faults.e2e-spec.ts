@@ -423,7 +423,7 @@ describe('the model provider behind a fault proxy', () => {
     expect((await read(after.body.id)).body).toEqual(after.body);
   });
 
-  it('reset mid-stream: response.error upstream_unavailable, the partial turn stored as failed', async () => {
+  it('reset mid-stream: response.error upstream_stream_interrupted, the partial turn stored as failed', async () => {
     upstream.script({ text: 'one two three four five six seven eight', tokenDelayMs: 50 });
     const events = await streamWithFault(
       app.baseUrl,
@@ -431,7 +431,7 @@ describe('the model provider behind a fault proxy', () => {
       { model: org.assistantId, input: 'count' },
       () => proxy.reset(),
     );
-    expect(events[events.length - 1].json.error.code).toBe('upstream_unavailable');
+    expect(events[events.length - 1].json.error.code).toBe('upstream_stream_interrupted');
     expect((await read(events[0].json.response.id)).body.status).toBe('failed');
     await proxy.normal();
     expect((await untilOk(turn, 'POST /v1/responses')).body.status).toBe('completed');

@@ -339,7 +339,7 @@ describe('POST /v1/responses over raw HTTP', () => {
     expect(last.event).toBe('response.error');
     expect(last.json.error).toEqual({
       type: 'server_error',
-      code: 'upstream_unavailable',
+      code: 'upstream_stream_interrupted',
       message: expect.any(String),
     });
     expect(stream.raw).not.toContain('[DONE]');
@@ -349,7 +349,7 @@ describe('POST /v1/responses over raw HTTP', () => {
       [id],
     );
     expect(row.status).toBe('failed');
-    expect(row.error.code).toBe('upstream_unavailable');
+    expect(row.error.code).toBe('upstream_stream_interrupted');
     expect(row.output_text).toBe('partial words ');
     const history = await app.dataSource.query('SELECT role FROM messages WHERE response_id = $1', [id]);
     expect(history).toEqual([{ role: 'user' }]);

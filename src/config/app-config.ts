@@ -29,9 +29,17 @@ export interface AppConfig {
   quickstart: {
     enabled: boolean;
   };
+  /** Upstream model calls: deadlines, retries and their budget (docs/resilience.md). */
   upstream: {
-    timeoutMs: number;
+    /** Connect plus response headers, per attempt (capped by the first-token deadline). */
+    headersTimeoutMs: number;
+    /** From an attempt's start to its first output (text, reasoning or a tool call). */
+    firstTokenTimeoutMs: number;
+    /** Longest silence between chunks once output has started. */
+    stallTimeoutMs: number;
     maxRetries: number;
+    /** All attempts and waits before the first output of a model call fit in this time. */
+    retryBudgetMs: number;
     /** Where assistants' `apiKeyEnv` names are looked up (the process environment). */
     keyEnvironment: Readonly<Record<string, string | undefined>>;
   };
@@ -369,6 +377,19 @@ function loadMetrics(env: Env): AppConfig['metrics'] {
   return { token, public: boolean(env, 'METRICS_PUBLIC', false) };
 }
 
+function loadUpstream(env: Env): AppConfig['upstream'] {
+  // UPSTREAM_TIMEOUT_SECONDS is the default of both deadlines a model call runs against.
+  const timeoutMs = integer(env, 'UPSTREAM_TIMEOUT_SECONDS', 60, 1, 3600) * 1000;
+  return {
+    headersTimeoutMs: integer(env, 'UPSTREAM_HEADERS_TIMEOUT_MS', 30_000, 50, 3_600_000),
+    firstTokenTimeoutMs: integer(env, 'UPSTREAM_FIRST_TOKEN_TIMEOUT_MS', timeoutMs, 50, 3_600_000),
+    stallTimeoutMs: integer(env, 'UPSTREAM_STALL_TIMEOUT_MS', timeoutMs, 50, 3_600_000),
+    maxRetries: integer(env, 'UPSTREAM_MAX_RETRIES', 2, 0, 10),
+    retryBudgetMs: integer(env, 'UPSTREAM_RETRY_BUDGET_MS', 15_000, 0, 600_000),
+    keyEnvironment: env,
+  };
+}
+
 function loadDurableTurns(env: Env): AppConfig['durableTurns'] {
   const leaseMs = integer(env, 'TURN_LEASE_SECONDS', 15, 2, 3600) * 1000;
   const renewMs = integer(env, 'TURN_LEASE_RENEW_MS', 1000, 50, 600_000);
@@ -520,11 +541,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       // Only ever on the embedded database: a real deployment never gets a demo key.
       enabled: databaseUrl === undefined && boolean(env, 'QUICKSTART', true),
     },
-    upstream: {
-      timeoutMs: integer(env, 'UPSTREAM_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
-      maxRetries: integer(env, 'UPSTREAM_MAX_RETRIES', 2, 0, 10),
-      keyEnvironment: env,
-    },
+    upstream: loadUpstream(env),
     streaming: {
       heartbeatMs: integer(env, 'SSE_HEARTBEAT_SECONDS', 15, 1, 300) * 1000,
     },

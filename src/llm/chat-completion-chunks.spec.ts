@@ -1,4 +1,9 @@
-import { readChatCompletionChunks } from './chat-completion-chunks.js';
+import {
+  MAX_MALFORMED_EVENTS,
+  readChatCompletionChunks,
+  type ChunkStreamState,
+} from './chat-completion-chunks.js';
+import { MalformedStreamError, StreamErrorEvent } from './upstream-failure.js';
 
 function streamOf(...reads: string[]): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
@@ -56,5 +61,24 @@ describe('readChatCompletionChunks', () => {
   it('throws when the upstream reports an error inside the stream', async () => {
     const failing = streamOf(event('a'), 'data: {"error":{"message":"overloaded"}}\n\n');
     await expect(collect(failing)).rejects.toThrow('The upstream reported an error in the stream');
+  });
+
+  it('skips malformed events and counts them; notes whether [DONE] came', async () => {
+    const state: ChunkStreamState = { done: false, malformed: 0 };
+    const batches: unknown[][] = [];
+    const body = streamOf(
+      event('a') + 'data: {"broken\n\n' + 'data: 42\n\n' + event('b') + 'data: [DONE]\n\n',
+    );
+    for await (const batch of readChatCompletionChunks(body, state)) batches.push(batch);
+    expect(batches).toEqual([[chunk('a'), chunk('b')]]);
+    expect(state).toEqual({ done: true, malformed: 2 });
+  });
+
+  it('abandons a stream of mostly malformed events, and ends at an error event', async () => {
+    const garbage = 'data: nope\n\n'.repeat(MAX_MALFORMED_EVENTS + 1);
+    await expect(collect(streamOf(garbage))).rejects.toBeInstanceOf(MalformedStreamError);
+    await expect(
+      collect(streamOf(event('a') + 'data: {"error":{"message":"overloaded"}}\n\n')),
+    ).rejects.toBeInstanceOf(StreamErrorEvent);
   });
 });

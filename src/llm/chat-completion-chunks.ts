@@ -1,15 +1,32 @@
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
+import { MalformedStreamError, StreamErrorEvent } from './upstream-failure.js';
 import type { UpstreamBodyStream } from './upstream-fetch.js';
+
+/** What the reader saw besides chunks: whether `[DONE]` came, how many events it skipped. */
+export interface ChunkStreamState {
+  done: boolean;
+  /** Events whose data is not a JSON object (skipped; see docs/resilience.md). */
+  malformed: number;
+}
+
+/** More malformed events than this in one stream abandon it: it is not a glitch any more. */
+export const MAX_MALFORMED_EVENTS = 16;
+
+/** After `[DONE]` or an early stop, the rest of the body gets this long to arrive for reuse. */
+const DRAIN_LIMIT_BYTES = 128 * 1024;
 
 /**
  * Reads a Chat Completions event stream and yields, per network read, the chunks it completed.
  * The SDK's own stream iterator yields one chunk at a time through several async generators;
- * batching per read lets a turn relay a burst of tokens in one socket write.
+ * batching per read lets a turn relay a burst of tokens in one socket write. A malformed event
+ * is skipped and counted in `state`; an `{"error": …}` event ends the stream with its error.
  */
 export async function* readChatCompletionChunks(
   body: UpstreamBodyStream | ReadableStream<Uint8Array>,
+  state: ChunkStreamState = { done: false, malformed: 0 },
+  drainTimeoutMs = 30_000,
 ): AsyncIterable<ChatCompletionChunk[]> {
-  const source = 'getReader' in body ? webText(body) : nodeText(body);
+  const source = 'getReader' in body ? webText(body) : nodeText(body, drainTimeoutMs);
   let buffer = '';
   try {
     for (;;) {
@@ -28,11 +45,17 @@ export async function* readChatCompletionChunks(
         from = buffer.charCodeAt(end) === CR ? end + 4 : end + 2;
         if (data === undefined) continue;
         if (data === '[DONE]') {
+          state.done = true;
           if (chunks.length > 0) yield chunks;
           return;
         }
-        const parsed = JSON.parse(data) as ChatCompletionChunk & { error?: unknown };
-        if (parsed.error) throw new Error('The upstream reported an error in the stream');
+        const parsed = parseChunk(data);
+        if (parsed === undefined) {
+          state.malformed += 1;
+          if (state.malformed > MAX_MALFORMED_EVENTS) throw new MalformedStreamError(state.malformed);
+          continue;
+        }
+        if (parsed.error) throw new StreamErrorEvent(parsed.error);
         chunks.push(parsed);
       }
       if (from > 0) buffer = buffer.slice(from);
@@ -43,8 +66,23 @@ export async function* readChatCompletionChunks(
   }
 }
 
+/** A chunk, or undefined when the data is not a JSON object. */
+function parseChunk(data: string): (ChatCompletionChunk & { error?: unknown }) | undefined {
+  try {
+    const parsed: unknown = JSON.parse(data);
+    return typeof parsed === 'object' && parsed !== null
+      ? (parsed as ChatCompletionChunk & { error?: unknown })
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** undici's stream, decoded by the stream itself: each `next()` takes everything read so far. */
-async function* nodeText(body: UpstreamBodyStream): AsyncGenerator<string, void, undefined> {
+async function* nodeText(
+  body: UpstreamBodyStream,
+  drainTimeoutMs: number,
+): AsyncGenerator<string, void, undefined> {
   body.setEncoding('utf8');
   const reads = body.iterator({ destroyOnReturn: false });
   try {
@@ -55,8 +93,16 @@ async function* nodeText(body: UpstreamBodyStream): AsyncGenerator<string, void,
     }
   } finally {
     // After `[DONE]` the answer may still owe its last bytes: read them so the connection is
-    // reused (undici reads at most 128 KiB, then closes it).
-    if (!body.readableEnded && !body.destroyed) void body.dump().catch(() => undefined);
+    // reused (at most 128 KiB, within the drain time; an upstream that holds the body open after
+    // its answer loses the connection instead of keeping it).
+    if (!body.readableEnded && !body.destroyed) {
+      const drain = new AbortController();
+      const timer = setTimeout(() => drain.abort(), drainTimeoutMs).unref();
+      void body
+        .dump({ limit: DRAIN_LIMIT_BYTES, signal: drain.signal })
+        .catch(() => undefined)
+        .finally(() => clearTimeout(timer));
+    }
   }
 }
 

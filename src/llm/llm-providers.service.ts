@@ -13,8 +13,11 @@ export class LlmProvidersService {
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.providers = {
       'openai-compatible': new OpenAiCompatibleProvider({
-        timeoutMs: config.upstream.timeoutMs,
+        headersTimeoutMs: config.upstream.headersTimeoutMs,
+        firstTokenTimeoutMs: config.upstream.firstTokenTimeoutMs,
+        stallTimeoutMs: config.upstream.stallTimeoutMs,
         maxRetries: config.upstream.maxRetries,
+        retryBudgetMs: config.upstream.retryBudgetMs,
         env: config.upstream.keyEnvironment,
       }),
       offline: new OfflineModelProvider(),

@@ -102,11 +102,27 @@ export interface LlmProvider {
   stream(request: ModelRequest): AsyncIterable<ModelEvent[]>;
 }
 
-/** The upstream failed; `code` is the catalogue code a client sees. */
+/** The catalogue codes of an upstream failure (docs/resilience.md says what each one means). */
+export type UpstreamErrorCode =
+  | 'upstream_unavailable'
+  | 'upstream_timeout'
+  | 'upstream_rate_limited'
+  | 'upstream_stream_interrupted'
+  | 'upstream_malformed_response'
+  | 'upstream_stream_stalled'
+  | 'content_policy_violation'
+  | 'upstream_invalid_request';
+
+/**
+ * The upstream failed; `code` is the catalogue code a client sees, `message` is safe to show
+ * (any text of the provider's in it is sanitized). `retryAfterSeconds`: the upstream's own
+ * Retry-After, passed on to the client.
+ */
 export class UpstreamError extends Error {
   constructor(
-    readonly code: 'upstream_unavailable' | 'upstream_timeout',
+    readonly code: UpstreamErrorCode,
     message: string,
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'UpstreamError';
@@ -115,7 +131,11 @@ export class UpstreamError extends Error {
 
 /** The prompt does not fit the model's context window (an upstream 400, or the offline model's window). */
 export class ContextLengthError extends Error {
-  constructor(message = "The input does not fit the model's context window") {
+  constructor(
+    message = "The input does not fit the model's context window",
+    /** The provider's own words (sanitized), when an upstream refused the prompt. */
+    readonly providerReason?: string,
+  ) {
     super(message);
     this.name = 'ContextLengthError';
   }

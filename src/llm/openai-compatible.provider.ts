@@ -1,36 +1,31 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import OpenAI from 'openai';
 import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
 } from 'openai/resources/chat/completions';
 import { traceHeaders } from '../common/tracing/tracing.js';
 import type { OpenAiCompatibleModelSettings } from './model-settings.js';
-import { readChatCompletionChunks } from './chat-completion-chunks.js';
+import { readChatCompletionChunks, type ChunkStreamState } from './chat-completion-chunks.js';
 import { upstreamBody, upstreamFetch } from './upstream-fetch.js';
-import {
-  ContextLengthError,
-  TurnAbortedError,
-  UnsupportedParameterError,
-  UpstreamError,
-  type LlmProvider,
-  type ModelEvent,
-  type ModelRequest,
-  type TokenLogprob,
-} from './llm.types.js';
+import { UpstreamDeadlines, type UpstreamDeadlineLimits } from './upstream-deadlines.js';
+import { classifyUpstreamFailure, StreamEndedEarlyError } from './upstream-failure.js';
+import { pause, RetryableUpstreamError, RetryPolicy } from './upstream-retry.js';
+import type { LlmProvider, ModelEvent, ModelRequest, TokenLogprob } from './llm.types.js';
 
 export interface OpenAiCompatibleOptions {
-  timeoutMs: number;
+  headersTimeoutMs: number;
+  firstTokenTimeoutMs: number;
+  stallTimeoutMs: number;
   maxRetries: number;
+  retryBudgetMs: number;
   env: Readonly<Record<string, string | undefined>>;
 }
 
-const RETRYABLE_STATUS = new Set([408, 409, 429, 500, 502, 503, 504]);
-
 /**
  * Any OpenAI-compatible Chat Completions endpoint (OpenAI, Azure OpenAI, vLLM, Ollama, LiteLLM…)
- * through the official SDK. Retries with backoff happen only before the first event: once a
- * token has reached the client, a failure ends the turn instead of repeating text.
+ * through the official SDK. Retries happen only before the first output: once a token has
+ * reached the turn, a failure ends it instead of repeating text. An answer is complete only
+ * once a chunk carried its finish reason (docs/resilience.md).
  */
 export class OpenAiCompatibleProvider implements LlmProvider {
   private readonly clients = new Map<string, OpenAI>();
@@ -39,21 +34,26 @@ export class OpenAiCompatibleProvider implements LlmProvider {
 
   async *stream(request: ModelRequest): AsyncIterable<ModelEvent[]> {
     const settings = request.settings as OpenAiCompatibleModelSettings;
-    const timeoutMs = (settings.timeoutSeconds ?? 0) * 1000 || this.options.timeoutMs;
-    for (let attempt = 0; ; attempt++) {
+    // An assistant's own `timeoutSeconds` sets both its first-token and its stall deadline.
+    const own = (settings.timeoutSeconds ?? 0) * 1000;
+    const limits: UpstreamDeadlineLimits = {
+      headersMs: this.options.headersTimeoutMs,
+      firstTokenMs: own || this.options.firstTokenTimeoutMs,
+      stallMs: own || this.options.stallTimeoutMs,
+    };
+    const retries = new RetryPolicy(this.options.maxRetries, this.options.retryBudgetMs);
+    for (;;) {
       let delivered = false;
       try {
-        for await (const event of this.attempt(settings, request, timeoutMs)) {
+        for await (const events of this.attempt(settings, request, limits)) {
           delivered = true;
-          yield event;
+          yield events;
         }
         return;
       } catch (error) {
-        const retryable = error instanceof RetryableUpstreamError;
-        if (!retryable || delivered || attempt >= this.options.maxRetries) {
-          throw retryable ? error.upstream : error;
-        }
-        await backoff(attempt, request.signal);
+        if (!(error instanceof RetryableUpstreamError)) throw error;
+        if (delivered) throw error.upstream;
+        await pause(retries.next(error), request.signal);
       }
     }
   }
@@ -61,18 +61,15 @@ export class OpenAiCompatibleProvider implements LlmProvider {
   private async *attempt(
     settings: OpenAiCompatibleModelSettings,
     request: ModelRequest,
-    timeoutMs: number,
+    limits: UpstreamDeadlineLimits,
   ): AsyncIterable<ModelEvent[]> {
     const controller = new AbortController();
-    let timedOut = false;
-    // One timer bounds both the wait for the first chunk and every gap after it.
-    const timer = setTimeout(onTimeout, timeoutMs);
-    function onTimeout() {
-      timedOut = true;
-      controller.abort();
-    }
+    const deadlines = new UpstreamDeadlines(limits, controller);
     const onClientAbort = () => controller.abort();
     request.signal.addEventListener('abort', onClientAbort, { once: true });
+    const stream: ChunkStreamState = { done: false, malformed: 0 };
+    let outputStarted = false;
+    let finished = false;
     try {
       // The SDK builds, authenticates and checks the request; the body is read here in batches.
       const response = await this.client(settings)
@@ -82,18 +79,38 @@ export class OpenAiCompatibleProvider implements LlmProvider {
           headers: traceHeaders(),
         })
         .asResponse();
+      deadlines.headersArrived();
       const body = upstreamBody(response);
-      if (!body) throw new Error('The upstream answered without a body');
-      for await (const chunks of readChatCompletionChunks(body)) {
-        timer.refresh();
-        yield chunks.flatMap(translate);
+      if (!body) throw new StreamEndedEarlyError(0);
+      let usage = false;
+      for await (const chunks of readChatCompletionChunks(body, stream, limits.stallMs)) {
+        const events: ModelEvent[] = [];
+        for (const chunk of chunks) {
+          if (chunk.choices?.[0]?.finish_reason) finished = true;
+          if (chunk.usage) usage = true;
+          translate(chunk, events);
+        }
+        deadlines.progressed(events.length > 0);
+        if (events.length > 0) {
+          outputStarted = true;
+          yield events;
+        }
+        // Finished and counted: the answer is whole, whether or not `[DONE]` follows.
+        if (finished && usage) break;
       }
       // The SDK may end an aborted stream quietly; an abort is never a complete answer.
-      if (controller.signal.aborted) throw new Error('aborted');
+      if (controller.signal.aborted && !finished) throw new Error('aborted');
+      if (!finished) throw new StreamEndedEarlyError(stream.malformed, stream.done);
     } catch (error) {
-      throw classify(error, { timedOut, clientAborted: request.signal.aborted });
+      // Silent after its finish reason: the answer is whole, only its usage (or `[DONE]`) is missing.
+      if (finished && deadlines.expired !== null && !request.signal.aborted) return;
+      throw classifyUpstreamFailure(error, {
+        deadlines,
+        clientAborted: request.signal.aborted,
+        outputStarted,
+      });
     } finally {
-      clearTimeout(timer);
+      deadlines.clear();
       request.signal.removeEventListener('abort', onClientAbort);
     }
   }
@@ -179,8 +196,8 @@ export class OpenAiCompatibleProvider implements LlmProvider {
 /** Servers that stream reasoning put it beside `content`: `reasoning_content` (vLLM, DeepSeek) or `reasoning` (Ollama, OpenRouter). */
 type ReasoningDelta = { reasoning_content?: string | null; reasoning?: string | null };
 
-function translate(chunk: ChatCompletionChunk): ModelEvent[] {
-  const events: ModelEvent[] = [];
+/** Appends the events one chunk carries to `events`. */
+function translate(chunk: ChatCompletionChunk, events: ModelEvent[]): void {
   const choice = chunk.choices?.[0];
   const delta = choice?.delta as (NonNullable<typeof choice>['delta'] & ReasoningDelta) | undefined;
   const reasoning = delta?.reasoning_content || delta?.reasoning;
@@ -214,7 +231,6 @@ function translate(chunk: ChatCompletionChunk): ModelEvent[] {
       },
     });
   }
-  return events;
 }
 
 function toLogprob(entry: {
@@ -233,48 +249,4 @@ function toLogprob(entry: {
       bytes: top.bytes ?? [],
     })),
   };
-}
-
-/** Wraps an error that may be retried before the first token. */
-class RetryableUpstreamError extends Error {
-  constructor(readonly upstream: UpstreamError) {
-    super(upstream.message);
-  }
-}
-
-function classify(error: unknown, state: { timedOut: boolean; clientAborted: boolean }): Error {
-  if (state.clientAborted) return new TurnAbortedError();
-  if (state.timedOut || error instanceof APIConnectionTimeoutError) {
-    return new UpstreamError('upstream_timeout', 'The upstream model did not answer in time');
-  }
-  if (error instanceof APIUserAbortError) return new TurnAbortedError();
-  const status = error instanceof APIError ? (error.status as number | undefined) : undefined;
-  if (status === 400 && isContextLengthError(error as APIError)) return new ContextLengthError();
-  const param = status === 400 ? (error as APIError).param : undefined;
-  if (typeof param === 'string' && param.length > 0) return new UnsupportedParameterError(param);
-  if (status !== undefined) {
-    const upstream = new UpstreamError('upstream_unavailable', `The upstream model answered HTTP ${status}`);
-    return RETRYABLE_STATUS.has(status) ? new RetryableUpstreamError(upstream) : upstream;
-  }
-  // Connection refused or reset, malformed stream: worth another try before the first token.
-  return new RetryableUpstreamError(
-    new UpstreamError('upstream_unavailable', 'The upstream model is unreachable'),
-  );
-}
-
-/** OpenAI says `context_length_exceeded`; vLLM, Ollama and LiteLLM say it in words. */
-function isContextLengthError(error: APIError): boolean {
-  if (error.code === 'context_length_exceeded') return true;
-  return /context length|context window|maximum context|too many tokens|prompt is too long/i.test(
-    error.message,
-  );
-}
-
-async function backoff(attempt: number, signal: AbortSignal): Promise<void> {
-  const delay = Math.min(2000, 200 * 2 ** attempt) * (0.5 + Math.random() / 2);
-  try {
-    await sleep(delay, undefined, { signal });
-  } catch {
-    throw new TurnAbortedError();
-  }
 }

@@ -3,11 +3,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { UpstreamErrorCode } from '../llm/llm.types.js';
 
 /** Distinct (organization, assistant) label pairs per replica; later pairs are counted as `other`. */
 export const USAGE_LABEL_PAIRS_MAX = 500;
 
-export type UpstreamOutcome = 'ok' | 'upstream_unavailable' | 'upstream_timeout' | 'aborted';
+export type UpstreamOutcome = 'ok' | UpstreamErrorCode | 'aborted';
 export type ShedReason = 'overload' | 'shutdown';
 
 /** The counters `pg.Pool` keeps; read at scrape time, never per request. */
@@ -163,7 +164,7 @@ export class Metrics {
   /** One upstream model call, successful or not. */
   upstreamCall(provider: string, seconds: number, outcome: UpstreamOutcome): void {
     this.upstreamDuration.observe({ provider, outcome }, seconds);
-    if (outcome === 'upstream_unavailable' || outcome === 'upstream_timeout') {
+    if (outcome !== 'ok' && outcome !== 'aborted') {
       this.upstreamErrors.inc({ provider, code: outcome });
     }
   }

@@ -52,7 +52,20 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
     'The `response.error` that ends a resumed stream of a cancelled background response; never an HTTP status',
   server_error: 'An unexpected failure; details are only in the server log',
   upstream_unavailable: 'The model provider was unreachable or failed',
-  upstream_timeout: 'The model provider did not answer in time',
+  upstream_timeout:
+    'The model provider sent no response headers, or no first token, in time (docs/resilience.md); see `Retry-After`',
+  upstream_rate_limited:
+    "The model provider kept rate-limiting the service past the retry budget; `Retry-After` is the provider's",
+  upstream_stream_interrupted:
+    "The model provider's stream ended or broke before its finish reason: the answer is incomplete and the response `failed`",
+  upstream_malformed_response:
+    "The model provider's stream held events that are not Chat Completions chunks and ended without a finish reason",
+  upstream_stream_stalled:
+    "The model provider's stream went silent mid-answer for longer than the stall timeout; the response is `failed`",
+  content_policy_violation:
+    'The model provider refused the request under its content policy; its reason is in the message. Do not resend it unchanged',
+  upstream_invalid_request:
+    'The model provider rejected the request as invalid (e.g. an input it cannot take); its reason is in the message',
   service_overloaded:
     'This replica is at its in-flight cap, out of database connections, or shutting down; see `Retry-After`',
   identity_provider_unavailable:

@@ -38,7 +38,10 @@ const SAME_NAME = new Set([
 /** What a client hears of a turn that failed; anything unexpected is logged and stays generic. */
 export function turnFailure(error: unknown, logger: Logger): ApiError {
   if (error instanceof ApiError) return error;
-  if (error instanceof UpstreamError) return new ApiError(error.code, error.message);
+  if (error instanceof UpstreamError) {
+    const retryAfter = error.retryAfterSeconds;
+    return new ApiError(error.code, error.message, retryAfter ? { 'Retry-After': String(retryAfter) } : {});
+  }
   if (error instanceof UnsupportedParameterError) {
     const upstreamName = error.param.split('.')[0];
     const name = RESPONSES_NAME[upstreamName] ?? (SAME_NAME.has(upstreamName) ? upstreamName : undefined);
@@ -49,9 +52,10 @@ export function turnFailure(error: unknown, logger: Logger): ApiError {
     return new ApiError('invalid_request', `${name} is not supported by the model behind this assistant`);
   }
   if (error instanceof ContextLengthError) {
+    const said = error.providerReason ? ` (the model provider said: ${error.providerReason})` : '';
     return new ApiError(
       'context_length_exceeded',
-      `The conversation does not fit the model's context window; send truncation: "auto" to leave the oldest turns out`,
+      `The conversation does not fit the model's context window${said}; send truncation: "auto" to leave the oldest turns out`,
     );
   }
   if (error instanceof TurnAbortedError) return new ApiError('server_error', 'The request was cancelled');

@@ -30,11 +30,35 @@ export interface UpstreamScript {
   reasoningTokens?: number;
   /** Refuse a prompt longer than this many characters (of its messages' text) as OpenAI does. */
   maxPromptChars?: number;
+  /** With `status`: the error body's `code`, `type` and `message` (default "scripted failure"). */
+  errorCode?: string;
+  errorType?: string;
+  errorMessage?: string;
+  /** With `status`: `Retry-After` and `retry-after-ms` headers. */
+  retryAfter?: string;
+  retryAfterMs?: string;
+  /** Reset the TCP connection before any response header. */
+  reset?: boolean;
+  /** Wait after the headers and the role chunk, before the first token. */
+  firstTokenDelayMs?: number;
+  /** End the body cleanly after this many text chunks: no finish reason, no usage, no `[DONE]`. */
+  cutAfterChunks?: number;
+  /** Go silent after this many text chunks, the connection left open. */
+  stallAfterChunks?: number;
+  /** Send an event whose data is not JSON before the text chunk of this index. */
+  malformedAt?: number;
+  /** End after the finish reason and usage without `[DONE]`; `holdOpen` keeps the body open. */
+  omitDone?: boolean;
+  holdOpen?: boolean;
+  /** Send no chunk with a finish reason (usage and `[DONE]` still come). */
+  omitFinish?: boolean;
 }
 
 export interface RecordedRequest {
   headers: IncomingMessage['headers'];
   body: any;
+  /** When it arrived (`performance.now()`), to check the waits between retries. */
+  at: number;
 }
 
 /**
@@ -86,13 +110,17 @@ export class FakeUpstream {
       return;
     }
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    this.requests.push({ headers: req.headers, body });
+    this.requests.push({ headers: req.headers, body, at: performance.now() });
     const script = this.scripts.shift() ?? this.fallback;
     let finished = false;
     res.on('close', () => {
       if (!finished) this.aborted += 1;
     });
     if (script.hang) return;
+    if (script.reset) {
+      req.socket.resetAndDestroy();
+      return;
+    }
     if (script.delayMs) await sleep(script.delayMs);
     const promptChars = (body.messages as { content?: unknown }[]).reduce(
       (sum, message) => sum + (typeof message.content === 'string' ? message.content.length : 0),
@@ -114,13 +142,17 @@ export class FakeUpstream {
     }
     if (script.status) {
       finished = true;
-      res.writeHead(script.status, { 'content-type': 'application/json' });
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (script.retryAfter !== undefined) headers['retry-after'] = script.retryAfter;
+      if (script.retryAfterMs !== undefined) headers['retry-after-ms'] = script.retryAfterMs;
+      res.writeHead(script.status, headers);
       res.end(
         JSON.stringify({
           error: {
-            message: 'scripted failure',
-            type: script.errorParam ? 'invalid_request_error' : 'server_error',
+            message: script.errorMessage ?? 'scripted failure',
+            type: script.errorType ?? (script.errorParam ? 'invalid_request_error' : 'server_error'),
             param: script.errorParam ?? null,
+            code: script.errorCode ?? null,
           },
         }),
       );
@@ -141,7 +173,15 @@ export class FakeUpstream {
     for (const part of script.reasoning?.match(/\S+\s*/g) ?? []) {
       send({ [script.reasoningField ?? 'reasoning_content']: part });
     }
+    if (script.firstTokenDelayMs) await sleep(script.firstTokenDelayMs);
     for (const [index, word] of words.entries()) {
+      if (index === script.stallAfterChunks) return;
+      if (index === script.cutAfterChunks) {
+        finished = true;
+        res.end();
+        return;
+      }
+      if (index === script.malformedAt) res.write('data: {"id": "broken", "choices": [\n\n');
       if (script.failAfterChunks !== undefined && index >= script.failAfterChunks) {
         // Let the chunks already written reach the client, then cut the connection.
         await sleep(50);
@@ -170,7 +210,8 @@ export class FakeUpstream {
         send({ tool_calls: [{ index, function: { arguments: part } }] });
       }
     }
-    send({}, script.finishReason ?? (script.toolCalls?.length ? 'tool_calls' : 'stop'));
+    if (!script.omitFinish)
+      send({}, script.finishReason ?? (script.toolCalls?.length ? 'tool_calls' : 'stop'));
     const usage = {
       prompt_tokens: 11,
       completion_tokens: words.length + (script.reasoningTokens ?? 0),
@@ -181,7 +222,8 @@ export class FakeUpstream {
     res.write(
       `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: body.model, choices: [], usage })}\n\n`,
     );
-    res.write('data: [DONE]\n\n');
+    if (script.holdOpen) return;
+    if (!script.omitDone) res.write('data: [DONE]\n\n');
     finished = true;
     res.end();
   }

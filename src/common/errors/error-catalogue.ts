@@ -15,6 +15,10 @@ export const ERROR_CATALOGUE = {
   invalid_input_type: { status: 400, type: 'invalid_request_error' },
   missing_call_id: { status: 400, type: 'invalid_request_error' },
   context_length_exceeded: { status: 400, type: 'invalid_request_error' },
+  /** The upstream model refused the request under its content policy (its reason in the message). */
+  content_policy_violation: { status: 400, type: 'invalid_request_error' },
+  /** The upstream model rejected the request as invalid (HTTP 400/413/422, its reason in the message). */
+  upstream_invalid_request: { status: 400, type: 'invalid_request_error' },
   missing_api_key: { status: 401, type: 'authentication_error' },
   invalid_api_key: { status: 401, type: 'authentication_error' },
   /** MCP gateway: OAuth bearer tokens from the identity provider (not API keys). */
@@ -44,10 +48,18 @@ export const ERROR_CATALOGUE = {
   response_interrupted: { status: 500, type: 'server_error' },
   response_cancelled: { status: 409, type: 'invalid_request_error' },
   server_error: { status: 500, type: 'server_error' },
+  /** The upstream's stream ended or broke before its finish reason (docs/resilience.md). */
+  upstream_stream_interrupted: { status: 502, type: 'server_error' },
+  /** The upstream's stream could not be read as Chat Completions events. */
+  upstream_malformed_response: { status: 502, type: 'server_error' },
+  /** The upstream's stream went silent mid-answer for longer than the stall timeout. */
+  upstream_stream_stalled: { status: 504, type: 'server_error' },
   // Every 503 tells the client when to retry (spec 7.3 rule 3: with backoff); a thrower may set
   // its own value, this is the default.
   upstream_unavailable: { status: 503, type: 'server_error', retryAfterSeconds: 1 },
   upstream_timeout: { status: 503, type: 'server_error', retryAfterSeconds: 1 },
+  /** The upstream rate-limited the service past the retry budget; Retry-After is the upstream's. */
+  upstream_rate_limited: { status: 503, type: 'server_error', retryAfterSeconds: 1 },
   service_overloaded: { status: 503, type: 'server_error', retryAfterSeconds: 1 },
   identity_provider_unavailable: { status: 503, type: 'server_error', retryAfterSeconds: 5 },
   /** The database cannot be reached or cannot serve (an outage, a failover). */
