@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * The admin command-line tool: `npm run admin -- <command> …`, or in a container
  * `node dist/src/admin/admin.cli.js <command> …`. See docs/admin-cli.md.

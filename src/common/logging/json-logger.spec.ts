@@ -28,6 +28,25 @@ describe('JsonLogger', () => {
     });
     expect(lines[0]).not.toContain('secret.ts');
   });
+
+  it("writes Nest's route mapping at debug level: hidden at the default level", () => {
+    const lines: string[] = [];
+    const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    try {
+      new JsonLogger('log').log('Mapped {/v1/responses, POST} route', 'RouterExplorer');
+      new JsonLogger('log').log('Nest application successfully started', 'NestApplication');
+      new JsonLogger('debug').log('Mapped {/healthz, GET} route', 'RouterExplorer');
+    } finally {
+      write.mockRestore();
+    }
+    expect(lines.map((line) => JSON.parse(line))).toMatchObject([
+      { level: 'log', context: 'NestApplication' },
+      { level: 'debug', context: 'RouterExplorer', msg: 'Mapped {/healthz, GET} route' },
+    ]);
+  });
 });
 
 describe('describeUnexpected', () => {
