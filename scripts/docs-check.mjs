@@ -2,7 +2,7 @@
 // The docs-check: runs the README's and the docs' runnable blocks the way a reader pastes them.
 //
 //   npm run docs-check                      # builds, then checks README.md and docs/*.md
-//   node scripts/docs-check.mjs README.md   # a built tree, some files
+//   node scripts/docs-check.mjs README.md   # a built tree, some files (--verbose: blocks' output)
 //
 // A fenced block is runnable when its info string says so: ```sh runnable (shell, bash) or
 // ```js runnable (an ES module, run with node from the repository root so that `import 'openai'`
@@ -25,8 +25,10 @@ const root = resolve(import.meta.dirname, '..');
 const BOUND_MS = 120_000;
 const MARK = '@@docs-check block ';
 
-const files = process.argv.slice(2).length
-  ? process.argv.slice(2)
+const verbose = process.argv.includes('--verbose'); // prints every block's output
+const named = process.argv.slice(2).filter((arg) => arg !== '--verbose');
+const files = named.length
+  ? named
   : [
       'README.md',
       ...readdirSync(join(root, 'docs'))
@@ -164,7 +166,7 @@ function judge(blocks, { code, output }) {
     else if (!segments.has('end') && index === lastRun)
       failures.push(`${block.where}: exit code ${code}\n${text}`);
     else if (/"error"\s*:\s*\{/.test(text)) failures.push(`${block.where}: answered an error\n${text}`);
-    else console.log(`ok   ${block.where} (${block.kind})`);
+    else console.log(`ok   ${block.where} (${block.kind})${verbose ? `\n${text}` : ''}`);
   });
   if (!segments.has('end') && lastRun < 0) failures.push(`exit code ${code} before any block\n${output}`);
   return failures;

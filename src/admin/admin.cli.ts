@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The admin command-line tool: `npm run admin -- <command> …`, or in a container
+ * The admin command-line tool: `npx switchboard-admin <command> …` (package.json `bin`), or in a container
  * `node dist/src/admin/admin.cli.js <command> …`. See docs/admin-cli.md.
  */
 import { runAdmin } from './admin.runner.js';
