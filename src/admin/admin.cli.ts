@@ -5,4 +5,9 @@
  */
 import { runAdmin } from './admin.runner.js';
 
+// A reader that stops early (`| head`) closes the pipe: not an error of the tool, and no stack.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
+});
 process.exitCode = await runAdmin(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr });
