@@ -1,6 +1,7 @@
 import { createApp } from './bootstrap/create-app.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
 import { exitGracefullyOnSignals } from './lifecycle/graceful-shutdown.js';
+import { startBanner } from './quickstart/quickstart-banner.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -11,23 +12,9 @@ async function main(): Promise<void> {
   const where = running.database.embedded
     ? `embedded database in ${config.database.embeddedDataDir}`
     : 'PostgreSQL';
-  process.stdout.write(`Switchboard listening on ${base} (${where})\n`);
-  if (running.quickstart) {
-    const { apiKey, assistantId } = running.quickstart;
-    process.stdout.write(
-      [
-        '',
-        'Quickstart: a demo organization, assistant and key were created. The key is shown only this once.',
-        `  API key:      ${apiKey}`,
-        `  Assistant id: ${assistantId}`,
-        '',
-        'Try it:',
-        `  curl -s ${base}/v1/responses -H 'x-api-key: ${apiKey}' -H 'content-type: application/json' \\`,
-        `    -d '{"model":"${assistantId}","input":"hello"}'`,
-        '',
-      ].join('\n') + '\n',
-    );
-  }
+  process.stdout.write(
+    startBanner({ base, where, embedded: running.database.embedded, quickstart: running.quickstart }),
+  );
 }
 
 main().catch((error: unknown) => {

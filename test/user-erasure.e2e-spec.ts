@@ -237,7 +237,7 @@ describe('admin users erase', () => {
     const help = await admin('users', 'erase', '--help');
     expect(help.code).toBe(0);
     expect(help.stdout).toContain(
-      'usage: npm run admin -- users erase --org <slug|id> --user <userId> [--json]',
+      'usage: npx switchboard-admin users erase --org <slug|id> --user <userId> [--json]',
     );
   });
 });

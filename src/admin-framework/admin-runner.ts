@@ -117,7 +117,7 @@ function parseInvocation(commands: readonly AdminCommand[], argv: readonly strin
     }) as { values: OptionValues; positionals: string[] };
   } catch (error) {
     throw new AdminUsageError(
-      `${(error as Error).message}\nusage: npm run admin -- ${commandUsage(command)}`,
+      `${(error as Error).message}\nusage: npx switchboard-admin ${commandUsage(command)}`,
     );
   }
   const { values, positionals } = parsed;
@@ -128,13 +128,13 @@ function parseInvocation(commands: readonly AdminCommand[], argv: readonly strin
     );
     if (missing.length > 0) {
       throw new AdminUsageError(
-        `missing ${missing.map(([name]) => `--${name}`).join(', ')}\nusage: npm run admin -- ${commandUsage(command)}`,
+        `missing ${missing.map(([name]) => `--${name}`).join(', ')}\nusage: npx switchboard-admin ${commandUsage(command)}`,
       );
     }
     const expected = command.args?.length ?? 0;
     if (positionals.length !== expected) {
       throw new AdminUsageError(
-        `expected ${expected === 0 ? 'no' : expected} argument${expected === 1 ? '' : 's'}, got ${positionals.length}\nusage: npm run admin -- ${commandUsage(command)}`,
+        `expected ${expected === 0 ? 'no' : expected} argument${expected === 1 ? '' : 's'}, got ${positionals.length}\nusage: npx switchboard-admin ${commandUsage(command)}`,
       );
     }
   }
@@ -151,7 +151,7 @@ function commandUsage(command: AdminCommand): string {
 }
 
 function commandHelp(command: AdminCommand): string {
-  const lines = [`usage: npm run admin -- ${commandUsage(command)}`, '', command.summary, ''];
+  const lines = [`usage: npx switchboard-admin ${commandUsage(command)}`, '', command.summary, ''];
   for (const [name, option] of Object.entries(command.options ?? {})) {
     const flag = option.short ? `-${option.short}, --${name}` : `--${name}`;
     lines.push(`  ${flag.padEnd(22)} ${option.description}${option.required ? ' (required)' : ''}`);
@@ -162,8 +162,8 @@ function commandHelp(command: AdminCommand): string {
 
 function usage(commands: readonly AdminCommand[]): string {
   const lines = [
-    'usage: npm run admin -- <command> [options] [--json]',
-    '       npm run admin -- <command> --help   (the options of one command)',
+    'usage: npx switchboard-admin <command> [options] [--json]',
+    '       npx switchboard-admin <command> --help   (the options of one command)',
     '',
     'commands:',
   ];

@@ -4,6 +4,7 @@
  * entities against a scratch embedded database migrated to the current head, so it needs no server.
  */
 import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -74,6 +75,8 @@ async function generate(name: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  // The command prints its own one-line result; the runner's service log line would repeat it.
+  Logger.overrideLogger(false);
   const [command, name] = process.argv.slice(2);
   if (command === 'generate') return generate(name ?? '');
   const config = loadConfig();

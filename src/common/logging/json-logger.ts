@@ -6,6 +6,12 @@ import { currentTraceId } from '../tracing/tracing.js';
 const SEVERITY: Record<LogLevel, number> = { error: 0, warn: 1, log: 2, debug: 3 };
 
 /**
+ * Nest's start-up chatter (every module initialised, every route mapped: over a hundred lines)
+ * is written at debug level, so that a start at the default level shows what an operator needs.
+ */
+const BOOT_CHATTER = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer']);
+
+/**
  * One JSON object per line on stdout, with the request id, organization and assistant of the
  * request in progress. Callers pass messages and ids only: never keys, tokens or claim values.
  */
@@ -13,7 +19,7 @@ export class JsonLogger implements LoggerService {
   constructor(private readonly level: LogLevel = 'log') {}
 
   log(message: unknown, context?: string): void {
-    this.write('log', message, context);
+    this.write(context !== undefined && BOOT_CHATTER.has(context) ? 'debug' : 'log', message, context);
   }
   error(message: unknown, ...rest: unknown[]): void {
     // Nest passes (message, stack?, context?); the stack is deliberately dropped.
