@@ -121,17 +121,9 @@ export function mutatedBody(base: unknown): fc.Arbitrary<unknown> {
 
 /** The same value in another shape: wrapped in arrays, an object, or (for an array) keyed by index. */
 function reshapes(value: unknown): unknown[] {
-  const shapes: unknown[] = [[value], [[value]], [value, value], { value }, { 0: value }];
-  if (Array.isArray(value)) {
-    shapes.push(
-      Object.fromEntries(value.map((item, index) => [index, item])),
-      value.map((item) => [item]),
-    );
-  } else if (typeof value !== 'object' || value === null) {
-    shapes.push({}, []);
-  } else {
-    shapes.push(Object.values(value), []);
-  }
+  const shapes: unknown[] = [[value], [[value]], { 0: value }];
+  if (Array.isArray(value)) shapes.push(value.map((item) => [item]));
+  else if (typeof value !== 'object' || value === null) shapes.push({});
   return shapes;
 }
 
@@ -145,6 +137,15 @@ export function reshapedBody(base: unknown): fc.Arbitrary<unknown> {
     let node = base;
     for (const key of path) node = (node as Record<string | number, unknown>)[key];
     return fc.constantFrom(...reshapes(node)).map((shape) => replaced(base, path, shape));
+  });
+}
+
+/** Every body `reshapedBody` can generate from `base`, for an exhaustive sweep. */
+export function allReshapedBodies(base: unknown): unknown[] {
+  return pathsOf(base).flatMap((path) => {
+    let node = base;
+    for (const key of path) node = (node as Record<string | number, unknown>)[key];
+    return reshapes(node).map((shape) => replaced(base, path, shape));
   });
 }
 
