@@ -106,6 +106,14 @@ async function storedDeltas(replica: Replica, id: string): Promise<string[]> {
   return rows.map((row) => JSON.parse(row.data).delta as string);
 }
 
+/** Waits (bounded) until some text of a response is stored: its turn is under way. */
+async function untilStored(replica: Replica, id: string): Promise<void> {
+  for (let attempt = 0; (await storedDeltas(replica, id)).length === 0; attempt++) {
+    if (attempt > 500) throw new Error(`no text of ${id} was ever stored`);
+    await sleep(20);
+  }
+}
+
 /** Reads an SSE body until `stop` says so (then aborts), or to its end. Returns whole events only. */
 async function readStream(
   res: Response,
@@ -295,7 +303,8 @@ describe('durable turns: background responses, resumable streams, cancel, leases
     });
     const id = created.body.id as string;
     // Under way: some words of the 250 (20 ms apart, 5 s in all) are stored.
-    await pollUntil(a, lengthy.key, id, (body) => body.status === 'in_progress' && body.output_text !== '');
+    await pollUntil(a, lengthy.key, id, (body) => body.status === 'in_progress');
+    await untilStored(a, id);
     const cancelled = await call(a.baseUrl, 'POST', `/v1/responses/${id}/cancel`, { key: lengthy.key });
     expect(cancelled.body.status).toBe('cancelled');
     // Generation stopped there: the replica's run ended (bounded wait) long before the last word,
@@ -433,7 +442,8 @@ describe('durable turns: background responses, resumable streams, cancel, leases
       (await metric(a, 'switchboard_turn_lease_expiries_total')) +
       (await metric(b, 'switchboard_turn_lease_expiries_total'));
     const expiriesBefore = await expiries();
-    await pollUntil(a, lengthy.key, id, (body) => body.status === 'in_progress' && body.output_text !== '');
+    await pollUntil(a, lengthy.key, id, (body) => body.status === 'in_progress');
+    await untilStored(a, id);
     // As if its replica had vanished: another owner, whose lease ran out.
     await a.dataSource.query(
       `UPDATE responses SET owner_id = 'vanished', lease_expires_at = now() - interval '1 second' WHERE id = $1`,
