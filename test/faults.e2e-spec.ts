@@ -288,8 +288,9 @@ class CapturedLogs implements LoggerService {
 
         // The database stalls, so the start row waits while the model call reaches the upstream;
         // only then does the database go down under the waiting write.
+        // The upstream never answers: only an abort from the service ends the call.
         proxy.stall();
-        upstream.script({ text: 'never heard', delayMs: 1000 });
+        upstream.script({ hang: true });
         const streaming = postStream(cached.baseUrl, tenant.keys.full_access, body);
         await until(() => upstream.requests.length - sent === 1, 'the model call to reach the upstream');
         await proxy.refuse();
