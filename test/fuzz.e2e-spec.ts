@@ -51,7 +51,9 @@ async function replayable(run: () => Promise<void>): Promise<void> {
   try {
     await run();
   } catch (error) {
-    throw new Error(`FUZZ_SEED=${SEED} npm run fuzz -- replays this run.\n${(error as Error).message}`);
+    throw new Error(`FUZZ_SEED=${SEED} npm run fuzz -- replays this run.\n${(error as Error).message}`, {
+      cause: error,
+    });
   }
 }
 

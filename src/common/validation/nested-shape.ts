@@ -27,7 +27,9 @@ export function nestedShapeErrors(dto: object): ValidationError[] {
     }
     const children: ValidationError[] = [];
     const positions: [string, unknown][] =
-      declaredArray && Array.isArray(value) ? value.map((item, index) => [String(index), item]) : [['', value]];
+      declaredArray && Array.isArray(value)
+        ? value.map((item, index) => [String(index), item])
+        : [['', value]];
     for (const [index, item] of positions) {
       const error = Array.isArray(item)
         ? failure(index, item)
@@ -53,7 +55,11 @@ function failure(property: string, value: unknown): ValidationError {
   });
 }
 
-function withChildren(property: string, value: unknown, children: ValidationError[]): ValidationError | undefined {
+function withChildren(
+  property: string,
+  value: unknown,
+  children: ValidationError[],
+): ValidationError | undefined {
   if (children.length === 0) return undefined;
   return Object.assign(new ValidationError(), { property, value, constraints: {}, children });
 }
