@@ -81,6 +81,33 @@ async function pollUntil(
   throw new Error(`response ${id} never reached the expected state`);
 }
 
+/** A sample of `/metrics` (a labelled one as `name{label="value"}`), 0 when absent. */
+async function metric(replica: Replica, series: string): Promise<number> {
+  const text = (await call(replica.baseUrl, 'GET', '/metrics')).body as string;
+  const escaped = series.replace(/[{}"]/g, (char) => `\\${char}`);
+  return Number(new RegExp(`^${escaped} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+}
+
+/** Waits (bounded) until a sample of `/metrics` has the value `expected`. */
+async function waitForMetric(replica: Replica, series: string, expected: number): Promise<void> {
+  for (let attempt = 0; attempt < 1500; attempt++) {
+    if ((await metric(replica, series)) === expected) return;
+    await sleep(20);
+  }
+  throw new Error(`${series} never reached ${expected} (it is ${await metric(replica, series)})`);
+}
+
+/** Waits (bounded) until `condition` holds; the bound is only ever reached by a failing test. */
+async function waitUntil(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let attempt = 0; !(await condition()); attempt++) {
+    if (attempt > 1000) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+/** A long answer of the fake upstream: 400 tokens 20 ms apart, 8 s unless its call is aborted. */
+const LONG_ANSWER = { text: Array.from({ length: 400 }, (_, i) => `t${i}`).join(' '), tokenDelayMs: 20 };
+
 /** Reads an SSE body until `stop` says so (then aborts), or to its end. Returns whole events only. */
 async function readStream(
   res: Response,
@@ -266,14 +293,26 @@ describe('durable turns: background responses, resumable streams, cancel, leases
   });
 
   it('cancels on the replica running the turn at once, and answers a finished response with its final state', async () => {
+    const abortedBefore = upstream.aborted;
+    const requestsBefore = upstream.requests.length;
+    upstream.script(LONG_ANSWER);
     const created = await call(a.baseUrl, 'POST', '/v1/responses', {
-      key: lengthy.key,
-      body: { model: lengthy.assistantId, input: 'cancel me here', background: true },
+      key: remote.key,
+      body: { model: remote.assistantId, input: 'cancel me here', background: true },
     });
     const id = created.body.id as string;
-    await pollUntil(a, lengthy.key, id, (body) => body.status === 'in_progress');
-    const cancelled = await call(a.baseUrl, 'POST', `/v1/responses/${id}/cancel`, { key: lengthy.key });
+    await pollUntil(a, remote.key, id, (body) => body.status === 'in_progress');
+    await waitUntil(() => upstream.requests.length > requestsBefore, 'the model call to start');
+    const cancelled = await call(a.baseUrl, 'POST', `/v1/responses/${id}/cancel`, { key: remote.key });
     expect(cancelled.body.status).toBe('cancelled');
+    // Generation stopped there: the model call was aborted (left alone, it ends after 8 s without
+    // an abort), the replica's run ended, and the response stays cancelled.
+    await waitUntil(() => upstream.aborted === abortedBefore + 1, 'the model call to be aborted');
+    await waitForMetric(a, 'switchboard_background_responses{state="running"}', 0);
+    expect(upstream.aborted).toBe(abortedBefore + 1);
+    expect((await call(b.baseUrl, 'GET', `/v1/responses/${id}`, { key: remote.key })).body.status).toBe(
+      'cancelled',
+    );
 
     const finished = await call(a.baseUrl, 'POST', '/v1/responses', {
       key: other.key,
@@ -398,60 +437,70 @@ describe('durable turns: background responses, resumable streams, cancel, leases
   });
 
   it('fails a turn whose replica stopped renewing its lease, with a clear error, and stops it there', async () => {
+    const abortedBefore = upstream.aborted;
+    const requestsBefore = upstream.requests.length;
+    upstream.script(LONG_ANSWER);
     const created = await call(a.baseUrl, 'POST', '/v1/responses', {
-      key: lengthy.key,
-      body: { model: lengthy.assistantId, input: 'orphan me', background: true },
+      key: remote.key,
+      body: { model: remote.assistantId, input: 'orphan me', background: true },
     });
     const id = created.body.id as string;
-    await pollUntil(a, lengthy.key, id, (body) => body.status === 'in_progress');
+    const expiries = async () =>
+      (await metric(a, 'switchboard_turn_lease_expiries_total')) +
+      (await metric(b, 'switchboard_turn_lease_expiries_total'));
+    const expiriesBefore = await expiries();
+    await pollUntil(a, remote.key, id, (body) => body.status === 'in_progress');
+    await waitUntil(() => upstream.requests.length > requestsBefore, 'the model call to start');
     // As if its replica had vanished: another owner, whose lease ran out.
     await a.dataSource.query(
       `UPDATE responses SET owner_id = 'vanished', lease_expires_at = now() - interval '1 second' WHERE id = $1`,
       [id.slice('resp_'.length)],
     );
-    const failed = await pollUntil(b, lengthy.key, id, (body) => body.status !== 'in_progress');
+    const failed = await pollUntil(b, remote.key, id, (body) => body.status !== 'in_progress');
     expect(failed).toMatchObject({
       status: 'failed',
       error: { code: 'response_interrupted', type: 'server_error' },
     });
-    // Either replica's sweeper may have found it first.
-    const expiries = async (replica: Replica) => {
-      const text = (await call(replica.baseUrl, 'GET', '/metrics')).body as string;
-      return Number(/^switchboard_turn_lease_expiries_total (\d+)/m.exec(text)?.[1] ?? 0);
-    };
-    expect((await expiries(a)) + (await expiries(b))).toBeGreaterThanOrEqual(1);
-    const metrics = (await call(b.baseUrl, 'GET', '/metrics')).body as string;
-    expect(metrics).toMatch(/^switchboard_background_responses\{state="running"\} \d+/m);
-    expect(metrics).toMatch(/^switchboard_resumed_streams_total \d+/m);
+    // Either replica's sweeper may have found it first; it was counted once.
+    expect((await expiries()) - expiriesBefore).toBe(1);
+    // Replica a, which still ran it, lost the lease at its next renewal and stopped: the model
+    // call was aborted, its run ended, and the response stays failed.
+    await waitUntil(() => upstream.aborted === abortedBefore + 1, 'the model call to be aborted');
+    await waitForMetric(a, 'switchboard_background_responses{state="running"}', 0);
+    expect((await call(b.baseUrl, 'GET', `/v1/responses/${id}`, { key: remote.key })).body.status).toBe(
+      'failed',
+    );
   });
 
   it('runs BACKGROUND_MAX_RUNNING turns at once, queues BACKGROUND_MAX_QUEUED more, and refuses the rest', async () => {
     const narrow = await startReplica(database, { BACKGROUND_MAX_RUNNING: '1', BACKGROUND_MAX_QUEUED: '1' });
-    // Slow enough that the first is still running while the others arrive and are counted.
-    const queued = await seedTenant(a, 'queued', slowModel(100, 20));
+    // The first runs until it is cancelled (1,000 words 50 ms apart), so the counts below hold
+    // for as long as a busy machine needs to read them.
+    const held = await seedTenant(a, 'held', slowModel(1000, 50));
+    const queued = await seedTenant(a, 'queued', slowModel(3, 0));
     try {
-      const post = (input: string) =>
+      const post = (tenant: Tenant, input: string) =>
         call(narrow.baseUrl, 'POST', '/v1/responses', {
-          key: queued.key,
-          body: { model: queued.assistantId, input, background: true },
+          key: tenant.key,
+          body: { model: tenant.assistantId, input, background: true },
         });
-      const first = await post('first');
-      const second = await post('second');
-      const third = await post('third');
+      const first = await post(held, 'first');
+      const second = await post(queued, 'second');
+      const third = await post(queued, 'third');
       expect([first.status, second.status]).toEqual([200, 200]);
       expect(third.status).toBe(503);
       expect(third.body.error.code).toBe('service_overloaded');
       expect(third.headers.get('retry-after')).toBe('1');
-      const metrics = (await call(narrow.baseUrl, 'GET', '/metrics')).body as string;
-      expect(metrics).toMatch(/^switchboard_background_responses\{state="queued"\} 1$/m);
-      expect(metrics).toMatch(/^switchboard_background_responses\{state="running"\} 1$/m);
+      await waitForMetric(narrow, 'switchboard_background_responses{state="running"}', 1);
+      expect(await metric(narrow, 'switchboard_background_responses{state="queued"}')).toBe(1);
       expect(
         (await call(b.baseUrl, 'GET', `/v1/responses/${second.body.id}`, { key: queued.key })).body.status,
       ).toBe('queued');
+      // The first cancelled, the queued one runs and completes.
+      await call(narrow.baseUrl, 'POST', `/v1/responses/${first.body.id}/cancel`, { key: held.key });
       await pollUntil(b, queued.key, second.body.id, (body) => body.status === 'completed');
-      expect(
-        (await call(b.baseUrl, 'GET', `/v1/responses/${first.body.id}`, { key: queued.key })).body.status,
-      ).toBe('completed');
+      await waitForMetric(narrow, 'switchboard_background_responses{state="running"}', 0);
+      expect(await metric(narrow, 'switchboard_background_responses{state="queued"}')).toBe(0);
     } finally {
       await narrow.running.close();
     }

@@ -33,6 +33,15 @@ async function untilOk(attempt: () => Promise<ApiReply>, what: string): Promise<
   throw new Error(`${what} did not recover: last answer ${last?.status} ${JSON.stringify(last?.body)}`);
 }
 
+/** Waits (bounded) until `condition` holds. */
+async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((done) => setTimeout(done, 20));
+  }
+}
+
 function expectOutage(reply: ApiReply, code?: string): void {
   expect(reply.status).toBe(503);
   expect(reply.body).toEqual({
@@ -278,16 +287,19 @@ class CapturedLogs implements LoggerService {
         const sent = upstream.requests.length;
         const aborted = upstream.aborted;
 
+        // The database stalls, so the start row waits while the model call reaches the upstream;
+        // only then does the database go down under the waiting write.
+        // The upstream never answers: only an abort from the service ends the call.
+        proxy.stall();
+        upstream.script({ hang: true });
+        const streaming = postStream(cached.baseUrl, tenant.keys.full_access, body);
+        await until(() => upstream.requests.length - sent === 1, 'the model call to reach the upstream');
         await proxy.refuse();
-        upstream.script({ text: 'never heard', delayMs: 1000 });
-        const stream = await postStream(cached.baseUrl, tenant.keys.full_access, body);
+        const stream = await streaming;
         expectOutage({ status: stream.status, headers: stream.headers, body: JSON.parse(stream.raw) });
-        // A model call that went out was cut, not left to run to its end.
-        const deadline = Date.now() + 5000;
-        while (upstream.requests.length - sent !== upstream.aborted - aborted && Date.now() < deadline) {
-          await new Promise((done) => setTimeout(done, 20));
-        }
-        expect(upstream.aborted - aborted).toBe(upstream.requests.length - sent);
+        // The model call that went out was cut, not left to run to its end.
+        await until(() => upstream.aborted - aborted === 1, 'the model call to be aborted');
+        expect([upstream.requests.length - sent, upstream.aborted - aborted]).toEqual([1, 1]);
 
         await proxy.normal();
         const after = await untilOk(

@@ -66,47 +66,57 @@ const TURNS_PER_CLIENT = 10;
       await build?.remove();
     });
 
-    /** One turn on `replica`; resolves with what the client saw completed, or null. */
+    /**
+     * One turn on `replica`: what the client saw completed, or why it saw nothing completed. Only
+     * a connection that died (the replica killed under it) is caught; any other answer is kept
+     * as the reason, for the test to judge.
+     */
     async function turn(
       replica: number,
       userId: string,
       input: string,
       previous: string | null,
       stream: boolean,
-    ): Promise<SeenCompleted | null> {
+    ): Promise<SeenCompleted | string> {
+      let status: number;
+      let text: string;
       try {
         const res = await fetch(`${replicas[replica].baseUrl}/v1/responses`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-api-key': key, 'x-user-id': userId },
           body: JSON.stringify({ model: assistantId, input, previous_response_id: previous, stream }),
         });
-        const text = await res.text();
-        if (res.status !== 200) return null;
-        let response: { id: string; output_text: string; conversation: { id: string }; status: string };
-        if (stream) {
-          const completed = parseSse(text).events.find((event) => event.json?.type === 'response.completed');
-          if (!completed) return null;
-          response = completed.json.response;
-        } else {
-          response = JSON.parse(text);
-        }
-        expect(response.status).toBe('completed');
-        return {
-          id: response.id,
-          outputText: response.output_text,
-          conversationId: response.conversation.id,
-          userId,
-          replica,
-        };
-      } catch {
+        status = res.status;
+        text = await res.text();
+      } catch (error) {
         // The connection died with the replica: the client saw nothing completed.
-        return null;
+        return `connection lost: ${(error as Error).message}`;
       }
+      if (status !== 200) return `${status} ${text.slice(0, 300)}`;
+      let response: { id: string; output_text: string; conversation: { id: string }; status: string };
+      if (stream) {
+        const completed = parseSse(text).events.find((event) => event.json?.type === 'response.completed');
+        if (!completed) return `a stream without response.completed: ${text.slice(-300)}`;
+        response = completed.json.response;
+      } else {
+        response = JSON.parse(text);
+      }
+      if (response.status !== 'completed') return `status ${response.status}`;
+      return {
+        id: response.id,
+        outputText: response.output_text,
+        conversationId: response.conversation.id,
+        userId,
+        replica,
+      };
     }
 
     it('every turn a client saw completed is readable from the surviving replica', async () => {
       const seen: SeenCompleted[] = [];
       let failedAfterKill = 0;
+      /** Turns that failed where nothing excuses it: before the kill, or on the survivor. */
+      const unexcused: string[] = [];
+      let survivorTurns = 0;
       let killed = false;
       const victim = replicas[0];
 
@@ -122,11 +132,14 @@ const TURNS_PER_CLIENT = 10;
             previous,
             n % 2 === 0,
           );
-          if (completed) {
+          if (replica === 1) survivorTurns += 1;
+          if (typeof completed !== 'string') {
             seen.push(completed);
             previous = completed.id;
-          } else if (killed) {
+          } else if (killed && replica === 0) {
             failedAfterKill += 1;
+          } else {
+            unexcused.push(`client ${index} turn ${n} on replica ${replica}: ${completed}`);
           }
           // Kill once the load is well under way, while other clients' turns are in flight.
           if (!killed && seen.length >= CLIENTS * 2) {
@@ -140,6 +153,9 @@ const TURNS_PER_CLIENT = 10;
 
       expect(killed).toBe(true);
       expect(victim.child.signalCode).toBe('SIGKILL');
+      // Every turn before the kill, and every turn on the survivor, completed.
+      expect(unexcused).toEqual([]);
+      expect(seen.filter((turn) => turn.replica === 1)).toHaveLength(survivorTurns);
       // The kill was felt: some turns were refused or cut, and the victim had completed some before.
       expect(failedAfterKill).toBeGreaterThan(0);
       expect(seen.some((turn) => turn.replica === 0)).toBe(true);

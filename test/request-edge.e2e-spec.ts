@@ -267,26 +267,42 @@ describe('request edge', () => {
   });
 
   describe('malformed HTTP gets the envelope too', () => {
-    const head = 'POST /v1/user-claims HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n';
+    // Each one a claim write with a valid key, which a lenient parser would store (the last case
+    // shows the well-formed one does): a refusal that stored nothing is then the parser's doing.
+    const claim = '{"userId":"raw-edge","claimKey":"k","claimValue":1}';
+    const length = `Content-Length: ${claim.length}\r\n`;
+    const head =
+      'POST /v1/user-claims HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Api-Key: {KEY}\r\n';
     it.each([
-      ['a bare CR inside a header value', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n`],
-      ['a bare LF ending a header line', `GET /healthz HTTP/1.1\r\nHost: x\nX-A: b\r\n\r\n`],
-      ['a NUL in a header value', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\u0000b\r\n\r\n`],
-      ['conflicting Content-Length', `${head}Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}`],
+      ['a bare CR inside a header value', `${head}X-A: a\rb\r\n${length}\r\n${claim}`],
+      ['a bare LF ending a header line', `${head}X-A: b\n${length}\r\n${claim}`],
+      ['a NUL in a header value', `${head}X-A: a\u0000b\r\n${length}\r\n${claim}`],
+      ['conflicting Content-Length', `${head}${length}Content-Length: ${claim.length + 1}\r\n\r\n${claim} `],
       [
         'Content-Length with chunked',
-        `${head}Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`,
+        `${head}${length}Transfer-Encoding: chunked\r\n\r\n${claim.length.toString(16)}\r\n${claim}\r\n0\r\n\r\n`,
       ],
-      ['a malformed chunk size', `${head}Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`],
-      ['a space in a header name', `GET /healthz HTTP/1.1\r\nHost: x\r\nBad Name: 1\r\n\r\n`],
-      ['an invalid method', `G@T /healthz HTTP/1.1\r\nHost: x\r\n\r\n`],
+      ['a malformed chunk size', `${head}Transfer-Encoding: chunked\r\n\r\nzz\r\n${claim}\r\n0\r\n\r\n`],
+      ['a space in a header name', `${head}Bad Name: 1\r\n${length}\r\n${claim}`],
+      ['an invalid method', `${head.replace('POST', 'P@ST')}${length}\r\n${claim}`],
     ])('%s: 400 invalid_request, connection closed', async (_, request) => {
       const before = await counts();
-      const res = await rawRequest(app.baseUrl, request);
+      const res = await rawRequest(app.baseUrl, request.replace('{KEY}', org.keys.full_access));
       expectInvalid(res);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       expect(res.headers.connection).toBe('close');
       expect(await counts()).toEqual(before);
+    });
+
+    it('stores the same claim sent well-formed (the control of the cases above)', async () => {
+      const before = await counts();
+      const res = await rawRequest(
+        app.baseUrl,
+        `${head.replace('{KEY}', org.keys.full_access)}Connection: close\r\n${length}\r\n${claim}`,
+      );
+      expect(res.status).toBe(200);
+      expect(await counts()).toEqual({ ...before, user_claims: before.user_claims + 1 });
+      await call(app.baseUrl, 'DELETE', '/v1/user-claims/raw-edge/k', { key: org.keys.full_access });
     });
 
     it.each([

@@ -73,13 +73,6 @@ describe('POST /v1/responses with input_image and input_file parts', () => {
   const userMessage = (...content: Record<string, unknown>[]) => [{ role: 'user', content }];
   const text = (value: string) => ({ type: 'input_text', text: value });
   const image = (url: string, detail?: string) => ({ type: 'input_image', image_url: url, detail });
-  const countResponses = async (org: SeededOrganization) =>
-    (
-      await app.dataSource.query('SELECT count(*)::int AS n FROM responses WHERE organization_id = $1', [
-        org.id,
-      ])
-    )[0].n as number;
-
   it('sends a data-URL image to the upstream as an image_url part, and keeps it in the thread', async () => {
     upstream.script({ text: 'A tiny picture.' }, { text: 'Still the tiny picture.' });
     const first = await respond(vision, {
@@ -194,12 +187,15 @@ describe('POST /v1/responses with input_image and input_file parts', () => {
   });
 
   describe('refusals name the parameter and store nothing', () => {
+    // Every organization's responses: the cases go through `blind` and `vision` alike.
+    const allResponses = async () =>
+      (await app.dataSource.query<{ n: number }[]>('SELECT count(*)::int AS n FROM responses'))[0].n;
     let before: number;
     beforeEach(async () => {
-      before = await countResponses(vision);
+      before = await allResponses();
     });
     afterEach(async () => {
-      expect(await countResponses(vision)).toBe(before);
+      expect(await allResponses()).toBe(before);
     });
 
     it.each([

@@ -182,15 +182,20 @@ describe('tracing', () => {
 
   describe('without an OTLP endpoint', () => {
     it('exports nothing and sends no trace headers upstream', async () => {
-      const receiver = await new OtlpReceiver().start();
-      const app = await startTestApp({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
+      // Where an exporter built without an endpoint would send: OTLP/HTTP's default, localhost:4318.
+      const receiver = await new OtlpReceiver().start({ defaultPort: true });
       try {
-        const org = await app.seedOrganization('untraced', model());
-        await turn(app, org, { traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01` });
-        expect(upstream.last.headers.traceparent).toBeUndefined();
+        const app = await startTestApp({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
+        try {
+          const org = await app.seedOrganization('untraced', model());
+          await turn(app, org, { traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01` });
+          expect(upstream.last.headers.traceparent).toBeUndefined();
+        } finally {
+          // Stopping the service flushes any span processor it has: whatever it would export is sent by now.
+          await app.close();
+        }
         expect(receiver.contentTypes).toEqual([]);
       } finally {
-        await app.close();
         await receiver.stop();
       }
     });

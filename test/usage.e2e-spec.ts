@@ -20,9 +20,11 @@ const HANDOVER = {
 };
 
 /** `YYYY-MM-DD` of a UTC day `months` months from this one. */
-function dayOfMonth(months: number, day: number): string {
-  const now = new Date();
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + months, day)).toISOString().slice(0, 10);
+/** The `day` of the month `months` away from the month of `from` (by default now), as YYYY-MM-DD. */
+function dayOfMonth(months: number, day: number, from: Date = new Date()): string {
+  return new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth() + months, day))
+    .toISOString()
+    .slice(0, 10);
 }
 
 describe('usage accounting, budgets and usage metrics', () => {
@@ -128,6 +130,21 @@ describe('usage accounting, budgets and usage metrics', () => {
     await idp?.close();
   });
 
+  /**
+   * When the setup's turns finished (usage is bucketed by a turn's completion, UTC): the periods
+   * expected follow from it, not from the clock at assertion time, so a run across midnight or a
+   * month's end expects what was stored.
+   */
+  async function turnsFinished(): Promise<Date> {
+    const days = await app.dataSource.query<{ day: string; at: Date }[]>(
+      `SELECT to_char(completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, max(completed_at) AS at
+         FROM responses WHERE organization_id = $1 AND completed_at IS NOT NULL GROUP BY 1`,
+      [org.id],
+    );
+    expect(days).toHaveLength(1);
+    return new Date(days[0].at);
+  }
+
   it('sums equal the sums of the stored turns, with cached and reasoning tokens and cost per currency', async () => {
     const [stored] = await app.dataSource.query<{ turns: number; input: number; output: number }[]>(
       `SELECT count(*)::int AS turns, sum((usage->>'input_tokens')::int)::int AS input,
@@ -141,8 +158,9 @@ describe('usage accounting, budgets and usage metrics', () => {
     expect(reply.body.object).toBe('list');
     expect(reply.body.data).toHaveLength(1);
     const [line] = reply.body.data;
+    const finished = await turnsFinished();
     expect(line).toMatchObject({
-      period: dayOfMonth(0, new Date().getUTCDate()),
+      period: dayOfMonth(0, finished.getUTCDate(), finished),
       turns: 7,
       input_tokens: 77,
       cached_tokens: 8,
@@ -200,26 +218,32 @@ describe('usage accounting, budgets and usage metrics', () => {
   });
 
   it('aggregates by day and by month', async () => {
-    const lastMonthDay = dayOfMonth(-1, 15);
+    const finished = await turnsFinished();
+    const lastMonthDay = dayOfMonth(-1, 15, finished);
     await app.dataSource.query(
       `INSERT INTO usage_daily (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency,
                                 turns, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost)
        VALUES ($1, $2, $3, '', $4, 'u1', '', 4, 100, 0, 50, 0, 0)`,
       [org.id, lastMonthDay, org.assistantId, randomUUID()],
     );
-    const from = dayOfMonth(-1, 1);
+    const from = dayOfMonth(-1, 1, finished);
     const monthly = (await usage(adminKey, `?period=month&from=${from}`)).body.data;
     expect(monthly.map((line: any) => [line.period, line.turns, line.input_tokens])).toEqual([
       [lastMonthDay.slice(0, 7), 4, 100],
-      [dayOfMonth(0, 1).slice(0, 7), 7, 77],
+      [dayOfMonth(0, 1, finished).slice(0, 7), 7, 77],
     ]);
     const daily = (await usage(adminKey, `?period=day&from=${from}`)).body.data;
     expect(daily.map((line: any) => line.period)).toEqual([
       lastMonthDay,
-      dayOfMonth(0, new Date().getUTCDate()),
+      dayOfMonth(0, finished.getUTCDate(), finished),
     ]);
-    // The default range is the current month.
-    expect((await usage(adminKey)).body.data).toHaveLength(1);
+    // The default range is the current month: the turns' month, unless a month ended since.
+    const month = () => new Date().toISOString().slice(0, 7);
+    const monthBefore = month();
+    const byDefault = (await usage(adminKey)).body.data;
+    if (monthBefore === month()) {
+      expect(byDefault).toHaveLength(monthBefore === dayOfMonth(0, 1, finished).slice(0, 7) ? 1 : 0);
+    }
     expect((await usage(adminKey, `?from=${lastMonthDay}&to=${lastMonthDay}`)).body.data).toEqual([
       expect.objectContaining({ period: lastMonthDay, turns: 4 }),
     ]);

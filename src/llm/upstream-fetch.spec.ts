@@ -44,8 +44,10 @@ describe('upstreamFetch', () => {
       const batches: unknown[] = [];
       for await (const batch of readChatCompletionChunks(upstreamBody(response)!)) batches.push(...batch);
       expect(batches).toEqual([chunk('hé'), chunk('llo')]);
-      // A turn stores its answer before the next call; by then the answer's last bytes are read.
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      // undici hands a kept-alive socket back one event-loop cycle after the answer's end
+      // (setImmediate in its HTTP/1.1 client); a turn storing its answer always takes that long.
+      // Not a timed wait: the next check phase, after undici's own callback, which was queued first.
+      await new Promise((resolve) => setImmediate(resolve));
     }
     expect(sockets.size).toBe(1);
   });

@@ -282,15 +282,29 @@ describe('TurnRunner', () => {
 
   it('ends with TurnAbortedError when the turn is aborted during the model call', async () => {
     const controller = new AbortController();
-    const setup = setUp([[[text('partial')]]], {
+    const setup = setUp([[[text('partial')], [text(' never relayed')]]], {
       toolContext: { organizationId: 'org', signal: controller.signal },
     });
-    controller.abort();
+    // The client leaves once the first batch is out; the provider, like a real one, stops
+    // reading when the call's signal fires.
+    const scripted = setup.provider.stream.bind(setup.provider);
+    const seen: { abortedAtCall: boolean; batches: number } = { abortedAtCall: true, batches: 0 };
+    setup.provider.stream = async function* (request: ModelRequest) {
+      seen.abortedAtCall = request.signal?.aborted ?? true;
+      for await (const batch of scripted(request)) {
+        if (request.signal?.aborted) return;
+        seen.batches += 1;
+        yield batch;
+        controller.abort();
+      }
+    };
     const progress = new TurnProgress(setup.plan);
 
     await expect(setup.runner.run(setup.plan, setup.recorder, progress)).rejects.toBeInstanceOf(
       TurnAbortedError,
     );
+    // The call was under way (made before the abort, one batch relayed) when the turn was aborted.
+    expect(seen).toEqual({ abortedAtCall: false, batches: 1 });
     // What was relayed before the abort stays recorded, to be stored with the failed response.
     expect(setup.recorder.outputText).toBe('partial');
   });

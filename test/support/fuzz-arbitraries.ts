@@ -119,6 +119,36 @@ export function mutatedBody(base: unknown): fc.Arbitrary<unknown> {
   );
 }
 
+/** The same value in another shape: wrapped in arrays, an object, or (for an array) keyed by index. */
+function reshapes(value: unknown): unknown[] {
+  const shapes: unknown[] = [[value], [[value]], { 0: value }];
+  if (Array.isArray(value)) shapes.push(value.map((item) => [item]));
+  else if (typeof value !== 'object' || value === null) shapes.push({});
+  return shapes;
+}
+
+/**
+ * A valid body with the shape of one of its values changed (issue 24's sweep): arrays where
+ * objects are declared (and arrays of arrays), objects where scalars are, scalars where arrays
+ * are, extra nesting. Nothing else is wrong, so the request reaches the route's validation.
+ */
+export function reshapedBody(base: unknown): fc.Arbitrary<unknown> {
+  return fc.constantFrom(...pathsOf(base)).chain((path) => {
+    let node = base;
+    for (const key of path) node = (node as Record<string | number, unknown>)[key];
+    return fc.constantFrom(...reshapes(node)).map((shape) => replaced(base, path, shape));
+  });
+}
+
+/** Every body `reshapedBody` can generate from `base`, for an exhaustive sweep. */
+export function allReshapedBodies(base: unknown): unknown[] {
+  return pathsOf(base).flatMap((path) => {
+    let node = base;
+    for (const key of path) node = (node as Record<string | number, unknown>)[key];
+    return reshapes(node).map((shape) => replaced(base, path, shape));
+  });
+}
+
 const UNRESERVED = /[A-Za-z0-9\-._~]/;
 
 /**

@@ -40,11 +40,39 @@ const attributesOf = (list: { key: string; value: OtlpValue }[] = []) =>
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
   readonly contentTypes: string[] = [];
-  private server!: Server;
+  private servers: Server[] = [];
   url = '';
 
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => {
+  /**
+   * On a free port of 127.0.0.1; or, with `defaultPort`, on OTLP/HTTP's default 4318 on both
+   * loopback addresses, where an exporter left without an endpoint sends (`localhost:4318`).
+   * Another test holding 4318 is waited for, within a bound.
+   */
+  async start(options: { defaultPort?: boolean } = {}): Promise<this> {
+    if (!options.defaultPort) {
+      const server = await this.listen(0, '127.0.0.1');
+      this.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      return this;
+    }
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        await this.listen(4318, '127.0.0.1');
+        await this.listen(4318, '::1').catch((error: NodeJS.ErrnoException) => {
+          if (error.code !== 'EADDRNOTAVAIL' && error.code !== 'EAFNOSUPPORT') throw error;
+        });
+        this.url = 'http://localhost:4318';
+        return this;
+      } catch (error) {
+        await this.stop();
+        if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || Date.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+  }
+
+  private async listen(port: number, host: string): Promise<Server> {
+    const server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
@@ -55,9 +83,15 @@ export class OtlpReceiver {
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       });
     });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    this.servers.push(server);
+    return server;
   }
 
   /** Waits until a span matches (exports are batched, about once a second). */
@@ -74,8 +108,11 @@ export class OtlpReceiver {
   }
 
   async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    const servers = this.servers.splice(0);
+    for (const server of servers) {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   }
 
   private record(body: any): void {

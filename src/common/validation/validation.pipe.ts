@@ -1,6 +1,7 @@
 import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
-import type { ValidationOptions } from 'class-validator';
+import type { ValidationOptions, ValidatorOptions } from 'class-validator';
 import { ApiError, type ErrorCode } from '../errors/error-catalogue.js';
+import { nestedShapeErrors } from './nested-shape.js';
 
 /**
  * The one validation pipe (registered globally in AppModule): class-validator DTOs, with
@@ -100,6 +101,12 @@ export class ApiValidationPipe extends ValidationPipe {
       }
       throw error;
     }
+  }
+
+  /** class-validator's rules, then the shape of nested objects it lets through (see nested-shape.ts). */
+  protected override async validate(object: object, options?: ValidatorOptions): Promise<ValidationError[]> {
+    const errors = await super.validate(object, options);
+    return errors.length > 0 ? errors : nestedShapeErrors(object);
   }
 
   /** Refused by name rather than silently removed, as Nest's pipe would (a claim value keeps all its keys). */

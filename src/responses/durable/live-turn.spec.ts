@@ -66,6 +66,7 @@ describe('LiveTurn', () => {
     recorder.emit('response.created', {});
     live.stopStoring();
     const woken = live.changed(new AbortController().signal);
+    expect(await isSettled(woken)).toBe(false);
     recorder.emit('response.output_item.added', {});
     await woken;
     await live.flush();
@@ -79,11 +80,24 @@ describe('LiveTurn', () => {
     const live = new LiveTurn('r1', ledger, 60_000, quiet);
     const client = new AbortController();
     const leaving = live.changed(client.signal);
+    expect(await isSettled(leaving)).toBe(false);
     client.abort();
     await leaving;
     const ending = live.changed(new AbortController().signal);
+    expect(await isSettled(ending)).toBe(false);
     live.end();
     await ending;
     expect(live.ended).toBe(true);
   });
 });
+
+/** Whether a promise has settled once every pending callback (and I/O turn) has run. */
+async function isSettled(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  void promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await new Promise((resolve) => setImmediate(resolve));
+  return settled;
+}

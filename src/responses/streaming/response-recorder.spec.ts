@@ -14,8 +14,14 @@ class ObjectSink implements EventSink {
 }
 
 class JsonSink extends ObjectSink {
+  /** The per-token events written as text, each with the sequence number it was given. */
+  readonly written: { type: string; sequence: number; parsed: number }[] = [];
   eventJson(type: string, sequence: number, json: string): void {
-    expect((JSON.parse(json) as { sequence_number: number }).sequence_number).toBe(sequence);
+    this.written.push({
+      type,
+      sequence,
+      parsed: (JSON.parse(json) as { sequence_number: number }).sequence_number,
+    });
     this.frames.push(`${type} ${json}`);
   }
 }
@@ -43,5 +49,11 @@ describe('ResponseRecorder', () => {
       frames.map((frame) => frame.replace(/(msg|rs|fc)_[0-9a-f]{32}/g, 'id'));
     expect(json.frames.length).toBeGreaterThan(10);
     expect(withoutIds(json.frames)).toEqual(withoutIds(objects.frames));
+    // The text path was taken (every delta of the play above but the one with logprobs), each
+    // carrying its own number.
+    const deltas = json.written.map((event) => event.type);
+    expect(deltas.filter((type) => type === 'response.output_text.delta')).toHaveLength(3);
+    expect(deltas.filter((type) => type === 'response.function_call_arguments.delta')).toHaveLength(2);
+    for (const event of json.written) expect(event.parsed).toBe(event.sequence);
   });
 });
