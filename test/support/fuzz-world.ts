@@ -6,6 +6,8 @@ import type { SeededOrganization, TestApp } from './test-app.js';
 
 /** The platform administrators' group the fuzz suites' service is configured with. */
 export const FUZZ_ADMIN_GROUP = '/platform/admins';
+/** The audience of the platform administrators' tokens (never the gateway's). */
+export const FUZZ_ADMIN_AUDIENCE = 'switchboard-admin';
 
 export interface FuzzWorld {
   /** Values a careful client would put in each path parameter and in queries. */
