@@ -6,6 +6,8 @@ import { AssistantEntity } from './entities/assistant.entity.js';
 import { isUuid } from '../organizations/organizations.service.js';
 import { ModelSettingsError, parseModelSettings } from '../llm/model-settings.js';
 import type { DeletedRow } from '../database/delete-except.js';
+import { modelReferences } from '../tenant-config/config-references.js';
+import { TenantConfigPolicy } from '../tenant-config/tenant-config.policy.js';
 
 export class AssistantInputError extends Error {}
 
@@ -31,7 +33,10 @@ const ASSISTANT_CACHE_TTL_MS = 5_000;
 export class AssistantsService {
   private readonly cache = new Map<string, CachedAssistant>();
 
-  constructor(private readonly repository: AssistantsRepository) {}
+  constructor(
+    private readonly repository: AssistantsRepository,
+    private readonly policy: TenantConfigPolicy,
+  ) {}
 
   /** The assistant of this organization, or null; cached briefly because every turn needs it. */
   async findForTurn(organizationId: string, id: string): Promise<AssistantEntity | null> {
@@ -88,7 +93,9 @@ export class AssistantsService {
     organizationId: string,
     changes: AssistantChanges & { name: string },
   ): Promise<AssistantEntity> {
-    return this.repository.save(this.newAssistant(organizationId, changes));
+    const assistant = this.newAssistant(organizationId, changes);
+    await this.vetModel(assistant);
+    return this.repository.save(assistant);
   }
 
   /**
@@ -110,11 +117,13 @@ export class AssistantsService {
     }
     const [existing] = matches;
     if (!existing) {
-      const created = await this.repository.save(this.newAssistant(organizationId, changes), manager);
-      return { assistant: created, action: 'created' };
+      const assistant = this.newAssistant(organizationId, changes);
+      await this.vetModel(assistant, manager);
+      return { assistant: await this.repository.save(assistant, manager), action: 'created' };
     }
     const before = comparable(existing);
     this.apply(existing, changes);
+    if (changes.model !== undefined) await this.vetModel(existing, manager);
     if (comparable(existing) === before) return { assistant: existing, action: 'unchanged' };
     this.cache.delete(`${organizationId}:${existing.id}`);
     return { assistant: await this.repository.save(existing, manager), action: 'updated' };
@@ -128,6 +137,7 @@ export class AssistantsService {
     const assistant = await this.repository.findForOrganization(organizationId, id);
     if (!assistant) return null;
     this.apply(assistant, changes);
+    if (changes.model !== undefined) await this.vetModel(assistant);
     this.cache.delete(`${organizationId}:${id}`);
     return this.repository.save(assistant);
   }
@@ -145,6 +155,15 @@ export class AssistantsService {
     });
     this.apply(assistant, { ...changes, model: changes.model ?? { provider: 'offline' } });
     return assistant;
+  }
+
+  /** What the model settings may name and reach, for whoever writes them (TenantConfigPolicy). */
+  private async vetModel(assistant: AssistantEntity, manager?: EntityManager): Promise<void> {
+    assistant.configuredBy = await this.policy.vet(
+      assistant.organizationId,
+      modelReferences(assistant.model),
+      manager,
+    );
   }
 
   private apply(assistant: AssistantEntity, changes: AssistantChanges): void {
@@ -193,6 +212,7 @@ function comparable(assistant: AssistantEntity): string {
       instructions: assistant.instructions,
       model: assistant.model,
       tools: assistant.toolNames ?? [],
+      configuredBy: assistant.configuredBy,
     },
     (_key, value: unknown) =>
       typeof value === 'object' && value !== null && !Array.isArray(value)

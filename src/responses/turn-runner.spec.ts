@@ -30,7 +30,14 @@ const metrics = {
 const model: ModelSettings = { provider: 'offline', functionCalling: true };
 
 function agent(name: string | null, instructions: string, toolNames: string[] = []): AgentProfile {
-  return { name, role: `the ${name ?? 'generic'} agent`, instructions, model, toolNames };
+  return {
+    name,
+    role: `the ${name ?? 'generic'} agent`,
+    instructions,
+    model,
+    modelConfiguredBy: 'platform',
+    toolNames,
+  };
 }
 
 const text = (delta: string): ModelEvent => ({ type: 'text', delta });
@@ -63,7 +70,7 @@ function setUp(
   sink?: EventSink,
 ): { runner: TurnRunner; provider: FakeProvider; plan: TurnPlan; recorder: ResponseRecorder } {
   const provider = new FakeProvider(script);
-  const providers = { for: () => provider } as unknown as LlmProvidersService;
+  const providers = { for: () => provider, access: () => Promise.resolve(undefined) } as unknown as LlmProvidersService;
   const toolContext: ToolExecutionContext = {
     organizationId: 'org',
     signal: new AbortController().signal,

@@ -276,8 +276,10 @@ export class TurnRunner {
     let firstToken = true;
     let deltas = 0;
     try {
+      const access = await this.providers.access(plan.toolContext.organizationId, agent);
       for await (const batch of this.providers.for(agent.model).stream({
         settings: agent.model,
+        access,
         messages,
         tools,
         options,

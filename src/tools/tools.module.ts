@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { TenantConfigModule } from '../tenant-config/tenant-config.module.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { ToolsApplySection } from './admin/tools.apply-section.js';
@@ -14,7 +15,7 @@ import { ToolsService } from './tools.service.js';
  * SSRF-guarded HTTP client they all use (exported: responses fetch image and file URLs with it), and the `apply -f` section that declares them.
  */
 @Module({
-  imports: [OrganizationsModule],
+  imports: [OrganizationsModule, TenantConfigModule],
   providers: [
     ToolsRepository,
     ToolsService,
