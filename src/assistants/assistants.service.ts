@@ -6,6 +6,7 @@ import { AssistantEntity } from './entities/assistant.entity.js';
 import { isUuid } from '../organizations/organizations.service.js';
 import { ModelSettingsError, parseModelSettings } from '../llm/model-settings.js';
 import type { DeletedRow } from '../database/delete-except.js';
+import type { ConfigAuthorKind } from '../tenant-config/config-author.js';
 import { modelReferences } from '../tenant-config/config-references.js';
 import { TenantConfigPolicy } from '../tenant-config/tenant-config.policy.js';
 
@@ -94,7 +95,7 @@ export class AssistantsService {
     changes: AssistantChanges & { name: string },
   ): Promise<AssistantEntity> {
     const assistant = this.newAssistant(organizationId, changes);
-    await this.vetModel(assistant);
+    assistant.configuredBy = await this.vetModel(assistant);
     return this.repository.save(assistant);
   }
 
@@ -118,13 +119,15 @@ export class AssistantsService {
     const [existing] = matches;
     if (!existing) {
       const assistant = this.newAssistant(organizationId, changes);
-      await this.vetModel(assistant, manager);
+      assistant.configuredBy = await this.vetModel(assistant, manager);
       return { assistant: await this.repository.save(assistant, manager), action: 'created' };
     }
     const before = comparable(existing);
     this.apply(existing, changes);
-    if (changes.model !== undefined) await this.vetModel(existing, manager);
+    const author = changes.model === undefined ? undefined : await this.vetModel(existing, manager);
+    // Settings declared again as they are change nothing, whoever declares them.
     if (comparable(existing) === before) return { assistant: existing, action: 'unchanged' };
+    if (author) existing.configuredBy = author;
     this.cache.delete(`${organizationId}:${existing.id}`);
     return { assistant: await this.repository.save(existing, manager), action: 'updated' };
   }
@@ -137,7 +140,7 @@ export class AssistantsService {
     const assistant = await this.repository.findForOrganization(organizationId, id);
     if (!assistant) return null;
     this.apply(assistant, changes);
-    if (changes.model !== undefined) await this.vetModel(assistant);
+    if (changes.model !== undefined) assistant.configuredBy = await this.vetModel(assistant);
     this.cache.delete(`${organizationId}:${id}`);
     return this.repository.save(assistant);
   }
@@ -157,13 +160,9 @@ export class AssistantsService {
     return assistant;
   }
 
-  /** What the model settings may name and reach, for whoever writes them (TenantConfigPolicy). */
-  private async vetModel(assistant: AssistantEntity, manager?: EntityManager): Promise<void> {
-    assistant.configuredBy = await this.policy.vet(
-      assistant.organizationId,
-      modelReferences(assistant.model),
-      manager,
-    );
+  /** Checks what the model settings name and reach for whoever writes them; returns who that is. */
+  private vetModel(assistant: AssistantEntity, manager?: EntityManager): Promise<ConfigAuthorKind> {
+    return this.policy.vet(assistant.organizationId, modelReferences(assistant.model), manager);
   }
 
   private apply(assistant: AssistantEntity, changes: AssistantChanges): void {
@@ -212,7 +211,6 @@ function comparable(assistant: AssistantEntity): string {
       instructions: assistant.instructions,
       model: assistant.model,
       tools: assistant.toolNames ?? [],
-      configuredBy: assistant.configuredBy,
     },
     (_key, value: unknown) =>
       typeof value === 'object' && value !== null && !Array.isArray(value)

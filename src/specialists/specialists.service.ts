@@ -79,17 +79,19 @@ export class SpecialistsService {
     const before = comparable(specialist);
     if (changes.role !== undefined) specialist.role = changes.role;
     if (changes.instructions !== undefined) specialist.instructions = changes.instructions;
+    let author = specialist.configuredBy;
     if (changes.model !== undefined) {
       specialist.model = changes.model === null ? null : parseModel(changes.model);
       // What the model may name and reach, for whoever writes it (TenantConfigPolicy).
-      specialist.configuredBy = specialist.model
-        ? await this.policy.vet(organizationId, modelReferences(specialist.model), manager)
-        : 'platform';
+      if (specialist.model)
+        author = await this.policy.vet(organizationId, modelReferences(specialist.model), manager);
     }
     if (changes.tools !== undefined) specialist.toolNames = parseToolNames(changes.tools);
     if (!specialist.role.trim())
       throw new SpecialistInputError('a specialist needs a role (when to hand over to it)');
+    // Settings declared again as they are change nothing, whoever declares them.
     if (existing && comparable(specialist) === before) return { specialist: existing, action: 'unchanged' };
+    specialist.configuredBy = author;
     const saved = await this.repository.save(specialist, manager);
     this.rosters.invalidate(organizationId, assistantId);
     return { specialist: saved, action: existing ? 'updated' : 'created' };
@@ -114,7 +116,7 @@ export class SpecialistsService {
  */
 function comparable(specialist: SpecialistEntity): string {
   return JSON.stringify(
-    [specialist.role, specialist.instructions, specialist.model, specialist.toolNames, specialist.configuredBy],
+    [specialist.role, specialist.instructions, specialist.model, specialist.toolNames],
     (_key, value: unknown) =>
       typeof value === 'object' && value !== null && !Array.isArray(value)
         ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))

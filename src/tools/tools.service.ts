@@ -130,11 +130,12 @@ export class ToolsService {
     const before = existing ? canonical(declared(existing)) : undefined;
     tool.kind = kind;
     tool.config = config;
-    tool.configuredBy = configuredBy;
     tool.description = input.description ?? existing?.description ?? '';
     tool.pluginId = plugin?.id ?? null;
     tool.plugin = plugin;
+    // A config declared again as it is changes nothing, whoever declares it.
     if (before !== undefined && canonical(declared(tool)) === before) return { tool, action: 'unchanged' };
+    tool.configuredBy = configuredBy;
     const saved = await this.repository.saveTool(tool, manager);
     saved.plugin = plugin;
     return { tool: saved, action: existing ? 'updated' : 'created' };
@@ -221,7 +222,6 @@ function declared(tool: ToolEntity) {
     config: tool.config,
     description: tool.description,
     pluginId: tool.pluginId,
-    configuredBy: tool.configuredBy,
   };
 }
 
