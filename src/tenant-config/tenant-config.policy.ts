@@ -62,7 +62,11 @@ export class TenantConfigPolicy implements OnModuleDestroy {
    * 403 `insufficient_scope` for a variable not granted (or the service's own), 400
    * `invalid_request` for a host the organization may not reach; the message names the field.
    */
-  async vet(organizationId: string, references: ConfigReferences, manager?: EntityManager): Promise<ConfigAuthorKind> {
+  async vet(
+    organizationId: string,
+    references: ConfigReferences,
+    manager?: EntityManager,
+  ): Promise<ConfigAuthorKind> {
     const author = currentAuthor();
     for (const { field, name } of references.env) {
       if (isServiceVariable(name)) {
@@ -74,7 +78,10 @@ export class TenantConfigPolicy implements OnModuleDestroy {
     }
     if (author.kind === 'platform') return 'platform';
     if (author.organizationId !== organizationId) {
-      throw new ApiError('insufficient_scope', "An organization's admin configures its own organization only");
+      throw new ApiError(
+        'insufficient_scope',
+        "An organization's admin configures its own organization only",
+      );
     }
     const organization = await this.repository.findById(organizationId, manager);
     if (!organization) throw new ApiError('not_found', 'No such organization');
@@ -102,7 +109,9 @@ export class TenantConfigPolicy implements OnModuleDestroy {
     else if (organization) {
       const env = this.config.tools.secretEnvironment;
       secrets = Object.fromEntries(
-        organization.secretEnvGrants.filter((name) => !isServiceVariable(name)).map((name) => [name, env[name]]),
+        organization.secretEnvGrants
+          .filter((name) => !isServiceVariable(name))
+          .map((name) => [name, env[name]]),
       );
     }
     return { secrets, policy, policyKey: key, http, platform };
@@ -128,7 +137,10 @@ export class TenantConfigPolicy implements OnModuleDestroy {
     const key = JSON.stringify([platform, own]);
     let entry = this.policies.get(key);
     if (!entry) {
-      const allowlist = merge(parseSsrfAllowlist(own), platform ? this.config.tools.ssrfAllowlist : undefined);
+      const allowlist = merge(
+        parseSsrfAllowlist(own),
+        platform ? this.config.tools.ssrfAllowlist : undefined,
+      );
       const policy = new SsrfPolicy(allowlist);
       if (this.policies.size >= MAX_POLICIES) {
         const [oldest] = this.policies;
