@@ -12,7 +12,9 @@ export class TenantConfig1795800000000 implements MigrationInterface {
     await queryRunner.query(
       `ALTER TABLE "organizations" ADD "secret_env_grants" text array NOT NULL DEFAULT '{}'`,
     );
-    await queryRunner.query(`ALTER TABLE "organizations" ADD "ssrf_allowlist" text array NOT NULL DEFAULT '{}'`);
+    await queryRunner.query(
+      `ALTER TABLE "organizations" ADD "ssrf_allowlist" text array NOT NULL DEFAULT '{}'`,
+    );
     for (const table of ['assistants', 'specialists', 'tools']) {
       await queryRunner.query(
         `ALTER TABLE "${table}" ADD "configured_by" character varying(16) NOT NULL DEFAULT 'platform'`,

@@ -149,27 +149,29 @@ export class AdminOrganizationsService {
     }
     const slugs = declared.map(({ slug }) => slug);
     const report = await clientErrors(() =>
-      this.scope.asAuthor(caller, () => this.applyService.apply(document as ApplyDocument, {
-        dryRun,
-        prune,
-        beforeCommit: async (manager, applied) => {
-          const ids = new Map<string, string>();
-          for (const slug of slugs) {
-            const organization = await this.organizations.findBySlug(slug, manager);
-            if (organization) ids.set(slug, organization.id);
-          }
-          const changes = applied.changes
-            .filter((change) => change.action !== 'unchanged')
-            .map((change) => ({
-              organizationId: ids.get(change.key.split('/')[0]) ?? null,
-              action: change.action,
-              resourceType: change.kind,
-              resourceId: change.id,
-              after: { key: change.key, via: 'apply' },
-            }));
-          await this.scope.recordIn(manager, caller, changes);
-        },
-      })),
+      this.scope.asAuthor(caller, () =>
+        this.applyService.apply(document as ApplyDocument, {
+          dryRun,
+          prune,
+          beforeCommit: async (manager, applied) => {
+            const ids = new Map<string, string>();
+            for (const slug of slugs) {
+              const organization = await this.organizations.findBySlug(slug, manager);
+              if (organization) ids.set(slug, organization.id);
+            }
+            const changes = applied.changes
+              .filter((change) => change.action !== 'unchanged')
+              .map((change) => ({
+                organizationId: ids.get(change.key.split('/')[0]) ?? null,
+                action: change.action,
+                resourceType: change.kind,
+                resourceId: change.id,
+                after: { key: change.key, via: 'apply' },
+              }));
+            await this.scope.recordIn(manager, caller, changes);
+          },
+        }),
+      ),
     );
     return { dryRun, changes: report.changes, summary: report.summary() };
   }

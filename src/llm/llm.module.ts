@@ -1,9 +1,7 @@
 import { Module } from '@nestjs/common';
-import { TenantConfigModule } from '../tenant-config/tenant-config.module.js';
 import { LlmProvidersService } from './llm-providers.service.js';
 
 @Module({
-  imports: [TenantConfigModule],
   providers: [LlmProvidersService],
   exports: [LlmProvidersService],
 })

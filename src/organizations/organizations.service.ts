@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { parseSsrfAllowlist } from '../config/app-config.js';
-import { isServiceVariable } from '../tenant-config/service-environment.js';
+import { isServiceVariable } from '../config/service-environment.js';
 import { OrganizationEntity } from './entities/organization.entity.js';
 import { OrganizationsRepository } from './organizations.repository.js';
 
@@ -70,7 +70,8 @@ export class OrganizationsService {
       input.monthlyTokenBudget === undefined ? existing.monthlyTokenBudget : input.monthlyTokenBudget;
     const secretEnvGrants =
       input.secretEnvGrants === undefined ? existing.secretEnvGrants : (input.secretEnvGrants ?? []);
-    const ssrfAllowlist = input.ssrfAllowlist === undefined ? existing.ssrfAllowlist : (input.ssrfAllowlist ?? []);
+    const ssrfAllowlist =
+      input.ssrfAllowlist === undefined ? existing.ssrfAllowlist : (input.ssrfAllowlist ?? []);
     if (
       name === existing.name &&
       rateLimitPerMinute === existing.rateLimitPerMinute &&
@@ -166,7 +167,9 @@ function validateDeclaration(input: OrganizationDeclaration): void {
 
 function validateGrants(names: unknown): void {
   if (!Array.isArray(names) || names.length > MAX_LIST_ENTRIES) {
-    throw new OrganizationInputError(`secretEnvGrants must be a list of at most ${MAX_LIST_ENTRIES} variable names`);
+    throw new OrganizationInputError(
+      `secretEnvGrants must be a list of at most ${MAX_LIST_ENTRIES} variable names`,
+    );
   }
   for (const name of names) {
     if (typeof name !== 'string' || !ENV_NAME.test(name)) {
@@ -188,7 +191,7 @@ function validateAllowlist(entries: unknown): void {
     throw new OrganizationInputError('ssrfAllowlist entries must be strings');
   }
   try {
-    parseSsrfAllowlist(entries as string[]);
+    parseSsrfAllowlist(entries);
   } catch (error) {
     throw new OrganizationInputError(`ssrfAllowlist ${(error as Error).message}`);
   }

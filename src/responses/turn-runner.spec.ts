@@ -70,7 +70,7 @@ function setUp(
   sink?: EventSink,
 ): { runner: TurnRunner; provider: FakeProvider; plan: TurnPlan; recorder: ResponseRecorder } {
   const provider = new FakeProvider(script);
-  const providers = { for: () => provider, access: () => Promise.resolve(undefined) } as unknown as LlmProvidersService;
+  const providers = { for: () => provider } as unknown as LlmProvidersService;
   const toolContext: ToolExecutionContext = {
     organizationId: 'org',
     signal: new AbortController().signal,
@@ -79,6 +79,7 @@ function setUp(
     roster: { generic: agent(null, 'You are helpful.'), specialists: new Map() },
     startAgent: null,
     toolsFor: () => Promise.resolve([]),
+    modelAccess: () => Promise.resolve(undefined),
     requestInstructions: null,
     userContext: null,
     history: [],

@@ -1,16 +1,15 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { APP_CONFIG, parseSsrfAllowlist, type AppConfig, type SsrfAllowlist } from '../config/app-config.js';
 import type { OrganizationEntity } from '../organizations/entities/organization.entity.js';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
-import { GuardedFetch } from '../tools/ssrf/guarded-fetch.js';
-import { SsrfPolicy, SsrfRefusedError } from '../tools/ssrf/ssrf-policy.js';
+import { SsrfPolicy, SsrfRefusedError } from '../common/network/ssrf-policy.js';
 import { currentAuthor, type ConfigAuthorKind } from './config-author.js';
 import type { ConfigReferences } from './config-references.js';
-import { isServiceVariable } from './service-environment.js';
+import { isServiceVariable } from '../config/service-environment.js';
 
 type Environment = Readonly<Record<string, string | undefined>>;
 
@@ -20,10 +19,8 @@ export interface ConfigAccess {
   secrets: Environment;
   /** Whom it may reach: the organization's allowlist (plus SSRF_ALLOWLIST when the platform wrote it). */
   policy: SsrfPolicy;
-  /** Identifies `policy`, for connection pools kept per policy. */
+  /** Identifies `policy`, for connection pools kept per policy (GuardedFetchPool, the model's clients). */
   policyKey: string;
-  /** The fetch of tools under `policy`. */
-  http: GuardedFetch;
   /** Written by the platform: trusted with the deployment's own reach (and trace context). */
   platform: boolean;
 }
@@ -41,9 +38,9 @@ const MAX_POLICIES = 256;
  * grant withdrawn later makes the secret unreadable, and the call fails without sending it.
  */
 @Injectable()
-export class TenantConfigPolicy implements OnModuleDestroy {
+export class TenantConfigPolicy {
   private readonly organizations = new Map<string, { row: OrganizationEntity | null; expiresAt: number }>();
-  private readonly policies = new Map<string, { policy: SsrfPolicy; http: GuardedFetch }>();
+  private readonly policies = new Map<string, SsrfPolicy>();
   private readonly platformSecrets: Environment;
 
   constructor(
@@ -103,7 +100,7 @@ export class TenantConfigPolicy implements OnModuleDestroy {
   async access(organizationId: string, author: ConfigAuthorKind): Promise<ConfigAccess> {
     const organization = await this.organization(organizationId);
     const platform = author === 'platform';
-    const { policy, http, key } = this.policyFor(organization, platform);
+    const { policy, key } = this.policyFor(organization, platform);
     let secrets: Environment = {};
     if (platform) secrets = this.platformSecrets;
     else if (organization) {
@@ -114,11 +111,7 @@ export class TenantConfigPolicy implements OnModuleDestroy {
           .map((name) => [name, env[name]]),
       );
     }
-    return { secrets, policy, policyKey: key, http, platform };
-  }
-
-  onModuleDestroy(): Promise<unknown> {
-    return Promise.all([...this.policies.values()].map(({ http }) => http.close()));
+    return { secrets, policy, policyKey: key, platform };
   }
 
   private async organization(id: string): Promise<OrganizationEntity | null> {
@@ -135,23 +128,15 @@ export class TenantConfigPolicy implements OnModuleDestroy {
   private policyFor(organization: OrganizationEntity | null, platform: boolean) {
     const own = organization?.ssrfAllowlist ?? [];
     const key = JSON.stringify([platform, own]);
-    let entry = this.policies.get(key);
-    if (!entry) {
-      const allowlist = merge(
-        parseSsrfAllowlist(own),
-        platform ? this.config.tools.ssrfAllowlist : undefined,
+    let policy = this.policies.get(key);
+    if (!policy) {
+      policy = new SsrfPolicy(
+        merge(parseSsrfAllowlist(own), platform ? this.config.tools.ssrfAllowlist : undefined),
       );
-      const policy = new SsrfPolicy(allowlist);
-      if (this.policies.size >= MAX_POLICIES) {
-        const [oldest] = this.policies;
-        this.policies.delete(oldest[0]);
-        // In-flight requests keep their connections; close() waits for them.
-        void oldest[1].http.close();
-      }
-      entry = { policy, http: new GuardedFetch(policy) };
-      this.policies.set(key, entry);
+      if (this.policies.size >= MAX_POLICIES) this.policies.clear();
+      this.policies.set(key, policy);
     }
-    return { ...entry, key };
+    return { policy, key };
   }
 }
 

@@ -12,6 +12,7 @@ import type {
   ToolResult,
 } from './server-tool.js';
 import { TenantConfigPolicy, type ConfigAccess } from '../tenant-config/tenant-config.policy.js';
+import { GuardedFetchPool } from './ssrf/guarded-fetch-pool.js';
 import { TOOL_NAME, type McpServerConfig, type RestToolConfig, type WebSearchConfig } from './tool-config.js';
 import {
   capOutput,
@@ -64,6 +65,7 @@ export class ToolCatalogService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly repository: ToolsRepository,
     private readonly policy: TenantConfigPolicy,
+    private readonly guards: GuardedFetchPool,
     private readonly mcp: McpClientService,
   ) {}
 
@@ -135,9 +137,10 @@ export class ToolCatalogService {
    */
   private async toolsOf(row: ToolEntity, options: ResolveOptions): Promise<ServerTool[]> {
     const access = await this.policy.access(row.organizationId, row.configuredBy);
+    const http = this.guards.for(access.policyKey, access.policy);
     if (row.kind === 'web_search') {
       const config = row.config as WebSearchConfig;
-      const provider = createWebSearchProvider(config, access.http, access.secrets);
+      const provider = createWebSearchProvider(config, http, access.secrets);
       return [
         this.executor(
           row,
@@ -161,7 +164,7 @@ export class ToolCatalogService {
               config,
               row.plugin ?? null,
               { args, userTokens: context.userTokens, signal },
-              access.http,
+              http,
               access.secrets,
             ),
         ),
@@ -170,7 +173,11 @@ export class ToolCatalogService {
     return this.mcpTools(row, access, options);
   }
 
-  private async mcpTools(row: ToolEntity, access: ConfigAccess, options: ResolveOptions): Promise<ServerTool[]> {
+  private async mcpTools(
+    row: ToolEntity,
+    access: ConfigAccess,
+    options: ResolveOptions,
+  ): Promise<ServerTool[]> {
     const config = row.config as McpServerConfig;
     const plugin = row.plugin ?? null;
     const timeoutMs = config.timeoutMs ?? this.config.tools.timeoutMs;
@@ -246,7 +253,7 @@ export class ToolCatalogService {
           ? credentials.userToken
           : undefined,
       timeoutMs: config.timeoutMs ?? this.config.tools.timeoutMs,
-      http: access.http,
+      http: this.guards.for(access.policyKey, access.policy),
       traceContext: config.traceContext,
       secretValues,
     };

@@ -191,7 +191,14 @@ export function parseWebSearchConfig(input: unknown): WebSearchConfig {
   const maxResults = optionalInteger(input, 'maxResults', 'config', 1, 20) ?? 5;
   const timeoutMs = optionalInteger(input, 'timeoutMs', 'config', 100, 600_000);
   if (input.provider === 'searxng') {
-    allowOnly(input, 'config', ['provider', 'baseUrl', 'maxResults', 'language', 'timeoutMs', 'traceContext']);
+    allowOnly(input, 'config', [
+      'provider',
+      'baseUrl',
+      'maxResults',
+      'language',
+      'timeoutMs',
+      'traceContext',
+    ]);
     if (
       input.language !== undefined &&
       (typeof input.language !== 'string' || !/^[A-Za-z-]{2,16}$/.test(input.language))
@@ -208,7 +215,14 @@ export function parseWebSearchConfig(input: unknown): WebSearchConfig {
     };
   }
   if (input.provider === 'brave') {
-    allowOnly(input, 'config', ['provider', 'baseUrl', 'apiKeyEnv', 'maxResults', 'timeoutMs', 'traceContext']);
+    allowOnly(input, 'config', [
+      'provider',
+      'baseUrl',
+      'apiKeyEnv',
+      'maxResults',
+      'timeoutMs',
+      'traceContext',
+    ]);
     return {
       provider: 'brave',
       baseUrl:

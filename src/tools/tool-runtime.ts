@@ -1,6 +1,6 @@
 import type { PluginEntity } from './entities/plugin.entity.js';
 import type { ToolResult } from './server-tool.js';
-import { SsrfRefusedError } from './ssrf/ssrf-policy.js';
+import { SsrfRefusedError } from '../common/network/ssrf-policy.js';
 import type { HeaderValue } from './tool-config.js';
 
 /** A failure whose message the model may read as is (no secrets, no stack). */

@@ -5,7 +5,8 @@ import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { ToolsApplySection } from './admin/tools.apply-section.js';
 import { McpClientService } from './mcp/mcp-client.service.js';
 import { GuardedFetch } from './ssrf/guarded-fetch.js';
-import { SsrfPolicy } from './ssrf/ssrf-policy.js';
+import { GuardedFetchPool } from './ssrf/guarded-fetch-pool.js';
+import { SsrfPolicy } from '../common/network/ssrf-policy.js';
 import { ToolCatalogService } from './tool-catalog.service.js';
 import { ToolsRepository } from './tools.repository.js';
 import { ToolsService } from './tools.service.js';
@@ -21,6 +22,7 @@ import { ToolsService } from './tools.service.js';
     ToolsService,
     ToolCatalogService,
     McpClientService,
+    GuardedFetchPool,
     {
       provide: GuardedFetch,
       useFactory: (config: AppConfig) => new GuardedFetch(new SsrfPolicy(config.tools.ssrfAllowlist)),
@@ -28,6 +30,6 @@ import { ToolsService } from './tools.service.js';
     },
     ToolsApplySection,
   ],
-  exports: [ToolCatalogService, ToolsService, GuardedFetch],
+  exports: [ToolCatalogService, ToolsService, GuardedFetch, GuardedFetchPool],
 })
 export class ToolsModule {}

@@ -16,7 +16,7 @@ import {
 } from './tool-config.js';
 import { ToolsRepository } from './tools.repository.js';
 import type { DeletedRow } from '../database/delete-except.js';
-import { toolReferences } from '../tenant-config/config-references.js';
+import { toolReferences } from './tool-references.js';
 import { TenantConfigPolicy } from '../tenant-config/tenant-config.policy.js';
 
 /** A mistake in a tool or plugin declaration; the message names the field. */

@@ -135,7 +135,12 @@ export const organizationCommands: AdminCommand[] = [
 ];
 
 function listArgument(value: string): string[] {
-  return value === 'none' ? [] : value.split(',').map((item) => item.trim()).filter(Boolean);
+  return value === 'none'
+    ? []
+    : value
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean);
 }
 
 /** The `--json` shape, field by field so that a new column is never printed by accident. */

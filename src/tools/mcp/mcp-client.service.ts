@@ -5,7 +5,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import type { JsonSchemaObject } from '../server-tool.js';
 import { GuardedFetch, type FetchLike } from '../ssrf/guarded-fetch.js';
-import { SsrfRefusedError } from '../ssrf/ssrf-policy.js';
+import { SsrfRefusedError } from '../../common/network/ssrf-policy.js';
 import { ToolFailure } from '../tool-runtime.js';
 import { BoundedTtlCache } from './bounded-ttl-cache.js';
 

@@ -2,7 +2,13 @@ import type { PluginEntity } from '../entities/plugin.entity.js';
 import type { ServerToolDefinition, ToolResult } from '../server-tool.js';
 import { readCapped, type GuardedFetch } from '../ssrf/guarded-fetch.js';
 import type { RestToolConfig } from '../tool-config.js';
-import { redactSecrets, requireSecret, resolveHeaders, signInRequired, ToolFailure } from '../tool-runtime.js';
+import {
+  redactSecrets,
+  requireSecret,
+  resolveHeaders,
+  signInRequired,
+  ToolFailure,
+} from '../tool-runtime.js';
 
 const PLACEHOLDER = /\{([a-zA-Z0-9_-]+)\}/g;
 const ERROR_SNIPPET_CHARS = 300;

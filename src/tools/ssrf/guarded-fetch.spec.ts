@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GuardedFetch, readCapped, type ResolveAll } from './guarded-fetch.js';
-import { SsrfPolicy, SsrfRefusedError } from './ssrf-policy.js';
+import { SsrfPolicy, SsrfRefusedError } from '../../common/network/ssrf-policy.js';
 
 interface Seen {
   path: string;

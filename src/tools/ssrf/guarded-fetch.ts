@@ -2,7 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import type { OnModuleDestroy } from '@nestjs/common';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
-import { SsrfPolicy, SsrfRefusedError } from './ssrf-policy.js';
+import { SsrfPolicy, SsrfRefusedError } from '../../common/network/ssrf-policy.js';
 import { traceHeaders } from '../../common/tracing/tracing.js';
 
 /** The fetch signature the MCP SDK transports and the tools use. */
@@ -43,10 +43,7 @@ const systemResolver: ResolveAll = (hostname) =>
 export class GuardedFetch implements OnModuleDestroy {
   private readonly agent: Agent;
 
-  constructor(
-    policy: SsrfPolicy,
-    resolveAll: ResolveAll = systemResolver,
-  ) {
+  constructor(policy: SsrfPolicy, resolveAll: ResolveAll = systemResolver) {
     this.agent = new Agent({ connect: guardedConnector(policy, resolveAll) });
   }
 
@@ -60,7 +57,8 @@ export class GuardedFetch implements OnModuleDestroy {
     const headers = new Headers(init.headers);
     for (const name of TRACE_HEADERS) headers.delete(name);
     // W3C trace context only to hosts whose tool opted in (nothing when tracing is off).
-    if (init.traceContext) for (const [name, value] of Object.entries(traceHeaders())) headers.set(name, value);
+    if (init.traceContext)
+      for (const [name, value] of Object.entries(traceHeaders())) headers.set(name, value);
     const redirectMode = init.redirect ?? 'follow';
     for (let hop = 0; ; hop++) {
       if (url.protocol !== 'http:' && url.protocol !== 'https:') {
