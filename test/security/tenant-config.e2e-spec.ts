@@ -132,7 +132,7 @@ describe('tenant configuration attacks', () => {
           key: acme.keys.full_access,
           body: { model: put.body.id, input: 'hello' },
         });
-      const first = await ask();
+      const first = await until(ask, (res) => res.status === 200);
       expect(first.status).toBe(200);
       expect(upstream.requests.at(-1)?.headers.authorization).toBe(`Bearer ${GRANTED.value}`);
 
@@ -224,10 +224,15 @@ describe('tenant configuration attacks', () => {
         model: { provider: 'offline', script },
         tools: ['echo'],
       });
-      const res = await call(app.baseUrl, 'POST', '/v1/responses', {
-        key: acme.keys.full_access,
-        body: { model: assistant.body.id, input: 'echo please' },
-      });
+      // Answered once the policy sees the new grant and allowlist (it caches an organization for 5 s).
+      const res = await until(
+        () =>
+          call(app.baseUrl, 'POST', '/v1/responses', {
+            key: acme.keys.full_access,
+            body: { model: assistant.body.id, input: 'echo please' },
+          }),
+        () => echo.requests.length > 0,
+      );
       expect(res.status).toBe(200);
       // The secret reached the tool's host (granted), and came back redacted.
       expect(echo.requests[0].headers.authorization).toBe(`Bearer ${TOOL_SECRET.value}`);
