@@ -129,4 +129,12 @@ describe('GuardedFetch', () => {
     expect(truncated).toBe(true);
     expect(text).toBe('é'.repeat(500));
   });
+
+  it('sends no trace context to a host unless the caller opts in', async () => {
+    const client = guarded({ cidrs: ['127.0.0.1/32'] });
+    const trace = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', baggage: 'k=v' };
+    await client.request(`http://127.0.0.1:${target.port}/traced`, { headers: trace });
+    const seen = target.seen.at(-1)?.headers;
+    expect([seen?.traceparent, seen?.baggage]).toEqual([undefined, undefined]);
+  });
 });
