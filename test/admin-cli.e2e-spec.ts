@@ -54,6 +54,8 @@ describe('admin command-line tool', () => {
         name: 'Orgs One',
         rateLimitPerMinute: 600,
         monthlyTokenBudget: null,
+        secretEnvGrants: [],
+        ssrfAllowlist: [],
         createdAt: expect.any(String),
       });
       const defaults = await ok('orgs', 'create', '--slug', 'orgs-two');
@@ -73,6 +75,18 @@ describe('admin command-line tool', () => {
         monthlyTokenBudget: 1_000_000,
       });
       expect(await fails('orgs', 'set-token-budget', 'orgs-two', '0')).toContain('token budget');
+      // Platform-only grants: environment secrets its admin may name, hosts its configuration may reach.
+      expect(await ok('orgs', 'grant-secrets', 'orgs-two', 'TWO_LLM_KEY,TWO_TOOL_KEY')).toMatchObject({
+        secretEnvGrants: ['TWO_LLM_KEY', 'TWO_TOOL_KEY'],
+      });
+      expect(await fails('orgs', 'grant-secrets', 'orgs-two', 'REDIS_URL')).toContain("service's own");
+      expect(
+        await ok('orgs', 'set-ssrf-allowlist', 'orgs-two', '10.0.0.0/8,llm.internal:8000'),
+      ).toMatchObject({
+        ssrfAllowlist: ['10.0.0.0/8', 'llm.internal:8000'],
+      });
+      expect(await fails('orgs', 'set-ssrf-allowlist', 'orgs-two', 'not a host')).toContain('ssrfAllowlist');
+      expect(await ok('orgs', 'grant-secrets', 'orgs-two', 'none')).toMatchObject({ secretEnvGrants: [] });
       expect(await ok('orgs', 'set-token-budget', 'orgs-one', 'none')).toMatchObject({
         monthlyTokenBudget: null,
       });

@@ -95,8 +95,10 @@ organizations:
     const contacts = await tools.one(acme.id, 'contacts');
     expect(await run(contacts, acme.id, { group: 'vip' }, { userTokens: { 'acme-crm': 'tok-1' } })).toEqual({
       ok: true,
-      output: JSON.stringify({ path: '/contacts/vip', auth: 'Bearer tok-1' }),
+      // The server got the user's token and echoed it; the echo is redacted before anyone reads it.
+      output: JSON.stringify({ path: '/contacts/vip', auth: 'Bearer [redacted]' }),
     });
+    expect(api.requests.at(-1)?.headers.authorization).toBe('Bearer tok-1');
     await writeFile(
       join(workDir, 'edited.yaml'),
       catalogue(api.port).replace('maxResults: 3', 'maxResults: 4'),

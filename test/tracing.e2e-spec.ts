@@ -97,6 +97,8 @@ describe('tracing', () => {
           method: 'GET',
           urlTemplate: `http://127.0.0.1:${(api.address() as AddressInfo).port}/tickets`,
           parameters: { type: 'object', properties: {} },
+          // Trace context goes to a tool's host only when its config opts in.
+          traceContext: true,
         },
       });
       await services.get(AssistantsService).update(org.id, org.assistantId, { tools: ['open_tickets'] });
@@ -169,7 +171,7 @@ describe('tracing', () => {
       });
       // No prompt or completion text unless the operator turns it on.
       expect(JSON.stringify(spans)).not.toContain('open tickets.');
-      // The tool API and each model call got the trace, each with the span that called it.
+      // The tool API (its config opted in) and each model call got the trace, each with the span that called it.
       expect(String(apiHeaders.at(-1)?.traceparent)).toMatch(new RegExp(`^00-${TRACE_ID}-`));
       const modelParents = upstream.requests
         .slice(-3)

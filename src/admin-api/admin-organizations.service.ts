@@ -10,7 +10,7 @@ import { OrganizationsService } from '../organizations/organizations.service.js'
 import type { AdminCaller } from './admin-caller.js';
 import { AdminScope, clientErrors } from './admin-scope.service.js';
 import type { AuditLogQueryDto, CreateApiKeyDto, PutOrganizationDto } from './dto/admin-bodies.dto.js';
-import { auditLogView, declaredOrganizations } from './admin-views.js';
+import { auditLogView, declaredOrganizations, platformFieldsIn } from './admin-views.js';
 
 const AUDIT_PAGE_DEFAULT = 50;
 
@@ -35,20 +35,34 @@ export class AdminOrganizationsService {
 
   /**
    * Creates or updates the organization with this slug. An organization key may rename its own
-   * organization only: creating organizations and setting rate limits are the platform's.
+   * organization only (named by its slug or id, it always writes its own row): creating
+   * organizations, touching another and the platform-only fields are 403 insufficient_scope.
    */
-  async put(caller: AdminCaller, slug: string, body: PutOrganizationDto) {
+  async put(caller: AdminCaller, ref: string, body: PutOrganizationDto) {
+    let slug = ref;
     if (caller.kind === 'organization') {
-      await this.scope.organization(caller, slug);
-      if (body.rateLimitPerMinute !== undefined) {
-        throw new ApiError('insufficient_scope', 'Only platform administrators set rate limits');
+      const own = await this.organizations.findById(caller.organizationId);
+      if (!own || (ref !== own.slug && ref !== own.id)) {
+        throw new ApiError(
+          'insufficient_scope',
+          "An organization's admin key manages its own organization only; creating organizations is the platform's",
+        );
       }
+      slug = own.slug;
+      refusePlatformFields(platformFieldsIn(body as Record<string, unknown>), 'the body');
     }
     return this.scope.write(caller, async (manager) => {
       const before = await this.organizations.findBySlug(slug, manager);
       const beforeView = before ? organizationView(before) : undefined;
       const { organization, action } = await this.organizations.upsertBySlug(
-        { slug, name: body.name, rateLimitPerMinute: body.rateLimitPerMinute },
+        {
+          slug,
+          name: body.name,
+          rateLimitPerMinute: body.rateLimitPerMinute,
+          monthlyTokenBudget: body.monthlyTokenBudget,
+          secretEnvGrants: body.secretEnvGrants,
+          ssrfAllowlist: body.ssrfAllowlist,
+        },
         manager,
       );
       const after = organizationView(organization);
@@ -128,35 +142,36 @@ export class AdminOrganizationsService {
     const { dryRun, prune } = options;
     const declared = declaredOrganizations(document);
     if (caller.kind === 'organization') {
-      for (const { slug, setsRateLimit } of declared) {
+      for (const { index, slug, platformFields } of declared) {
         await this.scope.organization(caller, slug);
-        if (setsRateLimit)
-          throw new ApiError('insufficient_scope', 'Only platform administrators set rate limits');
+        refusePlatformFields(platformFields, `organizations[${index}]`);
       }
     }
     const slugs = declared.map(({ slug }) => slug);
     const report = await clientErrors(() =>
-      this.applyService.apply(document as ApplyDocument, {
-        dryRun,
-        prune,
-        beforeCommit: async (manager, applied) => {
-          const ids = new Map<string, string>();
-          for (const slug of slugs) {
-            const organization = await this.organizations.findBySlug(slug, manager);
-            if (organization) ids.set(slug, organization.id);
-          }
-          const changes = applied.changes
-            .filter((change) => change.action !== 'unchanged')
-            .map((change) => ({
-              organizationId: ids.get(change.key.split('/')[0]) ?? null,
-              action: change.action,
-              resourceType: change.kind,
-              resourceId: change.id,
-              after: { key: change.key, via: 'apply' },
-            }));
-          await this.scope.recordIn(manager, caller, changes);
-        },
-      }),
+      this.scope.asAuthor(caller, () =>
+        this.applyService.apply(document as ApplyDocument, {
+          dryRun,
+          prune,
+          beforeCommit: async (manager, applied) => {
+            const ids = new Map<string, string>();
+            for (const slug of slugs) {
+              const organization = await this.organizations.findBySlug(slug, manager);
+              if (organization) ids.set(slug, organization.id);
+            }
+            const changes = applied.changes
+              .filter((change) => change.action !== 'unchanged')
+              .map((change) => ({
+                organizationId: ids.get(change.key.split('/')[0]) ?? null,
+                action: change.action,
+                resourceType: change.kind,
+                resourceId: change.id,
+                after: { key: change.key, via: 'apply' },
+              }));
+            await this.scope.recordIn(manager, caller, changes);
+          },
+        }),
+      ),
     );
     return { dryRun, changes: report.changes, summary: report.summary() };
   }
@@ -172,5 +187,15 @@ export class AdminOrganizationsService {
       throw new ApiError('invalid_request', 'after is not a cursor this endpoint returned');
     const page = await this.audit.page(organizationId, query.limit ?? AUDIT_PAGE_DEFAULT, after);
     return { object: 'list', data: page.items.map(auditLogView), next_cursor: page.nextCursor };
+  }
+}
+
+/** 403 naming the first platform-only field an organization caller stated (PLATFORM_ONLY_FIELDS). */
+function refusePlatformFields(fields: readonly string[], where: string): void {
+  if (fields.length > 0) {
+    throw new ApiError(
+      'insufficient_scope',
+      `${where}: ${fields[0]} is set by the platform only; an organization's admin key cannot change it`,
+    );
   }
 }

@@ -7,6 +7,7 @@ import { ApiKeyInputError } from '../api-keys/api-keys.service.js';
 import { AssistantInputError } from '../assistants/assistants.service.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { TransactionalConnection } from '../database/transactional-connection.js';
+import { writingAs } from '../tenant-config/config-author.js';
 import { GatewayInputError } from '../mcp-gateway/mcp-gateways.service.js';
 import type { OrganizationEntity } from '../organizations/entities/organization.entity.js';
 import { OrganizationInputError, OrganizationsService } from '../organizations/organizations.service.js';
@@ -68,11 +69,26 @@ export class AdminScope {
     work: (manager: EntityManager) => Promise<{ value: T; changes: AuditChange[] }>,
   ): Promise<T> {
     return clientErrors(() =>
-      this.connection.withTransaction(async (manager) => {
-        const { value, changes } = await work(manager);
-        await this.recordIn(manager, caller, changes);
-        return value;
-      }),
+      this.asAuthor(caller, () =>
+        this.connection.withTransaction(async (manager) => {
+          const { value, changes } = await work(manager);
+          await this.recordIn(manager, caller, changes);
+          return value;
+        }),
+      ),
+    );
+  }
+
+  /**
+   * Runs a write as the caller's: an organization key's writes are what TenantConfigPolicy
+   * checks against its organization's grants and allowlist; a platform token's are the platform's.
+   */
+  asAuthor<T>(caller: AdminCaller, work: () => Promise<T>): Promise<T> {
+    return writingAs(
+      caller.kind === 'organization'
+        ? { kind: 'organization', organizationId: caller.organizationId }
+        : { kind: 'platform' },
+      work,
     );
   }
 

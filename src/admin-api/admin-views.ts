@@ -1,5 +1,6 @@
 import type { AuditLogEntity } from '../admin-framework/audit/audit-log.entity.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
+import { PLATFORM_ONLY_FIELDS } from '../organizations/organizations.service.js';
 
 /** One audit row as the API shows it. */
 export function auditLogView(row: AuditLogEntity) {
@@ -21,11 +22,19 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** The platform-only fields (PLATFORM_ONLY_FIELDS) an object states, with a value or null. */
+export function platformFieldsIn(value: Record<string, unknown>): string[] {
+  return PLATFORM_ONLY_FIELDS.filter((field) => value[field] !== undefined);
+}
+
 /**
- * The `organizations[]` entries of an apply document (slug and whether it sets a rate limit),
- * for the caller check before anything runs; the document's own errors are `apply`'s to report.
+ * The `organizations[]` entries of an apply document (slug and the platform-only fields it
+ * states), for the caller check before anything runs; the document's own errors are `apply`'s
+ * to report.
  */
-export function declaredOrganizations(document: unknown): { slug: string; setsRateLimit: boolean }[] {
+export function declaredOrganizations(
+  document: unknown,
+): { index: number; slug: string; platformFields: string[] }[] {
   if (!isObject(document)) {
     throw new ApiError('invalid_request', 'The body must be an apply document: a JSON object');
   }
@@ -39,8 +48,9 @@ export function declaredOrganizations(document: unknown): { slug: string; setsRa
       `organizations[${withKeys}].apiKeys: keys are not declared over HTTP (keyFromEnv would read the service's environment); issue them with POST /admin/v1/organizations/{org}/keys`,
     );
   }
-  return entries
-    .filter(isObject)
-    .filter((entry): entry is Record<string, unknown> & { slug: string } => typeof entry.slug === 'string')
-    .map((entry) => ({ slug: entry.slug, setsRateLimit: Object.hasOwn(entry, 'rateLimitPerMinute') }));
+  return entries.flatMap((entry: unknown, index: number) =>
+    isObject(entry) && typeof entry.slug === 'string'
+      ? [{ index, slug: entry.slug, platformFields: platformFieldsIn(entry) }]
+      : [],
+  );
 }

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { TenantConfigModule } from '../tenant-config/tenant-config.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { AssistantsApplySection } from './admin/assistants.apply-section.js';
 import { AssistantsRepository } from './assistants.repository.js';
@@ -6,7 +7,7 @@ import { AssistantsService } from './assistants.service.js';
 
 /** Assistants: storage, the service, and their `apply -f` section (which resolves organizations). */
 @Module({
-  imports: [OrganizationsModule],
+  imports: [OrganizationsModule, TenantConfigModule],
   providers: [AssistantsRepository, AssistantsService, AssistantsApplySection],
   exports: [AssistantsService],
 })

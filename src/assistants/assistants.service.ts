@@ -6,6 +6,9 @@ import { AssistantEntity } from './entities/assistant.entity.js';
 import { isUuid } from '../organizations/organizations.service.js';
 import { ModelSettingsError, parseModelSettings } from '../llm/model-settings.js';
 import type { DeletedRow } from '../database/delete-except.js';
+import type { ConfigAuthorKind } from '../tenant-config/config-author.js';
+import { modelReferences } from '../tenant-config/config-references.js';
+import { TenantConfigPolicy } from '../tenant-config/tenant-config.policy.js';
 
 export class AssistantInputError extends Error {}
 
@@ -31,7 +34,10 @@ const ASSISTANT_CACHE_TTL_MS = 5_000;
 export class AssistantsService {
   private readonly cache = new Map<string, CachedAssistant>();
 
-  constructor(private readonly repository: AssistantsRepository) {}
+  constructor(
+    private readonly repository: AssistantsRepository,
+    private readonly policy: TenantConfigPolicy,
+  ) {}
 
   /** The assistant of this organization, or null; cached briefly because every turn needs it. */
   async findForTurn(organizationId: string, id: string): Promise<AssistantEntity | null> {
@@ -88,7 +94,9 @@ export class AssistantsService {
     organizationId: string,
     changes: AssistantChanges & { name: string },
   ): Promise<AssistantEntity> {
-    return this.repository.save(this.newAssistant(organizationId, changes));
+    const assistant = this.newAssistant(organizationId, changes);
+    assistant.configuredBy = await this.vetModel(assistant);
+    return this.repository.save(assistant);
   }
 
   /**
@@ -110,12 +118,16 @@ export class AssistantsService {
     }
     const [existing] = matches;
     if (!existing) {
-      const created = await this.repository.save(this.newAssistant(organizationId, changes), manager);
-      return { assistant: created, action: 'created' };
+      const assistant = this.newAssistant(organizationId, changes);
+      assistant.configuredBy = await this.vetModel(assistant, manager);
+      return { assistant: await this.repository.save(assistant, manager), action: 'created' };
     }
     const before = comparable(existing);
     this.apply(existing, changes);
+    const author = changes.model === undefined ? undefined : await this.vetModel(existing, manager);
+    // Settings declared again as they are change nothing, whoever declares them.
     if (comparable(existing) === before) return { assistant: existing, action: 'unchanged' };
+    if (author) existing.configuredBy = author;
     this.cache.delete(`${organizationId}:${existing.id}`);
     return { assistant: await this.repository.save(existing, manager), action: 'updated' };
   }
@@ -128,6 +140,7 @@ export class AssistantsService {
     const assistant = await this.repository.findForOrganization(organizationId, id);
     if (!assistant) return null;
     this.apply(assistant, changes);
+    if (changes.model !== undefined) assistant.configuredBy = await this.vetModel(assistant);
     this.cache.delete(`${organizationId}:${id}`);
     return this.repository.save(assistant);
   }
@@ -145,6 +158,11 @@ export class AssistantsService {
     });
     this.apply(assistant, { ...changes, model: changes.model ?? { provider: 'offline' } });
     return assistant;
+  }
+
+  /** Checks what the model settings name and reach for whoever writes them; returns who that is. */
+  private vetModel(assistant: AssistantEntity, manager?: EntityManager): Promise<ConfigAuthorKind> {
+    return this.policy.vet(assistant.organizationId, modelReferences(assistant.model), manager);
   }
 
   private apply(assistant: AssistantEntity, changes: AssistantChanges): void {

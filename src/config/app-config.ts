@@ -426,10 +426,22 @@ function canonicalHost(host: string): string | undefined {
 }
 
 function ssrfAllowlist(env: Env, name: string): SsrfAllowlist {
+  try {
+    return parseSsrfAllowlist(list(env, name, []));
+  } catch (error) {
+    throw new ConfigError(name, (error as Error).message);
+  }
+}
+
+/**
+ * SSRF allowlist entries (CIDRs, addresses, host names, host:port), canonical: the
+ * `SSRF_ALLOWLIST` variable and an organization's `ssrfAllowlist`. Throws naming a bad entry.
+ */
+export function parseSsrfAllowlist(entries: readonly string[]): SsrfAllowlist {
   const allowlist: SsrfAllowlist = { cidrs: [], hosts: [], hostPorts: [] };
-  for (const entry of list(env, name, [])) {
+  for (const entry of entries) {
     const invalid = () =>
-      new ConfigError(name, `entries must be CIDRs, addresses, host names or host:port (got "${entry}")`);
+      new Error(`entries must be CIDRs, addresses, host names or host:port (got "${entry}")`);
     const cidr = /^([0-9a-f:.]+)\/(\d{1,3})$/i.exec(entry);
     const hostPort = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):(\d{1,5})$/i.exec(entry);
     if (cidr) {

@@ -18,7 +18,6 @@ export class LlmProvidersService {
         stallTimeoutMs: config.upstream.stallTimeoutMs,
         maxRetries: config.upstream.maxRetries,
         retryBudgetMs: config.upstream.retryBudgetMs,
-        env: config.upstream.keyEnvironment,
       }),
       offline: new OfflineModelProvider(),
     };

@@ -27,8 +27,26 @@ export interface ModelTool {
   strict?: boolean;
 }
 
+/**
+ * How a model call may reach its upstream, decided per organization and per author of the model
+ * settings (TenantConfigPolicy): the key it may send, and the connection guard of an
+ * organization-written base URL.
+ */
+export interface UpstreamAccess {
+  /** The value of the settings' `apiKeyEnv`, when its author may read it. */
+  apiKey: string | undefined;
+  /** Opens connections only where the organization may reach (undefined: the platform's model, unguarded). */
+  connect?: import('undici').buildConnector.connector;
+  /** Identifies the guard, for the connection pools kept per upstream. */
+  poolKey: string;
+  /** Send the request's trace context (the platform's own upstreams only). */
+  traceContext: boolean;
+}
+
 export interface ModelRequest {
   settings: ModelSettings;
+  /** Absent: no key is sent and the connection is unguarded (tests of the provider alone). */
+  access?: UpstreamAccess;
   messages: ChatMessage[];
   tools: ModelTool[];
   /** What the request asks of this model call; each provider maps it to its own parameters. */

@@ -10,7 +10,7 @@ import { upstreamBody, upstreamFetch } from './upstream-fetch.js';
 import { UpstreamDeadlines, type UpstreamDeadlineLimits } from './upstream-deadlines.js';
 import { classifyUpstreamFailure, StreamEndedEarlyError } from './upstream-failure.js';
 import { pause, RetryableUpstreamError, RetryPolicy } from './upstream-retry.js';
-import type { LlmProvider, ModelEvent, ModelRequest, TokenLogprob } from './llm.types.js';
+import type { LlmProvider, ModelEvent, ModelRequest, TokenLogprob, UpstreamAccess } from './llm.types.js';
 
 export interface OpenAiCompatibleOptions {
   headersTimeoutMs: number;
@@ -18,7 +18,6 @@ export interface OpenAiCompatibleOptions {
   stallTimeoutMs: number;
   maxRetries: number;
   retryBudgetMs: number;
-  env: Readonly<Record<string, string | undefined>>;
 }
 
 /**
@@ -72,11 +71,11 @@ export class OpenAiCompatibleProvider implements LlmProvider {
     let finished = false;
     try {
       // The SDK builds, authenticates and checks the request; the body is read here in batches.
-      const response = await this.client(settings)
+      const response = await this.client(settings, request.access)
         .chat.completions.create(this.params(settings, request), {
           signal: controller.signal,
-          // W3C trace context, so the upstream's own spans join the turn's trace (empty when off).
-          headers: traceHeaders(),
+          // W3C trace context to the platform's upstreams, so their spans join the turn's trace (empty when off).
+          headers: request.access?.traceContext ? traceHeaders() : {},
         })
         .asResponse();
       deadlines.headersArrived();
@@ -174,10 +173,10 @@ export class OpenAiCompatibleProvider implements LlmProvider {
     return params;
   }
 
-  /** One client, and its own keep-alive connection pool, per upstream and key. */
-  private client(settings: OpenAiCompatibleModelSettings): OpenAI {
-    const apiKey = (settings.apiKeyEnv ? this.options.env[settings.apiKeyEnv] : undefined) ?? 'not-set';
-    const cacheKey = `${settings.baseUrl}\u0000${apiKey}`;
+  /** One client, and its own keep-alive connection pool, per upstream, key and connection guard. */
+  private client(settings: OpenAiCompatibleModelSettings, access: UpstreamAccess | undefined): OpenAI {
+    const apiKey = access?.apiKey ?? 'not-set';
+    const cacheKey = `${settings.baseUrl}\u0000${apiKey}\u0000${access?.poolKey ?? ''}`;
     let client = this.clients.get(cacheKey);
     if (!client) {
       client = new OpenAI({
@@ -185,7 +184,7 @@ export class OpenAiCompatibleProvider implements LlmProvider {
         apiKey,
         maxRetries: 0,
         timeout: 24 * 3600 * 1000,
-        fetch: upstreamFetch(),
+        fetch: upstreamFetch(access?.connect),
       });
       this.clients.set(cacheKey, client);
     }

@@ -1,4 +1,4 @@
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, request, type buildConnector, type Dispatcher } from 'undici';
 
 /** undici's Node stream of an answer's body. */
 export type UpstreamBodyStream = Dispatcher.ResponseData['body'];
@@ -13,8 +13,9 @@ const rawBodies = new WeakMap<Response, UpstreamBodyStream>();
  * success and the turn reads the Node stream behind it (`upstreamBody`). Error answers carry
  * their text, so the SDK builds its APIError (status, code, param) as it always did.
  */
-export function upstreamFetch(): typeof fetch {
-  const dispatcher = new Agent();
+export function upstreamFetch(connect?: buildConnector.connector): typeof fetch {
+  // `connect`: the SSRF guard of an organization-written base URL (every connection checked).
+  const dispatcher = new Agent(connect ? { connect } : {});
   const send = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     const { statusCode, headers, body } = await request(url, {

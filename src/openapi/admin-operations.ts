@@ -60,6 +60,17 @@ export const ADMIN_SCHEMAS: Record<string, JsonSchema> = {
     slug: { type: 'string' },
     name: { type: 'string' },
     rateLimitPerMinute: nullable({ type: 'integer', description: 'null: the configured default' }),
+    monthlyTokenBudget: nullable({ type: 'integer', description: 'Tokens per UTC month; null: no budget' }),
+    secretEnvGrants: {
+      type: 'array',
+      items: { type: 'string' },
+      description: "Environment variables the organization's admin may reference (set by the platform)",
+    },
+    ssrfAllowlist: {
+      type: 'array',
+      items: { type: 'string' },
+      description: "Non-public hosts the organization's configuration may reach (set by the platform)",
+    },
     createdAt: dateTime,
   }),
   AdminOrganizationInput: object(
@@ -69,6 +80,27 @@ export const ADMIN_SCHEMAS: Record<string, JsonSchema> = {
         type: 'integer',
         minimum: 1,
         description: 'Platform administrators only; null returns to the default',
+      }),
+      monthlyTokenBudget: nullable({
+        type: 'integer',
+        minimum: 1,
+        description: 'Platform administrators only; tokens per UTC month, null for no budget',
+      }),
+      secretEnvGrants: nullable({
+        type: 'array',
+        items: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+        maxItems: 100,
+        description:
+          "Platform administrators only: the environment variables this organization's admin may reference " +
+          "(never the service's own); null for none",
+      }),
+      ssrfAllowlist: nullable({
+        type: 'array',
+        items: { type: 'string' },
+        maxItems: 100,
+        description:
+          "Platform administrators only: non-public hosts (CIDRs, addresses, names, host:port) this organization's " +
+          'configuration may reach; null for none',
       }),
     },
     [],
@@ -252,6 +284,10 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     paths: ['/admin/v1/organizations/{org}'],
     operationId: 'adminPutOrganization',
     summary: 'Create (platform administrators) or update the organization with this slug',
+    description:
+      'An admin key updates its own organization only (by slug or id) and may only rename it: another slug is 403, ' +
+      'and so is any platform-only field (`rateLimitPerMinute`, `monthlyTokenBudget`, `secretEnvGrants`, ' +
+      '`ssrfAllowlist`), with a value or null. Slugs shaped like a UUID are refused.',
     parameters: [path('org', 'The slug (or, to update, the id)')],
     requestBody: body(ref('AdminOrganizationInput')),
     responses: { '200': json(withAction('AdminOrganization'), 'The organization and what was done') },
@@ -283,7 +319,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     parameters: [ORG, path('assistant', 'The assistant name')],
     requestBody: body(ref('AdminAssistantInput')),
     responses: { '200': json(withAction('AdminAssistant'), 'The assistant and what was done') },
-    errors: ['not_found'],
+    errors: ['not_found', 'insufficient_scope'],
   }),
   operation({
     method: 'get',
@@ -302,7 +338,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     parameters: [ORG, ASSISTANT, path('name', 'The specialist name')],
     requestBody: body(ref('AdminSpecialistInput')),
     responses: { '200': json(withAction('AdminSpecialist'), 'The specialist and what was done') },
-    errors: ['not_found', 'assistant_not_found'],
+    errors: ['not_found', 'assistant_not_found', 'insufficient_scope'],
   }),
   operation({
     method: 'get',
@@ -321,7 +357,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     parameters: [ORG, path('name', 'The tool name')],
     requestBody: body(ref('AdminToolInput')),
     responses: { '200': json(withAction('AdminTool'), 'The tool and what was done') },
-    errors: ['not_found'],
+    errors: ['not_found', 'insufficient_scope'],
   }),
   operation({
     method: 'get',
@@ -377,7 +413,8 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     summary: 'Apply a configuration document, as `apply -f` does, in one transaction',
     description:
       'The same document and report as the CLI (without `file`). An admin key may only name its own ' +
-      'organization and may not set `rateLimitPerMinute`. `apiKeys` are refused here (issue keys with ' +
+      'organization and may not state a platform-only field (`rateLimitPerMinute`, `monthlyTokenBudget`, ' +
+      '`secretEnvGrants`, `ssrfAllowlist`, even null: 403). `apiKeys` are refused here (issue keys with ' +
       '`POST /admin/v1/organizations/{org}/keys`).',
     parameters: [
       query('dry_run', 'Report what would change and change nothing', { type: 'boolean', default: false }),

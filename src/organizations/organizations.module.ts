@@ -6,6 +6,6 @@ import { OrganizationsService } from './organizations.service.js';
 /** Organizations: storage, the service every feature resolves them with, and their `apply -f` section. */
 @Module({
   providers: [OrganizationsRepository, OrganizationsService, OrganizationsApplySection],
-  exports: [OrganizationsService],
+  exports: [OrganizationsService, OrganizationsRepository],
 })
 export class OrganizationsModule {}

@@ -11,8 +11,8 @@ export class OrganizationsRepository {
     this.organizations = connection.getRepository(OrganizationEntity);
   }
 
-  findById(id: string): Promise<OrganizationEntity | null> {
-    return this.organizations.findOne({ where: { id } });
+  findById(id: string, manager?: EntityManager): Promise<OrganizationEntity | null> {
+    return this.connection.getRepository(OrganizationEntity, manager).findOne({ where: { id } });
   }
 
   /** `manager` runs the query inside a caller's transaction (the admin `apply`). */
@@ -34,6 +34,14 @@ export class OrganizationsRepository {
 
   async setMonthlyTokenBudget(id: string, tokens: number | null): Promise<boolean> {
     const result = await this.organizations.update({ id }, { monthlyTokenBudget: tokens });
+    return (result.affected ?? 0) > 0;
+  }
+
+  async update(
+    id: string,
+    fields: Partial<Pick<OrganizationEntity, 'secretEnvGrants' | 'ssrfAllowlist'>>,
+  ): Promise<boolean> {
+    const result = await this.organizations.update({ id }, fields);
     return (result.affected ?? 0) > 0;
   }
 

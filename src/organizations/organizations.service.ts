@@ -1,12 +1,28 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { parseSsrfAllowlist } from '../config/app-config.js';
+import { isServiceVariable } from '../config/service-environment.js';
 import { OrganizationEntity } from './entities/organization.entity.js';
 import { OrganizationsRepository } from './organizations.repository.js';
 
 export class OrganizationInputError extends Error {}
 
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const MAX_LIST_ENTRIES = 100;
+
+/**
+ * The organization fields only the platform sets (the CLI, a platform administrator's token): an
+ * organization's admin key is refused (403 insufficient_scope, naming the field) for each of
+ * them, on every path (PUT, `apply`, with a value or null). The one list every check reads.
+ */
+export const PLATFORM_ONLY_FIELDS = [
+  'rateLimitPerMinute',
+  'monthlyTokenBudget',
+  'secretEnvGrants',
+  'ssrfAllowlist',
+] as const;
 
 export interface OrganizationDeclaration {
   slug: string;
@@ -16,6 +32,10 @@ export interface OrganizationDeclaration {
   rateLimitPerMinute?: number | null;
   /** Tokens per UTC month. Omitted: unchanged; null: no budget. */
   monthlyTokenBudget?: number | null;
+  /** Environment variables its admin may reference. Omitted: unchanged; null: none. */
+  secretEnvGrants?: string[] | null;
+  /** Non-public hosts its configuration may reach. Omitted: unchanged; null: none. */
+  ssrfAllowlist?: string[] | null;
 }
 
 @Injectable()
@@ -48,14 +68,20 @@ export class OrganizationsService {
       input.rateLimitPerMinute === undefined ? existing.rateLimitPerMinute : input.rateLimitPerMinute;
     const monthlyTokenBudget =
       input.monthlyTokenBudget === undefined ? existing.monthlyTokenBudget : input.monthlyTokenBudget;
+    const secretEnvGrants =
+      input.secretEnvGrants === undefined ? existing.secretEnvGrants : (input.secretEnvGrants ?? []);
+    const ssrfAllowlist =
+      input.ssrfAllowlist === undefined ? existing.ssrfAllowlist : (input.ssrfAllowlist ?? []);
     if (
       name === existing.name &&
       rateLimitPerMinute === existing.rateLimitPerMinute &&
-      monthlyTokenBudget === existing.monthlyTokenBudget
+      monthlyTokenBudget === existing.monthlyTokenBudget &&
+      sameList(secretEnvGrants, existing.secretEnvGrants) &&
+      sameList(ssrfAllowlist, existing.ssrfAllowlist)
     ) {
       return { organization: existing, action: 'unchanged' };
     }
-    Object.assign(existing, { name, rateLimitPerMinute, monthlyTokenBudget });
+    Object.assign(existing, { name, rateLimitPerMinute, monthlyTokenBudget, secretEnvGrants, ssrfAllowlist });
     return { organization: await this.repository.save(existing, manager), action: 'updated' };
   }
 
@@ -71,16 +97,30 @@ export class OrganizationsService {
     return this.repository.list();
   }
 
-  findById(id: string): Promise<OrganizationEntity | null> {
-    return this.repository.findById(id);
+  findById(id: string, manager?: EntityManager): Promise<OrganizationEntity | null> {
+    return this.repository.findById(id, manager);
   }
 
-  /** Finds by slug or by id, as administrators type either. */
+  /**
+   * Finds by id or by slug, as administrators type either. A UUID is only ever an id: slugs
+   * shaped like one are refused, and one written before that rule cannot shadow an id.
+   */
   async find(slugOrId: string): Promise<OrganizationEntity | null> {
-    return (
-      (await this.repository.findBySlug(slugOrId)) ??
-      (isUuid(slugOrId) ? this.repository.findById(slugOrId) : null)
-    );
+    return isUuid(slugOrId)
+      ? this.repository.findById(slugOrId.toLowerCase())
+      : this.repository.findBySlug(slugOrId);
+  }
+
+  /** Sets the environment variables the organization's admin may reference (platform only). */
+  async setSecretEnvGrants(id: string, names: string[]): Promise<void> {
+    validateGrants(names);
+    await this.repository.update(id, { secretEnvGrants: [...new Set(names)] });
+  }
+
+  /** Sets the non-public hosts the organization's configuration may reach (platform only). */
+  async setSsrfAllowlist(id: string, entries: string[]): Promise<void> {
+    validateAllowlist(entries);
+    await this.repository.update(id, { ssrfAllowlist: [...new Set(entries)] });
   }
 
   async setMonthlyTokenBudget(id: string, tokens: number | null): Promise<void> {
@@ -101,18 +141,60 @@ function newOrganization(input: OrganizationDeclaration): OrganizationEntity {
     name: input.name ?? input.slug,
     rateLimitPerMinute: input.rateLimitPerMinute ?? null,
     monthlyTokenBudget: input.monthlyTokenBudget ?? null,
+    secretEnvGrants: [...new Set(input.secretEnvGrants ?? [])],
+    ssrfAllowlist: [...new Set(input.ssrfAllowlist ?? [])],
   });
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((item, index) => item === b[index]);
 }
 
 function validateDeclaration(input: OrganizationDeclaration): void {
   if (!SLUG.test(input.slug)) {
     throw new OrganizationInputError('slug must be 1-63 lowercase letters, digits or dashes');
   }
+  // An organization is named by slug or id: a slug shaped like an id could pass for another.
+  if (isUuid(input.slug)) throw new OrganizationInputError('slug must not be shaped like an id (a UUID)');
   if (input.name !== undefined && (input.name.trim().length === 0 || input.name.length > 200)) {
     throw new OrganizationInputError('name must be 1-200 characters');
   }
   validateRateLimit(input.rateLimitPerMinute ?? null);
   validateTokenBudget(input.monthlyTokenBudget ?? null);
+  validateGrants(input.secretEnvGrants ?? []);
+  validateAllowlist(input.ssrfAllowlist ?? []);
+}
+
+function validateGrants(names: unknown): void {
+  if (!Array.isArray(names) || names.length > MAX_LIST_ENTRIES) {
+    throw new OrganizationInputError(
+      `secretEnvGrants must be a list of at most ${MAX_LIST_ENTRIES} variable names`,
+    );
+  }
+  for (const name of names) {
+    if (typeof name !== 'string' || !ENV_NAME.test(name)) {
+      throw new OrganizationInputError('secretEnvGrants entries must be environment variable names');
+    }
+    if (isServiceVariable(name)) {
+      throw new OrganizationInputError(
+        `secretEnvGrants: "${name}" is one of the service's own variables, which cannot be granted`,
+      );
+    }
+  }
+}
+
+function validateAllowlist(entries: unknown): void {
+  if (!Array.isArray(entries) || entries.length > MAX_LIST_ENTRIES) {
+    throw new OrganizationInputError(`ssrfAllowlist must be a list of at most ${MAX_LIST_ENTRIES} entries`);
+  }
+  if (!entries.every((entry) => typeof entry === 'string')) {
+    throw new OrganizationInputError('ssrfAllowlist entries must be strings');
+  }
+  try {
+    parseSsrfAllowlist(entries);
+  } catch (error) {
+    throw new OrganizationInputError(`ssrfAllowlist ${(error as Error).message}`);
+  }
 }
 
 function validateTokenBudget(tokens: number | null): void {

@@ -3,6 +3,7 @@ import { AssistantsModule } from '../assistants/assistants.module.js';
 import { LlmModule } from '../llm/llm.module.js';
 import { MemoryModule } from '../memory/memory.module.js';
 import { SpecialistsModule } from '../specialists/specialists.module.js';
+import { TenantConfigModule } from '../tenant-config/tenant-config.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
 import { BackgroundResponses } from './durable/background-responses.service.js';
 import { BackgroundTurns } from './durable/background-turns.service.js';
@@ -15,6 +16,7 @@ import { ResponsesController } from './responses.controller.js';
 import { ResponsesService } from './responses.service.js';
 import { TurnStoreModule } from './store/turn-store.module.js';
 import { TurnStreams } from './streaming/turn-stream.js';
+import { ModelAccess } from './model-access.js';
 import { TurnPreparer } from './turn-preparer.js';
 import { TurnRunner } from './turn-runner.js';
 
@@ -24,6 +26,7 @@ import { TurnRunner } from './turn-runner.js';
     LlmModule,
     MemoryModule,
     SpecialistsModule,
+    TenantConfigModule,
     ToolsModule,
     TurnStoreModule,
     UsageModule,
@@ -34,6 +37,7 @@ import { TurnRunner } from './turn-runner.js';
     CompactionService,
     TurnPreparer,
     TurnRunner,
+    ModelAccess,
     TurnStreams,
     InputAttachments,
     TurnLeases,

@@ -19,6 +19,7 @@ import {
   type UserHeaders,
 } from './dto/create-response.dto.js';
 import { InputAttachments } from './input-attachments.js';
+import { ModelAccess } from './model-access.js';
 import { ConversationStore } from './store/conversation-store.repository.js';
 import { UsageBudgetService } from '../usage/usage-budget.service.js';
 import { TurnStore, type ThreadHead } from './store/turn-store.repository.js';
@@ -73,6 +74,7 @@ export class TurnPreparer {
     private readonly saveToMemory: SaveToMemoryTool,
     private readonly attachments: InputAttachments,
     private readonly budgets: UsageBudgetService,
+    private readonly modelAccess: ModelAccess,
   ) {}
 
   async prepare(
@@ -202,6 +204,7 @@ export class TurnPreparer {
             : [];
         return agent.name === null ? [...catalogue, ...memoryTool] : catalogue;
       },
+      modelAccess: (agent) => this.modelAccess.for(toolContext.organizationId, agent),
       requestInstructions: turn.request.instructions,
       // Claims reach every agent; so does what the assistant remembers of the user.
       userContext: userContext ? renderUserContext(userContext) : null,

@@ -30,7 +30,14 @@ const metrics = {
 const model: ModelSettings = { provider: 'offline', functionCalling: true };
 
 function agent(name: string | null, instructions: string, toolNames: string[] = []): AgentProfile {
-  return { name, role: `the ${name ?? 'generic'} agent`, instructions, model, toolNames };
+  return {
+    name,
+    role: `the ${name ?? 'generic'} agent`,
+    instructions,
+    model,
+    modelConfiguredBy: 'platform',
+    toolNames,
+  };
 }
 
 const text = (delta: string): ModelEvent => ({ type: 'text', delta });
@@ -72,6 +79,7 @@ function setUp(
     roster: { generic: agent(null, 'You are helpful.'), specialists: new Map() },
     startAgent: null,
     toolsFor: () => Promise.resolve([]),
+    modelAccess: () => Promise.resolve(undefined),
     requestInstructions: null,
     userContext: null,
     history: [],

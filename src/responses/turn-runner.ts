@@ -11,6 +11,7 @@ import {
   type ModelOptions,
   type ModelTool,
   type TokenUsage,
+  type UpstreamAccess,
 } from '../llm/llm.types.js';
 import type { ToolChoice } from './dto/response-options.dto.js';
 import { fitToContextWindow } from './context-window.js';
@@ -28,6 +29,8 @@ export interface TurnPlan {
   startAgent: string | null;
   /** The server-side tools of an agent (its catalogue tools, and memory on the generic path). */
   toolsFor(agent: AgentProfile): Promise<ServerTool[]>;
+  /** What an agent's model call may send and reach (ModelAccess); rejected, nothing is sent. */
+  modelAccess(agent: AgentProfile): Promise<UpstreamAccess | undefined>;
   requestInstructions: string | null;
   /** Claims and memory of the user, already delimited for the model; null when none. */
   userContext: string | null;
@@ -276,8 +279,10 @@ export class TurnRunner {
     let firstToken = true;
     let deltas = 0;
     try {
+      const access = await plan.modelAccess(agent);
       for await (const batch of this.providers.for(agent.model).stream({
         settings: agent.model,
+        access,
         messages,
         tools,
         options,

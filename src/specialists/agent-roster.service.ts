@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { AssistantEntity } from '../assistants/entities/assistant.entity.js';
 import type { ModelSettings } from '../llm/model-settings.js';
+import type { ConfigAuthorKind } from '../tenant-config/config-author.js';
 import { GENERIC_AGENT } from './specialist-names.js';
 import { SpecialistsRepository } from './specialists.repository.js';
 
@@ -11,6 +12,8 @@ export interface AgentProfile {
   role: string;
   instructions: string;
   model: ModelSettings;
+  /** Who wrote `model`: what it may read and reach when it runs depends on it. */
+  modelConfiguredBy: ConfigAuthorKind;
   toolNames: string[];
 }
 
@@ -48,6 +51,7 @@ export class AgentRosterService {
           role: row.role,
           instructions: row.instructions,
           model: row.model ?? assistant.model,
+          modelConfiguredBy: row.model ? row.configuredBy : assistant.configuredBy,
           toolNames: row.toolNames,
         })),
         expiresAt: now + ROSTER_CACHE_TTL_MS,
@@ -61,6 +65,7 @@ export class AgentRosterService {
         role: 'The general assistant',
         instructions: assistant.instructions,
         model: assistant.model,
+        modelConfiguredBy: assistant.configuredBy,
         toolNames: assistant.toolNames ?? [],
       },
       specialists: new Map(cached.specialists.map((profile) => [profile.name ?? GENERIC_AGENT, profile])),

@@ -7,6 +7,8 @@ import { AgentRosterService } from './agent-roster.service.js';
 import { GENERIC_AGENT, SPECIALIST_NAME } from './specialist-names.js';
 import { SpecialistsRepository } from './specialists.repository.js';
 import type { DeletedRow } from '../database/delete-except.js';
+import { modelReferences } from '../tenant-config/config-references.js';
+import { TenantConfigPolicy } from '../tenant-config/tenant-config.policy.js';
 
 export class SpecialistInputError extends Error {}
 
@@ -26,6 +28,7 @@ export class SpecialistsService {
   constructor(
     private readonly repository: SpecialistsRepository,
     private readonly rosters: AgentRosterService,
+    private readonly policy: TenantConfigPolicy,
   ) {}
 
   list(organizationId: string, assistantId: string): Promise<SpecialistEntity[]> {
@@ -71,16 +74,24 @@ export class SpecialistsService {
         instructions: '',
         model: null,
         toolNames: [],
+        configuredBy: 'platform',
       });
     const before = comparable(specialist);
     if (changes.role !== undefined) specialist.role = changes.role;
     if (changes.instructions !== undefined) specialist.instructions = changes.instructions;
-    if (changes.model !== undefined)
+    let author = specialist.configuredBy;
+    if (changes.model !== undefined) {
       specialist.model = changes.model === null ? null : parseModel(changes.model);
+      // What the model may name and reach, for whoever writes it (TenantConfigPolicy).
+      if (specialist.model)
+        author = await this.policy.vet(organizationId, modelReferences(specialist.model), manager);
+    }
     if (changes.tools !== undefined) specialist.toolNames = parseToolNames(changes.tools);
     if (!specialist.role.trim())
       throw new SpecialistInputError('a specialist needs a role (when to hand over to it)');
+    // Settings declared again as they are change nothing, whoever declares them.
     if (existing && comparable(specialist) === before) return { specialist: existing, action: 'unchanged' };
+    specialist.configuredBy = author;
     const saved = await this.repository.save(specialist, manager);
     this.rosters.invalidate(organizationId, assistantId);
     return { specialist: saved, action: existing ? 'updated' : 'created' };

@@ -11,13 +11,15 @@ import type {
   ToolExecutionContext,
   ToolResult,
 } from './server-tool.js';
-import { GuardedFetch } from './ssrf/guarded-fetch.js';
+import { TenantConfigPolicy, type ConfigAccess } from '../tenant-config/tenant-config.policy.js';
+import { GuardedFetchPool } from './ssrf/guarded-fetch-pool.js';
 import { TOOL_NAME, type McpServerConfig, type RestToolConfig, type WebSearchConfig } from './tool-config.js';
 import {
   capOutput,
   deadline,
   describeFailure,
   MissingSecretError,
+  redactSecrets,
   resolveHeaders,
   signInRequired,
   ToolFailure,
@@ -62,7 +64,8 @@ export class ToolCatalogService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly repository: ToolsRepository,
-    private readonly http: GuardedFetch,
+    private readonly policy: TenantConfigPolicy,
+    private readonly guards: GuardedFetchPool,
     private readonly mcp: McpClientService,
   ) {}
 
@@ -127,10 +130,17 @@ export class ToolCatalogService {
     return tools;
   }
 
+  /**
+   * A row's executors. What its config may read and reach depends on its organization and on who
+   * wrote it (TenantConfigPolicy): a secret it may not read is "not set", a host it may not reach
+   * is refused, and nothing is sent.
+   */
   private async toolsOf(row: ToolEntity, options: ResolveOptions): Promise<ServerTool[]> {
+    const access = await this.policy.access(row.organizationId, row.configuredBy);
+    const http = this.guards.for(access.policyKey, access.policy);
     if (row.kind === 'web_search') {
       const config = row.config as WebSearchConfig;
-      const provider = createWebSearchProvider(config, this.http, this.config.tools.secretEnvironment);
+      const provider = createWebSearchProvider(config, http, access.secrets);
       return [
         this.executor(
           row,
@@ -154,16 +164,20 @@ export class ToolCatalogService {
               config,
               row.plugin ?? null,
               { args, userTokens: context.userTokens, signal },
-              this.http,
-              this.config.tools.secretEnvironment,
+              http,
+              access.secrets,
             ),
         ),
       ];
     }
-    return this.mcpTools(row, options);
+    return this.mcpTools(row, access, options);
   }
 
-  private async mcpTools(row: ToolEntity, options: ResolveOptions): Promise<ServerTool[]> {
+  private async mcpTools(
+    row: ToolEntity,
+    access: ConfigAccess,
+    options: ResolveOptions,
+  ): Promise<ServerTool[]> {
     const config = row.config as McpServerConfig;
     const plugin = row.plugin ?? null;
     const timeoutMs = config.timeoutMs ?? this.config.tools.timeoutMs;
@@ -182,7 +196,7 @@ export class ToolCatalogService {
     let remote: RemoteTool[];
     try {
       remote = await this.mcp.listTools(
-        this.mcpTarget(row, config, options),
+        this.mcpTarget(row, config, access, options),
         deadline(turnSignal, timeoutMs),
       );
     } catch (error) {
@@ -206,18 +220,23 @@ export class ToolCatalogService {
       const definition = { name, description: tool.description, parameters: tool.inputSchema };
       return [
         this.executor(row, 'mcp', definition, config.timeoutMs, async (args, context, signal) => {
-          const target = this.mcpTarget(row, config, context);
+          const target = this.mcpTarget(row, config, access, context);
           const result = await this.mcp.callTool(target, tool.name, args, signal);
-          return result.isError
-            ? { ok: false, error: result.text || `${name} failed` }
-            : { ok: true, output: result.text };
+          // A server that echoes its request must not put a token into the transcript.
+          const text = redactSecrets(result.text, [...target.secretValues, target.bearerToken]);
+          return result.isError ? { ok: false, error: text || `${name} failed` } : { ok: true, output: text };
         }),
       ];
     });
   }
 
-  private mcpTarget(row: ToolEntity, config: McpServerConfig, credentials: ResolveOptions): McpTarget {
-    const { headers, sensitive } = resolveHeaders(config.headers, this.config.tools.secretEnvironment);
+  private mcpTarget(
+    row: ToolEntity,
+    config: McpServerConfig,
+    access: ConfigAccess,
+    credentials: ResolveOptions,
+  ): McpTarget & { secretValues: string[] } {
+    const { headers, sensitive, secretValues } = resolveHeaders(config.headers, access.secrets);
     const oauth = row.plugin?.oauth;
     return {
       serverId: row.id,
@@ -234,6 +253,9 @@ export class ToolCatalogService {
           ? credentials.userToken
           : undefined,
       timeoutMs: config.timeoutMs ?? this.config.tools.timeoutMs,
+      http: this.guards.for(access.policyKey, access.policy),
+      traceContext: config.traceContext,
+      secretValues,
     };
   }
 

@@ -20,6 +20,8 @@ export type WebSearchConfig =
       maxResults: number;
       language?: string;
       timeoutMs?: number;
+      /** Send the request's W3C trace context (traceparent, tracestate, baggage); default false. */
+      traceContext?: boolean;
     }
   | {
       provider: 'brave';
@@ -29,6 +31,7 @@ export type WebSearchConfig =
       apiKeyEnv: string;
       maxResults: number;
       timeoutMs?: number;
+      traceContext?: boolean;
     };
 
 export type RestAuth =
@@ -53,6 +56,8 @@ export interface RestToolConfig {
   maxResponseBytes: number;
   auth: RestAuth;
   parameters: JsonSchemaObject;
+  /** Send the request's W3C trace context to the API; default false (a third party learns nothing of it). */
+  traceContext?: boolean;
 }
 
 export interface McpServerConfig {
@@ -67,6 +72,8 @@ export interface McpServerConfig {
   /** Put before each remote tool name; absent = `<row name>_`, `""` = none. */
   toolPrefix?: string;
   timeoutMs?: number;
+  /** Send the request's W3C trace context to the server; default false. */
+  traceContext?: boolean;
 }
 
 export type ToolConfig = WebSearchConfig | RestToolConfig | McpServerConfig;
@@ -126,6 +133,14 @@ function optionalInteger(
   return value;
 }
 
+/** The opt-in `traceContext` flag: true, or left out. */
+function traceContext(source: Record<string, unknown>): { traceContext?: true } {
+  const value = source.traceContext;
+  if (value === undefined || value === false) return {};
+  if (value !== true) throw new ToolConfigError('config.traceContext must be true or false');
+  return { traceContext: true };
+}
+
 function stringList(value: unknown, where: string): string[] {
   if (!Array.isArray(value) || !value.every((item) => typeof item === 'string' && item.length > 0)) {
     throw new ToolConfigError(`${where} must be a list of strings`);
@@ -176,7 +191,14 @@ export function parseWebSearchConfig(input: unknown): WebSearchConfig {
   const maxResults = optionalInteger(input, 'maxResults', 'config', 1, 20) ?? 5;
   const timeoutMs = optionalInteger(input, 'timeoutMs', 'config', 100, 600_000);
   if (input.provider === 'searxng') {
-    allowOnly(input, 'config', ['provider', 'baseUrl', 'maxResults', 'language', 'timeoutMs']);
+    allowOnly(input, 'config', [
+      'provider',
+      'baseUrl',
+      'maxResults',
+      'language',
+      'timeoutMs',
+      'traceContext',
+    ]);
     if (
       input.language !== undefined &&
       (typeof input.language !== 'string' || !/^[A-Za-z-]{2,16}$/.test(input.language))
@@ -189,10 +211,18 @@ export function parseWebSearchConfig(input: unknown): WebSearchConfig {
       maxResults,
       language: input.language,
       timeoutMs,
+      ...traceContext(input),
     };
   }
   if (input.provider === 'brave') {
-    allowOnly(input, 'config', ['provider', 'baseUrl', 'apiKeyEnv', 'maxResults', 'timeoutMs']);
+    allowOnly(input, 'config', [
+      'provider',
+      'baseUrl',
+      'apiKeyEnv',
+      'maxResults',
+      'timeoutMs',
+      'traceContext',
+    ]);
     return {
       provider: 'brave',
       baseUrl:
@@ -202,6 +232,7 @@ export function parseWebSearchConfig(input: unknown): WebSearchConfig {
       apiKeyEnv: envName(input.apiKeyEnv, 'config.apiKeyEnv'),
       maxResults,
       timeoutMs,
+      ...traceContext(input),
     };
   }
   throw new ToolConfigError('config.provider must be "searxng" or "brave"');
@@ -252,6 +283,7 @@ export function parseRestToolConfig(input: unknown): RestToolConfig {
     'maxResponseBytes',
     'auth',
     'parameters',
+    'traceContext',
   ]);
   const method = typeof input.method === 'string' ? input.method.toUpperCase() : 'GET';
   if (!['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(method)) {
@@ -301,6 +333,7 @@ export function parseRestToolConfig(input: unknown): RestToolConfig {
       DEFAULT_MAX_RESPONSE_BYTES,
     auth: restAuth(input.auth),
     parameters,
+    ...traceContext(input),
   };
 }
 
@@ -314,6 +347,7 @@ export function parseMcpServerConfig(input: unknown): McpServerConfig {
     'allowedTools',
     'toolPrefix',
     'timeoutMs',
+    'traceContext',
   ]);
   const transport = input.transport ?? 'auto';
   if (transport !== 'auto' && transport !== 'streamable-http' && transport !== 'sse') {
@@ -337,6 +371,7 @@ export function parseMcpServerConfig(input: unknown): McpServerConfig {
       input.allowedTools === undefined ? undefined : stringList(input.allowedTools, 'config.allowedTools'),
     toolPrefix: input.toolPrefix,
     timeoutMs: optionalInteger(input, 'timeoutMs', 'config', 100, 600_000),
+    ...traceContext(input),
   };
 }
 

@@ -1,6 +1,6 @@
 import type { PluginEntity } from './entities/plugin.entity.js';
 import type { ToolResult } from './server-tool.js';
-import { SsrfRefusedError } from './ssrf/ssrf-policy.js';
+import { SsrfRefusedError } from '../common/network/ssrf-policy.js';
 import type { HeaderValue } from './tool-config.js';
 
 /** A failure whose message the model may read as is (no secrets, no stack). */
@@ -34,23 +34,26 @@ export function signInRequired(plugin: PluginEntity): ToolResult {
 
 /**
  * Literal and environment-held header values. Returns the header names that carry secrets (so
- * a redirect to another origin drops them); throws when a variable is unset, naming no value.
+ * a redirect to another origin drops them) and their values (redacted from what the call reads
+ * back); throws when a variable is unset, naming no value.
  */
 export function resolveHeaders(
   headers: Record<string, HeaderValue>,
   secrets: Readonly<Record<string, string | undefined>>,
-): { headers: Record<string, string>; sensitive: string[] } {
+): { headers: Record<string, string>; sensitive: string[]; secretValues: string[] } {
   const resolved: Record<string, string> = {};
   const sensitive: string[] = [];
+  const secretValues: string[] = [];
   for (const [name, value] of Object.entries(headers)) {
     if (typeof value === 'string') {
       resolved[name] = value;
     } else {
       resolved[name] = requireSecret(secrets, value.fromEnv);
       sensitive.push(name.toLowerCase());
+      secretValues.push(resolved[name]);
     }
   }
-  return { headers: resolved, sensitive };
+  return { headers: resolved, sensitive, secretValues };
 }
 
 export function requireSecret(secrets: Readonly<Record<string, string | undefined>>, name: string): string {
@@ -65,6 +68,26 @@ export class MissingSecretError extends Error {
     super(`environment variable ${variable} is not set`);
     this.name = 'MissingSecretError';
   }
+}
+
+/**
+ * `text` with every secret value a tool call sent (environment secrets, the user's tokens)
+ * replaced by `[redacted]`, also in its JSON-escaped form: a server that echoes its request
+ * must not put a token into what the model reads and the transcript stores.
+ */
+export function redactSecrets(text: string, secrets: readonly (string | undefined)[]): string {
+  const values = new Set<string>();
+  for (const secret of secrets) {
+    if (!secret) continue;
+    values.add(secret);
+    values.add(JSON.stringify(secret).slice(1, -1));
+  }
+  let redacted = text;
+  // Longest first, so a secret that contains another is replaced whole.
+  for (const value of [...values].sort((a, b) => b.length - a.length)) {
+    redacted = redacted.split(value).join('[redacted]');
+  }
+  return redacted;
 }
 
 /** Aborts when the turn is aborted or the tool's time is up. */

@@ -1,10 +1,12 @@
 import { Module } from '@nestjs/common';
+import { TenantConfigModule } from '../tenant-config/tenant-config.module.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { ToolsApplySection } from './admin/tools.apply-section.js';
 import { McpClientService } from './mcp/mcp-client.service.js';
 import { GuardedFetch } from './ssrf/guarded-fetch.js';
-import { SsrfPolicy } from './ssrf/ssrf-policy.js';
+import { GuardedFetchPool } from './ssrf/guarded-fetch-pool.js';
+import { SsrfPolicy } from '../common/network/ssrf-policy.js';
 import { ToolCatalogService } from './tool-catalog.service.js';
 import { ToolsRepository } from './tools.repository.js';
 import { ToolsService } from './tools.service.js';
@@ -14,12 +16,13 @@ import { ToolsService } from './tools.service.js';
  * SSRF-guarded HTTP client they all use (exported: responses fetch image and file URLs with it), and the `apply -f` section that declares them.
  */
 @Module({
-  imports: [OrganizationsModule],
+  imports: [OrganizationsModule, TenantConfigModule],
   providers: [
     ToolsRepository,
     ToolsService,
     ToolCatalogService,
     McpClientService,
+    GuardedFetchPool,
     {
       provide: GuardedFetch,
       useFactory: (config: AppConfig) => new GuardedFetch(new SsrfPolicy(config.tools.ssrfAllowlist)),
@@ -27,6 +30,6 @@ import { ToolsService } from './tools.service.js';
     },
     ToolsApplySection,
   ],
-  exports: [ToolCatalogService, ToolsService, GuardedFetch],
+  exports: [ToolCatalogService, ToolsService, GuardedFetch, GuardedFetchPool],
 })
 export class ToolsModule {}

@@ -16,6 +16,8 @@ import {
 } from './tool-config.js';
 import { ToolsRepository } from './tools.repository.js';
 import type { DeletedRow } from '../database/delete-except.js';
+import { toolReferences } from './tool-references.js';
+import { TenantConfigPolicy } from '../tenant-config/tenant-config.policy.js';
 
 /** A mistake in a tool or plugin declaration; the message names the field. */
 export class ToolInputError extends Error {}
@@ -43,7 +45,10 @@ const MAX_DESCRIPTION_CHARS = 4000;
 /** Administration of an organization's tool catalogue: the CLI and `apply -f` write through here. */
 @Injectable()
 export class ToolsService {
-  constructor(private readonly repository: ToolsRepository) {}
+  constructor(
+    private readonly repository: ToolsRepository,
+    private readonly policy: TenantConfigPolicy,
+  ) {}
 
   list(organizationId: string): Promise<ToolEntity[]> {
     return this.repository.listWithPlugins(organizationId);
@@ -117,6 +122,8 @@ export class ToolsService {
       if (!plugin) throw new ToolInputError(`plugin "${input.plugin}" does not exist in this organization`);
     }
     checkAuthMatchesPlugin(kind, config, plugin);
+    // What the config may name and reach, for whoever writes it (refused here, before any write).
+    const configuredBy = await this.policy.vet(organizationId, toolReferences(kind, config), manager);
 
     const tool =
       existing ?? Object.assign(new ToolEntity(), { id: randomUUID(), organizationId, name: input.name });
@@ -126,7 +133,9 @@ export class ToolsService {
     tool.description = input.description ?? existing?.description ?? '';
     tool.pluginId = plugin?.id ?? null;
     tool.plugin = plugin;
+    // A config declared again as it is changes nothing, whoever declares it.
     if (before !== undefined && canonical(declared(tool)) === before) return { tool, action: 'unchanged' };
+    tool.configuredBy = configuredBy;
     const saved = await this.repository.saveTool(tool, manager);
     saved.plugin = plugin;
     return { tool: saved, action: existing ? 'updated' : 'created' };
@@ -208,7 +217,12 @@ function checkAuthMatchesPlugin(kind: ToolKind, config: unknown, plugin: PluginE
 }
 
 function declared(tool: ToolEntity) {
-  return { kind: tool.kind, config: tool.config, description: tool.description, pluginId: tool.pluginId };
+  return {
+    kind: tool.kind,
+    config: tool.config,
+    description: tool.description,
+    pluginId: tool.pluginId,
+  };
 }
 
 /** Canonical JSON (sorted keys, no undefined), so JSONB read back compares equal to input. */

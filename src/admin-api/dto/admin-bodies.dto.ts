@@ -26,12 +26,35 @@ export class PutOrganizationDto {
   @MaxLength(200)
   name?: string;
 
-  /** null: back to the configured default. */
+  /** null: back to the configured default. Platform only, like every field below. */
   @IsOptional()
   @ValidateIf((_dto, value) => value !== null)
   @IsInt()
   @Min(1)
   rateLimitPerMinute?: number | null;
+
+  /** Tokens per UTC month; null: no budget. */
+  @IsOptional()
+  @ValidateIf((_dto, value) => value !== null)
+  @IsInt()
+  @Min(1)
+  monthlyTokenBudget?: number | null;
+
+  /** Environment variables the organization's admin may reference; null: none. */
+  @IsOptional()
+  @ValidateIf((_dto, value) => value !== null)
+  @IsArray()
+  @IsString({ each: true })
+  @ArrayMaxSize(100)
+  secretEnvGrants?: string[] | null;
+
+  /** Non-public hosts the organization's configuration may reach; null: none. */
+  @IsOptional()
+  @ValidateIf((_dto, value) => value !== null)
+  @IsArray()
+  @IsString({ each: true })
+  @ArrayMaxSize(100)
+  ssrfAllowlist?: string[] | null;
 }
 
 export class PutAssistantDto {

@@ -4,9 +4,11 @@ import {
   entriesAt,
   optionalNullableInteger,
   optionalString,
+  optionalStringList,
   requiredString,
   rootEntry,
   type ApplyDocument,
+  type DocumentEntry,
 } from '../../admin-framework/apply/apply-document.js';
 import type { ApplyReport } from '../../admin-framework/apply/apply-report.js';
 import {
@@ -14,14 +16,22 @@ import {
   ApplySectionProvider,
   claimKeys,
 } from '../../admin-framework/apply/apply-section.js';
-import { OrganizationInputError, OrganizationsService } from '../organizations.service.js';
+import {
+  OrganizationInputError,
+  OrganizationsService,
+  PLATFORM_ONLY_FIELDS,
+} from '../organizations.service.js';
 
-/** `organizations: [{slug, name, rateLimitPerMinute, monthlyTokenBudget}]`, matched by slug. */
+/**
+ * `organizations: [{slug, name, rateLimitPerMinute, monthlyTokenBudget, secretEnvGrants,
+ * ssrfAllowlist}]`, matched by slug (the admin API refuses the platform-only fields for
+ * organization callers before this runs).
+ */
 @ApplySectionProvider()
 export class OrganizationsApplySection extends ApplySectionBase {
   readonly name = 'organizations';
   readonly order = 100;
-  readonly keys = claimKeys('organizations', ['slug', 'name', 'rateLimitPerMinute', 'monthlyTokenBudget']);
+  readonly keys = claimKeys('organizations', ['slug', 'name', ...PLATFORM_ONLY_FIELDS]);
   protected readonly inputErrors = [OrganizationInputError];
 
   constructor(private readonly organizations: OrganizationsService) {
@@ -40,6 +50,8 @@ export class OrganizationsApplySection extends ApplySectionBase {
             name: optionalString(entry, 'name'),
             rateLimitPerMinute: optionalNullableInteger(entry, 'rateLimitPerMinute'),
             monthlyTokenBudget: optionalNullableInteger(entry, 'monthlyTokenBudget'),
+            secretEnvGrants: nullableList(entry, 'secretEnvGrants'),
+            ssrfAllowlist: nullableList(entry, 'ssrfAllowlist'),
           },
           manager,
         ),
@@ -47,4 +59,9 @@ export class OrganizationsApplySection extends ApplySectionBase {
       report.record({ kind: 'organization', key: slug, id: organization.id, action });
     }
   }
+}
+
+/** A list of strings; null clears it, absent leaves it. */
+function nullableList(entry: DocumentEntry, key: string): string[] | null | undefined {
+  return entry.value[key] === null ? null : optionalStringList(entry, key);
 }

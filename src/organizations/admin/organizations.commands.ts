@@ -24,7 +24,9 @@ export const ORGANIZATION_OPTION = {
 } as const;
 
 function describe(organization: OrganizationEntity): string {
-  return `${organization.slug} (${organization.name}), id ${organization.id}, rate limit ${rateLimitText(organization.rateLimitPerMinute)}, token budget ${budgetText(organization.monthlyTokenBudget)}`;
+  const grants = organization.secretEnvGrants?.length ? organization.secretEnvGrants.join(',') : 'none';
+  const allowlist = organization.ssrfAllowlist?.length ? organization.ssrfAllowlist.join(',') : 'none';
+  return `${organization.slug} (${organization.name}), id ${organization.id}, rate limit ${rateLimitText(organization.rateLimitPerMinute)}, token budget ${budgetText(organization.monthlyTokenBudget)}, secret grants ${grants}, SSRF allowlist ${allowlist}`;
 }
 
 export const organizationCommands: AdminCommand[] = [
@@ -104,7 +106,42 @@ export const organizationCommands: AdminCommand[] = [
       return { json: organizationView(updated), text: `Updated organization ${describe(updated)}` };
     },
   },
+  {
+    words: ['orgs', 'grant-secrets'],
+    summary:
+      'set the environment variables (comma-separated) the organization\'s admin may reference, or "none"',
+    args: ['<slug|id>', '<NAME,...|none>'],
+    async run({ app, args }) {
+      const [slugOrId, names] = args;
+      const organization = await requireOrganization(app, slugOrId);
+      await app.get(OrganizationsService).setSecretEnvGrants(organization.id, listArgument(names));
+      const updated = await requireOrganization(app, organization.id);
+      return { json: organizationView(updated), text: `Updated organization ${describe(updated)}` };
+    },
+  },
+  {
+    words: ['orgs', 'set-ssrf-allowlist'],
+    summary:
+      'set the non-public hosts (comma-separated CIDRs, addresses, names, host:port) the organization may reach, or "none"',
+    args: ['<slug|id>', '<entry,...|none>'],
+    async run({ app, args }) {
+      const [slugOrId, entries] = args;
+      const organization = await requireOrganization(app, slugOrId);
+      await app.get(OrganizationsService).setSsrfAllowlist(organization.id, listArgument(entries));
+      const updated = await requireOrganization(app, organization.id);
+      return { json: organizationView(updated), text: `Updated organization ${describe(updated)}` };
+    },
+  },
 ];
+
+function listArgument(value: string): string[] {
+  return value === 'none'
+    ? []
+    : value
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean);
+}
 
 /** The `--json` shape, field by field so that a new column is never printed by accident. */
 export function organizationView(organization: OrganizationEntity) {
@@ -114,6 +151,8 @@ export function organizationView(organization: OrganizationEntity) {
     name: organization.name,
     rateLimitPerMinute: organization.rateLimitPerMinute,
     monthlyTokenBudget: organization.monthlyTokenBudget,
+    secretEnvGrants: organization.secretEnvGrants ?? [],
+    ssrfAllowlist: organization.ssrfAllowlist ?? [],
     createdAt: organization.createdAt.toISOString(),
   };
 }

@@ -28,6 +28,20 @@ export class OrganizationEntity {
   })
   monthlyTokenBudget!: number | null;
 
+  /**
+   * Environment variables the platform lets this organization's admin reference (model
+   * `apiKeyEnv`, tool `fromEnv` headers, REST `env` auth, web-search `apiKeyEnv`). Platform only.
+   */
+  @Column({ name: 'secret_env_grants', type: 'text', array: true, default: () => "'{}'" })
+  secretEnvGrants!: string[];
+
+  /**
+   * Non-public hosts (CIDRs, addresses, host names, host:port, as SSRF_ALLOWLIST) this
+   * organization's configuration may reach: model base URLs and tools. Platform only.
+   */
+  @Column({ name: 'ssrf_allowlist', type: 'text', array: true, default: () => "'{}'" })
+  ssrfAllowlist!: string[];
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 }

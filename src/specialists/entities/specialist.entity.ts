@@ -1,3 +1,4 @@
+import type { ConfigAuthorKind } from '../../tenant-config/config-author.js';
 import {
   Column,
   CreateDateColumn,
@@ -42,6 +43,10 @@ export class SpecialistEntity {
   /** Null: the assistant's model. */
   @Column({ type: 'jsonb', nullable: true })
   model!: ModelSettings | null;
+
+  /** Who last wrote the model settings: the platform (CLI, platform token) or the organization's admin. */
+  @Column({ name: 'configured_by', type: 'varchar', length: 16, default: 'platform' })
+  configuredBy!: ConfigAuthorKind;
 
   /** Server-side tools (by name, from the organization's tool catalogue). */
   @Column({ name: 'tool_names', type: 'text', array: true, default: () => "'{}'" })

@@ -1,3 +1,4 @@
+import type { ConfigAuthorKind } from '../../tenant-config/config-author.js';
 import { Column, Entity, JoinColumn, ManyToOne, Unique } from 'typeorm';
 import { TimestampedOrganizationOwnedEntity } from '../../organizations/entities/organization-owned.entity.js';
 import type { ToolConfig, ToolKind } from '../tool-config.js';
@@ -32,4 +33,8 @@ export class ToolEntity extends TimestampedOrganizationOwnedEntity {
   /** Validated per kind by tool-config.ts. */
   @Column({ type: 'jsonb' })
   config!: ToolConfig;
+
+  /** Who last wrote the config: the platform (CLI, platform token) or the organization's admin. */
+  @Column({ name: 'configured_by', type: 'varchar', length: 16, default: 'platform' })
+  configuredBy!: ConfigAuthorKind;
 }

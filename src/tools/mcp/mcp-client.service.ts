@@ -5,7 +5,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import type { JsonSchemaObject } from '../server-tool.js';
 import { GuardedFetch, type FetchLike } from '../ssrf/guarded-fetch.js';
-import { SsrfRefusedError } from '../ssrf/ssrf-policy.js';
+import { SsrfRefusedError } from '../../common/network/ssrf-policy.js';
 import { ToolFailure } from '../tool-runtime.js';
 import { BoundedTtlCache } from './bounded-ttl-cache.js';
 
@@ -23,6 +23,10 @@ export interface McpTarget {
   /** Sent as `Authorization: Bearer <token>`: the user's OAuth token or forwarded `x-user-token`. */
   bearerToken?: string;
   timeoutMs: number;
+  /** The guard of the server's organization and author (TenantConfigPolicy); default the deployment's. */
+  http?: GuardedFetch;
+  /** Send the request's trace context (the server's config opted in). */
+  traceContext?: boolean;
 }
 
 export interface RemoteTool {
@@ -146,7 +150,11 @@ export class McpClientService {
     let unauthorized = false;
     // Every request of the SDK goes through the guard; a 401 anywhere means the credential was refused.
     const fetch: FetchLike = async (url, init) => {
-      const response = await this.http.request(url, { ...init, sensitiveHeaders: target.sensitiveHeaders });
+      const response = await (target.http ?? this.http).request(url, {
+        ...init,
+        sensitiveHeaders: target.sensitiveHeaders,
+        traceContext: target.traceContext,
+      });
       if (response.status === 401) unauthorized = true;
       return response;
     };

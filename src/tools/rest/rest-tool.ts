@@ -2,7 +2,13 @@ import type { PluginEntity } from '../entities/plugin.entity.js';
 import type { ServerToolDefinition, ToolResult } from '../server-tool.js';
 import { readCapped, type GuardedFetch } from '../ssrf/guarded-fetch.js';
 import type { RestToolConfig } from '../tool-config.js';
-import { requireSecret, resolveHeaders, signInRequired, ToolFailure } from '../tool-runtime.js';
+import {
+  redactSecrets,
+  requireSecret,
+  resolveHeaders,
+  signInRequired,
+  ToolFailure,
+} from '../tool-runtime.js';
 
 const PLACEHOLDER = /\{([a-zA-Z0-9_-]+)\}/g;
 const ERROR_SNIPPET_CHARS = 300;
@@ -99,7 +105,9 @@ export async function runRestTool(
     }
   }
 
-  const { headers, sensitive } = resolveHeaders(config.headers, secrets);
+  const { headers, sensitive, secretValues } = resolveHeaders(config.headers, secrets);
+  // Every secret value this call sends, redacted from what it reads back.
+  const sent = [...secretValues];
   headers.accept ??= 'application/json, text/plain;q=0.9, */*;q=0.5';
   let body: string | undefined;
   if (config.body === 'json-args') {
@@ -112,13 +120,16 @@ export async function runRestTool(
   const auth = config.auth;
   let userToken: string | undefined;
   if (auth.type === 'env') {
-    headers[auth.header] = `${auth.prefix}${requireSecret(secrets, auth.env)}`;
+    const secret = requireSecret(secrets, auth.env);
+    headers[auth.header] = `${auth.prefix}${secret}`;
     sensitive.push(auth.header.toLowerCase());
+    sent.push(secret);
   } else if (auth.type === 'user_oauth') {
     userToken = call.userTokens?.[auth.providerId];
     if (!userToken) return needsSignIn(plugin, auth.providerId, 'missing');
     headers[auth.header] = `${auth.prefix}${userToken}`;
     sensitive.push(auth.header.toLowerCase());
+    sent.push(userToken);
   }
 
   const response = await http.request(url, {
@@ -127,12 +138,15 @@ export async function runRestTool(
     body,
     signal: call.signal,
     sensitiveHeaders: sensitive,
+    traceContext: config.traceContext,
   });
   if (response.status === 401 && auth.type === 'user_oauth') {
     await response.body?.cancel();
     return needsSignIn(plugin, auth.providerId, 'refused');
   }
-  const { text, truncated } = await readCapped(response, config.maxResponseBytes);
+  const read = await readCapped(response, config.maxResponseBytes);
+  const { truncated } = read;
+  const text = redactSecrets(read.text, sent);
   if (!response.ok) {
     const detail = text.trim().slice(0, ERROR_SNIPPET_CHARS);
     return { ok: false, error: `The API answered HTTP ${response.status}${detail ? `: ${detail}` : ''}` };

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GuardedFetch, readCapped, type ResolveAll } from './guarded-fetch.js';
-import { SsrfPolicy, SsrfRefusedError } from './ssrf-policy.js';
+import { SsrfPolicy, SsrfRefusedError } from '../../common/network/ssrf-policy.js';
 
 interface Seen {
   path: string;
@@ -128,5 +128,13 @@ describe('GuardedFetch', () => {
     const { text, truncated } = await readCapped(response, 1001);
     expect(truncated).toBe(true);
     expect(text).toBe('é'.repeat(500));
+  });
+
+  it('sends no trace context to a host unless the caller opts in', async () => {
+    const client = guarded({ cidrs: ['127.0.0.1/32'] });
+    const trace = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', baggage: 'k=v' };
+    await client.request(`http://127.0.0.1:${target.port}/traced`, { headers: trace });
+    const seen = target.seen.at(-1)?.headers;
+    expect([seen?.traceparent, seen?.baggage]).toEqual([undefined, undefined]);
   });
 });

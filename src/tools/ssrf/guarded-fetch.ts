@@ -2,7 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import type { OnModuleDestroy } from '@nestjs/common';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
-import { SsrfPolicy, SsrfRefusedError } from './ssrf-policy.js';
+import { SsrfPolicy, SsrfRefusedError } from '../../common/network/ssrf-policy.js';
 import { traceHeaders } from '../../common/tracing/tracing.js';
 
 /** The fetch signature the MCP SDK transports and the tools use. */
@@ -14,11 +14,17 @@ export type ResolveAll = (hostname: string) => Promise<LookupAddress[]>;
 export interface GuardedRequestInit extends RequestInit {
   /** Header names dropped when a redirect leaves the origin (authorization and cookies always are). */
   sensitiveHeaders?: readonly string[];
+  /**
+   * Send the request's W3C trace context (`traceparent`, `tracestate`, `baggage`). Off by
+   * default: a third-party host learns nothing of the caller's traces unless its tool opts in.
+   */
+  traceContext?: boolean;
 }
 
 const MAX_REDIRECTS = 5;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const ALWAYS_SENSITIVE = ['authorization', 'proxy-authorization', 'cookie'];
+const TRACE_HEADERS = ['traceparent', 'tracestate', 'baggage'];
 
 const systemResolver: ResolveAll = (hostname) =>
   new Promise((resolve, reject) => {
@@ -37,26 +43,8 @@ const systemResolver: ResolveAll = (hostname) =>
 export class GuardedFetch implements OnModuleDestroy {
   private readonly agent: Agent;
 
-  constructor(
-    private readonly policy: SsrfPolicy,
-    private readonly resolveAll: ResolveAll = systemResolver,
-  ) {
-    const connectTo = buildConnector({ timeout: 10_000 });
-    this.agent = new Agent({
-      connect: (options, callback) => {
-        const hostname = options.hostname;
-        const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80);
-        this.checkedAddress(hostname, port).then(
-          (address) =>
-            connectTo(
-              // TLS still verifies the certificate against the name the tool asked for.
-              { ...options, hostname: address, servername: isIP(hostname) ? undefined : hostname },
-              callback,
-            ),
-          (error: Error) => callback(error, null),
-        );
-      },
-    });
+  constructor(policy: SsrfPolicy, resolveAll: ResolveAll = systemResolver) {
+    this.agent = new Agent({ connect: guardedConnector(policy, resolveAll) });
   }
 
   /** A fetch with the guard, for the MCP SDK transports and the tools. */
@@ -67,8 +55,10 @@ export class GuardedFetch implements OnModuleDestroy {
     let method = (init.method ?? 'GET').toUpperCase();
     let body = init.body;
     const headers = new Headers(init.headers);
-    // W3C trace context to REST tools, MCP servers and search engines (nothing when tracing is off).
-    for (const [name, value] of Object.entries(traceHeaders())) headers.set(name, value);
+    for (const name of TRACE_HEADERS) headers.delete(name);
+    // W3C trace context only to hosts whose tool opted in (nothing when tracing is off).
+    if (init.traceContext)
+      for (const [name, value] of Object.entries(traceHeaders())) headers.set(name, value);
     const redirectMode = init.redirect ?? 'follow';
     for (let hop = 0; ; hop++) {
       if (url.protocol !== 'http:' && url.protocol !== 'https:') {
@@ -106,7 +96,7 @@ export class GuardedFetch implements OnModuleDestroy {
   }
 
   private async send(url: URL, init: RequestInit): Promise<Response> {
-    const { sensitiveHeaders: _ignored, ...rest } = init as GuardedRequestInit;
+    const { sensitiveHeaders: _ignored, traceContext: _trace, ...rest } = init as GuardedRequestInit;
     try {
       const response = await undiciFetch(url, {
         ...(rest as Parameters<typeof undiciFetch>[1]),
@@ -121,23 +111,56 @@ export class GuardedFetch implements OnModuleDestroy {
       throw error;
     }
   }
+}
 
-  private async checkedAddress(hostname: string, port: number): Promise<string> {
-    if (isIP(hostname) !== 0) {
-      this.policy.check(hostname, port, hostname);
-      return hostname;
-    }
-    let addresses: LookupAddress[];
-    try {
-      addresses = await this.resolveAll(hostname);
-    } catch {
-      throw new SsrfRefusedError(`Could not resolve ${hostname}`);
-    }
-    if (addresses.length === 0) throw new SsrfRefusedError(`Could not resolve ${hostname}`);
-    // Every address must pass: a name with one public and one private record is refused.
-    for (const { address } of addresses) this.policy.check(hostname, port, address);
-    return addresses[0].address;
+/**
+ * The `connect` of an undici Agent that only opens connections `policy` allows: it resolves the
+ * host itself, refuses if any address is not allowed, and connects to the address it checked
+ * (no second lookup a rebinding DNS server could answer differently). Tools use it through
+ * GuardedFetch; organization-written model base URLs through the upstream fetch.
+ */
+export function guardedConnector(
+  policy: SsrfPolicy,
+  resolveAll: ResolveAll = systemResolver,
+): buildConnector.connector {
+  const connectTo = buildConnector({ timeout: 10_000 });
+  return (options, callback) => {
+    const hostname = options.hostname;
+    const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80);
+    checkedAddress(policy, resolveAll, hostname, port).then(
+      (address) =>
+        connectTo(
+          // TLS still verifies the certificate against the name the tool asked for.
+          { ...options, hostname: address, servername: isIP(hostname) ? undefined : hostname },
+          callback,
+        ),
+      (error: Error) => callback(error, null),
+    );
+  };
+}
+
+/** The address to connect to for `hostname:port`; throws SsrfRefusedError when any is not allowed. */
+export async function checkedAddress(
+  policy: SsrfPolicy,
+  resolveAll: ResolveAll,
+  hostname: string,
+  port: number,
+): Promise<string> {
+  const bare = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+  if (isIP(bare) !== 0) {
+    policy.check(bare, port, bare);
+    return bare;
   }
+  let addresses: LookupAddress[];
+  try {
+    addresses = await resolveAll(bare);
+  } catch {
+    throw new SsrfRefusedError(`Could not resolve ${bare}`);
+  }
+  if (addresses.length === 0) throw new SsrfRefusedError(`Could not resolve ${bare}`);
+  // Every address must pass: a name with one public and one private record is refused.
+  for (const { address } of addresses) policy.check(bare, port, address);
+  return addresses[0].address;
 }
 
 /** Reads at most `maxBytes` of a body, then stops the transfer; the rest is never downloaded. */

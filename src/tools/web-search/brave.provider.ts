@@ -1,6 +1,6 @@
 import type { GuardedFetch } from '../ssrf/guarded-fetch.js';
 import type { WebSearchConfig } from '../tool-config.js';
-import { requireSecret } from '../tool-runtime.js';
+import { redactSecrets, requireSecret } from '../tool-runtime.js';
 import {
   endpoint,
   readSearchAnswer,
@@ -43,7 +43,10 @@ export class BraveSearchProvider implements WebSearchProvider {
       headers: { accept: 'application/json', 'x-subscription-token': token },
       sensitiveHeaders: ['x-subscription-token'],
       signal: options.signal,
+      traceContext: this.config.traceContext,
     });
-    return readSearchAnswer(response, BRAVE_ANSWER, options.maxResults);
+    const results = await readSearchAnswer(response, BRAVE_ANSWER, options.maxResults);
+    // A proxy that echoes the request must not put the token in front of the model or in the store.
+    return JSON.parse(redactSecrets(JSON.stringify(results), [token])) as WebSearchResult[];
   }
 }

@@ -39,6 +39,7 @@ export class SearxngProvider implements WebSearchProvider {
     const response = await this.http.request(url, {
       headers: { accept: 'application/json' },
       signal: options.signal,
+      traceContext: this.config.traceContext,
     });
     return readSearchAnswer(response, SEARXNG_ANSWER, options.maxResults);
   }

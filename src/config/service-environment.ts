@@ -1,0 +1,70 @@
+/**
+ * The service's own environment: variables no model or tool configuration may name, whoever
+ * writes it and whatever the platform granted. Every variable the app config reads
+ * (src/config/app-config.ts; a unit test keeps this list complete), and whole families of them.
+ */
+const SERVICE_VARIABLES = new Set([
+  'ADMIN_GROUP',
+  'API_KEY_CACHE_TTL_SECONDS',
+  'BACKGROUND_EVENTS_RETENTION_HOURS',
+  'BACKGROUND_EVENT_FLUSH_MS',
+  'BACKGROUND_MAX_QUEUED',
+  'BACKGROUND_MAX_RUNNING',
+  'BODY_LIMIT',
+  'CONVERSATION_IDLE_HOURS',
+  'EMBEDDED_DATA_DIR',
+  'HANDOVER_MAX_PER_TURN',
+  'HOME',
+  'HOST',
+  'HOSTNAME',
+  'INPUT_FILE_MAX_BYTES',
+  'INPUT_IMAGE_MAX_BYTES',
+  'INPUT_URL_TIMEOUT_SECONDS',
+  'LOG_LEVEL',
+  'MAX_HEADER_SIZE',
+  'MAX_IN_FLIGHT_RESPONSES',
+  'MEMORY_CONTEXT_BUDGET_CHARS',
+  'MIGRATIONS_RUN_ON_BOOT',
+  'PATH',
+  'PORT',
+  'PUBLIC_ADMIN_ORIGIN',
+  'PUBLIC_BASE_URL',
+  'QUICKSTART',
+  'RATE_LIMIT_CACHE_SECONDS',
+  'RATE_LIMIT_DEFAULT_PER_MINUTE',
+  'RESUME_POLL_MS',
+  'SHUTDOWN_DELAY_SECONDS',
+  'SHUTDOWN_GRACE_SECONDS',
+  'SSE_HEARTBEAT_SECONDS',
+  'TOOL_LOOP_MAX_ITERATIONS',
+  'TOOL_OUTPUT_MAX_BYTES',
+  'TOOL_TIMEOUT_SECONDS',
+  'TRUST_PROXY',
+  'TURN_LEASE_RENEW_MS',
+  'TURN_LEASE_SECONDS',
+  'TURN_SWEEP_MS',
+  'UPSTREAM_MAX_RETRIES',
+  'UPSTREAM_TIMEOUT_SECONDS',
+]);
+
+/** Database, cache, tracing, metrics, identity provider, SSRF and runtime settings, present and future. */
+const SERVICE_PREFIXES = [
+  'DATABASE_',
+  'REDIS_',
+  'OTEL_',
+  'OIDC_',
+  'METRICS_',
+  'MCP_',
+  'SSRF_',
+  'ADMIN_',
+  'PG',
+  'NODE_',
+  'NPM_',
+  'KUBERNETES_',
+];
+
+/** Whether `name` is one of the service's own variables (compared case-insensitively). */
+export function isServiceVariable(name: string): boolean {
+  const upper = name.toUpperCase();
+  return SERVICE_VARIABLES.has(upper) || SERVICE_PREFIXES.some((prefix) => upper.startsWith(prefix));
+}
