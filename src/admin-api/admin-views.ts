@@ -13,6 +13,7 @@ export function auditLogView(row: AuditLogEntity) {
     before: row.before ?? null,
     after: row.after ?? null,
     requestId: row.requestId,
+    clientRequestId: row.clientRequestId,
     createdAt: row.createdAt.toISOString(),
   };
 }

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { assertUnderQuota } from '../common/errors/quota.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { AssistantsRepository } from './assistants.repository.js';
 import { AssistantEntity } from './entities/assistant.entity.js';
 import { isUuid } from '../organizations/organizations.service.js';
@@ -31,7 +33,10 @@ const ASSISTANT_CACHE_TTL_MS = 5_000;
 export class AssistantsService {
   private readonly cache = new Map<string, CachedAssistant>();
 
-  constructor(private readonly repository: AssistantsRepository) {}
+  constructor(
+    private readonly repository: AssistantsRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   /** The assistant of this organization, or null; cached briefly because every turn needs it. */
   async findForTurn(organizationId: string, id: string): Promise<AssistantEntity | null> {
@@ -88,7 +93,16 @@ export class AssistantsService {
     organizationId: string,
     changes: AssistantChanges & { name: string },
   ): Promise<AssistantEntity> {
+    await this.assertRoom(organizationId);
     return this.repository.save(this.newAssistant(organizationId, changes));
+  }
+
+  /** 409 quota_exceeded when the organization has QUOTA_ASSISTANTS_PER_ORGANIZATION assistants. */
+  private async assertRoom(organizationId: string, manager?: EntityManager): Promise<void> {
+    const quota = this.config.quotas.assistantsPerOrganization;
+    if (quota === 0) return;
+    const count = await this.repository.countForOrganization(organizationId, manager);
+    assertUnderQuota(count, quota, 'assistants', 'QUOTA_ASSISTANTS_PER_ORGANIZATION');
   }
 
   /**
@@ -110,6 +124,7 @@ export class AssistantsService {
     }
     const [existing] = matches;
     if (!existing) {
+      await this.assertRoom(organizationId, manager);
       const created = await this.repository.save(this.newAssistant(organizationId, changes), manager);
       return { assistant: created, action: 'created' };
     }

@@ -55,10 +55,16 @@ export interface AppConfig {
     maxRunningBackground: number;
     /** Background turns that may wait on one replica; beyond, 503 service_overloaded. */
     maxQueuedBackground: number;
+    /** What one organization may run of BACKGROUND_MAX_RUNNING; its other turns wait. */
+    maxRunningBackgroundPerOrganization: number;
+    /** What one organization may have waiting; beyond, 429 concurrency_limit_exceeded. */
+    maxQueuedBackgroundPerOrganization: number;
     /** How often a background turn's new events are written (one statement per flush). */
     eventFlushMs: number;
     /** How often a stream resumed on another replica than the owner reads new events. */
     followPollMs: number;
+    /** While nothing new arrives, that interval doubles up to this. */
+    followPollMaxMs: number;
     /** How long a finished background turn's events can still be replayed. */
     eventRetentionMs: number;
   };
@@ -100,6 +106,20 @@ export interface AppConfig {
     organizationCacheTtlMs: number;
     /** Responses (JSON or streams) one replica serves at once; beyond it, 503 service_overloaded. */
     maxInFlightResponses: number;
+    /** What one organization may hold of that cap; beyond it, 429 concurrency_limit_exceeded. */
+    maxInFlightPerOrganization: number;
+    /** Admin API requests per minute of one platform administrator (organization keys use their organization's limit). */
+    adminPerMinute: number;
+  };
+  /** Stored objects per organization (0 = no limit); beyond, 409 quota_exceeded. */
+  quotas: {
+    assistantsPerOrganization: number;
+    specialistsPerAssistant: number;
+    toolsPerOrganization: number;
+    gatewaysPerOrganization: number;
+    apiKeysPerOrganization: number;
+    itemsPerConversation: number;
+    eventsPerResponse: number;
   };
   metrics: {
     /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
@@ -319,12 +339,38 @@ function loadLimits(env: Env): AppConfig['limits'] {
   if (!/^[A-Za-z0-9._:-]{1,64}$/.test(redisKeyPrefix)) {
     throw new ConfigError('REDIS_KEY_PREFIX', 'must be 1-64 letters, digits, ".", "_", ":" or "-"');
   }
+  const maxInFlightResponses = integer(env, 'MAX_IN_FLIGHT_RESPONSES', 512, 1, 100_000);
   return {
     defaultPerMinute: integer(env, 'RATE_LIMIT_DEFAULT_PER_MINUTE', 600, 0, 10_000_000),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisKeyPrefix,
     organizationCacheTtlMs: integer(env, 'RATE_LIMIT_CACHE_SECONDS', 10, 0, 300) * 1000,
-    maxInFlightResponses: integer(env, 'MAX_IN_FLIGHT_RESPONSES', 512, 1, 100_000),
+    maxInFlightResponses,
+    maxInFlightPerOrganization: share(env, 'MAX_IN_FLIGHT_PER_ORGANIZATION', maxInFlightResponses, 'MAX_IN_FLIGHT_RESPONSES'),
+    adminPerMinute: integer(env, 'ADMIN_RATE_LIMIT_PER_MINUTE', 600, 0, 10_000_000),
+  };
+}
+
+/**
+ * One organization's part of a replica-wide `total` (`totalName`): a quarter of it by default,
+ * never more than all of it.
+ */
+function share(env: Env, name: string, total: number, totalName: string): number {
+  const value = integer(env, name, Math.max(1, Math.ceil(total / 4)), 1, 1_000_000);
+  if (value > total) throw new ConfigError(name, `must be at most ${totalName} (${total})`);
+  return value;
+}
+
+function loadQuotas(env: Env): AppConfig['quotas'] {
+  const quota = (name: string, fallback: number) => integer(env, name, fallback, 0, 100_000_000);
+  return {
+    assistantsPerOrganization: quota('QUOTA_ASSISTANTS_PER_ORGANIZATION', 1000),
+    specialistsPerAssistant: quota('QUOTA_SPECIALISTS_PER_ASSISTANT', 50),
+    toolsPerOrganization: quota('QUOTA_TOOLS_PER_ORGANIZATION', 500),
+    gatewaysPerOrganization: quota('QUOTA_GATEWAYS_PER_ORGANIZATION', 100),
+    apiKeysPerOrganization: quota('QUOTA_API_KEYS_PER_ORGANIZATION', 1000),
+    itemsPerConversation: quota('QUOTA_ITEMS_PER_CONVERSATION', 10_000),
+    eventsPerResponse: quota('QUOTA_EVENTS_PER_RESPONSE', 100_000),
   };
 }
 
@@ -342,14 +388,32 @@ function loadDurableTurns(env: Env): AppConfig['durableTurns'] {
   if (renewMs * 2 > leaseMs) {
     throw new ConfigError('TURN_LEASE_RENEW_MS', 'must be at most half of TURN_LEASE_SECONDS');
   }
+  const maxRunningBackground = integer(env, 'BACKGROUND_MAX_RUNNING', 64, 1, 100_000);
+  const maxQueuedBackground = integer(env, 'BACKGROUND_MAX_QUEUED', 1000, 0, 1_000_000);
+  const followPollMs = integer(env, 'RESUME_POLL_MS', 200, 10, 10_000);
+  const followPollMaxMs = integer(env, 'RESUME_POLL_MAX_MS', Math.max(1000, followPollMs), 10, 60_000);
+  if (followPollMaxMs < followPollMs) {
+    throw new ConfigError('RESUME_POLL_MAX_MS', `must be at least RESUME_POLL_MS (${followPollMs})`);
+  }
   return {
     leaseMs,
     renewMs,
     sweepMs: integer(env, 'TURN_SWEEP_MS', 5000, 50, 600_000),
-    maxRunningBackground: integer(env, 'BACKGROUND_MAX_RUNNING', 64, 1, 100_000),
-    maxQueuedBackground: integer(env, 'BACKGROUND_MAX_QUEUED', 1000, 0, 1_000_000),
+    maxRunningBackground,
+    maxQueuedBackground,
+    maxRunningBackgroundPerOrganization: share(
+      env,
+      'BACKGROUND_MAX_RUNNING_PER_ORGANIZATION',
+      maxRunningBackground,
+      'BACKGROUND_MAX_RUNNING',
+    ),
+    maxQueuedBackgroundPerOrganization:
+      maxQueuedBackground === 0
+        ? 0
+        : share(env, 'BACKGROUND_MAX_QUEUED_PER_ORGANIZATION', maxQueuedBackground, 'BACKGROUND_MAX_QUEUED'),
     eventFlushMs: integer(env, 'BACKGROUND_EVENT_FLUSH_MS', 100, 1, 10_000),
-    followPollMs: integer(env, 'RESUME_POLL_MS', 200, 10, 10_000),
+    followPollMs,
+    followPollMaxMs,
     eventRetentionMs: integer(env, 'BACKGROUND_EVENTS_RETENTION_HOURS', 24, 1, 24 * 90) * 3_600_000,
   };
 }
@@ -508,6 +572,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     oidc: loadOidc(env),
     mcpGateway: loadMcpGateway(env),
     limits: loadLimits(env),
+    quotas: loadQuotas(env),
     metrics: loadMetrics(env),
     lifecycle: loadLifecycle(env),
     durableTurns: loadDurableTurns(env),

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { QueryFailedError, type EntityManager } from 'typeorm';
+import { assertUnderQuota } from '../common/errors/quota.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { McpGatewayEntity } from './entities/mcp-gateway.entity.js';
 import { McpGatewaysRepository } from './mcp-gateways.repository.js';
 import type { DeletedRow } from '../database/delete-except.js';
@@ -20,7 +22,10 @@ export interface GatewayDeclaration {
 /** Gateways as the administrator configures them (CLI and `apply -f`). */
 @Injectable()
 export class McpGatewaysService {
-  constructor(private readonly repository: McpGatewaysRepository) {}
+  constructor(
+    private readonly repository: McpGatewaysRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   /** The gateway a request URL names, with its organization (for the token's organization check). */
   findForRequest(name: string): Promise<McpGatewayEntity | null> {
@@ -40,6 +45,7 @@ export class McpGatewaysService {
     const name = validateName(declaration.name);
     const toolNames = normalizeToolNames(declaration.toolNames);
     await this.assertNameFree(name);
+    await this.assertRoom(organizationId);
     return this.saveUnique(
       Object.assign(new McpGatewayEntity(), { id: randomUUID(), organizationId, name, toolNames }),
     );
@@ -77,6 +83,7 @@ export class McpGatewaysService {
       throw new GatewayInputError(`gateway name "${name}" is already used by another organization`);
     }
     if (!existing) {
+      await this.assertRoom(organizationId, manager);
       const gateway = Object.assign(new McpGatewayEntity(), {
         id: randomUUID(),
         organizationId,
@@ -88,6 +95,12 @@ export class McpGatewaysService {
     if (sameList(existing.toolNames, toolNames)) return { gateway: existing, action: 'unchanged' };
     existing.toolNames = toolNames;
     return { gateway: await this.repository.save(existing, manager), action: 'updated' };
+  }
+
+  /** 409 quota_exceeded when the organization has QUOTA_GATEWAYS_PER_ORGANIZATION gateways. */
+  private async assertRoom(organizationId: string, manager?: EntityManager): Promise<void> {
+    const count = await this.repository.countForOrganization(organizationId, manager);
+    assertUnderQuota(count, this.config.quotas.gatewaysPerOrganization, 'MCP gateways', 'QUOTA_GATEWAYS_PER_ORGANIZATION');
   }
 
   private async assertNameFree(name: string): Promise<void> {

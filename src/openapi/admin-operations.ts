@@ -202,18 +202,20 @@ export const ADMIN_SCHEMAS: Record<string, JsonSchema> = {
     organizationId: nullable({ type: 'string', format: 'uuid' }),
     actor: object({
       type: { type: 'string', enum: ['api_key', 'oidc', 'cli'] },
-      id: { type: 'string', description: 'The key id, or the token subject' },
+      id: { type: 'string', description: 'The key id, the token subject, or the CLI\'s operating-system user' },
       issuer: nullable({ type: 'string', description: "The token's issuer (`oidc`)" }),
     }),
     action: {
       type: 'string',
-      description: '`created`, `updated`, `revoked`, `deleted` (`apply` with `prune`)',
+      description:
+        '`created`, `updated`, `revoked`, `deleted` (`apply` with `prune`), `denied` (a refused request: 403 or 404)',
     },
     resourceType: { type: 'string' },
     resourceId: { type: 'string' },
     before: nullable(anyObject('The resource before the change; never a secret or key hash')),
     after: nullable(anyObject('The resource after the change (for `apply`: its key in the document)')),
-    requestId: nullable({ type: 'string' }),
+    requestId: nullable({ type: 'string', description: 'The id the server gave the request (not the client\'s own)' }),
+    clientRequestId: nullable({ type: 'string', description: 'The `x-request-id` the client sent, if any' }),
     createdAt: dateTime,
   }),
   AuditLogPage: object({

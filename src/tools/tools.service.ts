@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { assertUnderQuota } from '../common/errors/quota.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { PluginEntity, type PluginOAuth } from './entities/plugin.entity.js';
 import { ToolEntity } from './entities/tool.entity.js';
 import {
@@ -43,7 +45,10 @@ const MAX_DESCRIPTION_CHARS = 4000;
 /** Administration of an organization's tool catalogue: the CLI and `apply -f` write through here. */
 @Injectable()
 export class ToolsService {
-  constructor(private readonly repository: ToolsRepository) {}
+  constructor(
+    private readonly repository: ToolsRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   list(organizationId: string): Promise<ToolEntity[]> {
     return this.repository.listWithPlugins(organizationId);
@@ -127,6 +132,14 @@ export class ToolsService {
     tool.pluginId = plugin?.id ?? null;
     tool.plugin = plugin;
     if (before !== undefined && canonical(declared(tool)) === before) return { tool, action: 'unchanged' };
+    if (!existing) {
+      assertUnderQuota(
+        await this.repository.countTools(organizationId, manager),
+        this.config.quotas.toolsPerOrganization,
+        'tools',
+        'QUOTA_TOOLS_PER_ORGANIZATION',
+      );
+    }
     const saved = await this.repository.saveTool(tool, manager);
     saved.plugin = plugin;
     return { tool: saved, action: existing ? 'updated' : 'created' };

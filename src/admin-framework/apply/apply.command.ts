@@ -1,3 +1,5 @@
+import { userInfo } from 'node:os';
+import type { AuditActor } from '../audit/audit-log.service.js';
 import { ApplyService } from './apply.service.js';
 import { parseApplyDocument } from './apply-document.js';
 import { readTextFile, stringOption, type AdminCommand } from '../admin-command.js';
@@ -26,7 +28,7 @@ export const applyCommand: AdminCommand = {
     const document = parseApplyDocument(await readTextFile(cwd, file), file);
     const dryRun = options['dry-run'] === true;
     const prune = options.prune === true;
-    const report = await app.get(ApplyService).apply(document, { dryRun, prune });
+    const report = await app.get(ApplyService).apply(document, { dryRun, prune, audit: cliActor() });
     const summary = report.summary(prune);
     const verb = dryRun ? 'Would apply' : 'Applied';
     return {
@@ -39,3 +41,14 @@ export const applyCommand: AdminCommand = {
     };
   },
 };
+
+/** The CLI's caller: the operating-system user running it (whoever holds the database credentials). */
+export function cliActor(): AuditActor {
+  let user: string | undefined;
+  try {
+    user = userInfo().username;
+  } catch {
+    user = undefined;
+  }
+  return { type: 'cli', id: user || process.env.USER || 'unknown' };
+}
