@@ -111,7 +111,7 @@ export interface AppConfig {
     /** Admin API requests per minute of one platform administrator (organization keys use their organization's limit). */
     adminPerMinute: number;
   };
-  /** Stored objects per organization (0 = no limit); beyond, 409 quota_exceeded. */
+  /** Stored objects per organization (0 = no limit); beyond, 409 quota_exceeded (docs/operations.md). */
   quotas: {
     assistantsPerOrganization: number;
     specialistsPerAssistant: number;
@@ -119,7 +119,6 @@ export interface AppConfig {
     gatewaysPerOrganization: number;
     apiKeysPerOrganization: number;
     itemsPerConversation: number;
-    eventsPerResponse: number;
   };
   metrics: {
     /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
@@ -346,7 +345,12 @@ function loadLimits(env: Env): AppConfig['limits'] {
     redisKeyPrefix,
     organizationCacheTtlMs: integer(env, 'RATE_LIMIT_CACHE_SECONDS', 10, 0, 300) * 1000,
     maxInFlightResponses,
-    maxInFlightPerOrganization: share(env, 'MAX_IN_FLIGHT_PER_ORGANIZATION', maxInFlightResponses, 'MAX_IN_FLIGHT_RESPONSES'),
+    maxInFlightPerOrganization: share(
+      env,
+      'MAX_IN_FLIGHT_PER_ORGANIZATION',
+      maxInFlightResponses,
+      'MAX_IN_FLIGHT_RESPONSES',
+    ),
     adminPerMinute: integer(env, 'ADMIN_RATE_LIMIT_PER_MINUTE', 600, 0, 10_000_000),
   };
 }
@@ -370,7 +374,6 @@ function loadQuotas(env: Env): AppConfig['quotas'] {
     gatewaysPerOrganization: quota('QUOTA_GATEWAYS_PER_ORGANIZATION', 100),
     apiKeysPerOrganization: quota('QUOTA_API_KEYS_PER_ORGANIZATION', 1000),
     itemsPerConversation: quota('QUOTA_ITEMS_PER_CONVERSATION', 10_000),
-    eventsPerResponse: quota('QUOTA_EVENTS_PER_RESPONSE', 100_000),
   };
 }
 
