@@ -338,42 +338,34 @@ function loadLimits(env: Env): AppConfig['limits'] {
   if (!/^[A-Za-z0-9._:-]{1,64}$/.test(redisKeyPrefix)) {
     throw new ConfigError('REDIS_KEY_PREFIX', 'must be 1-64 letters, digits, ".", "_", ":" or "-"');
   }
-  const maxInFlightResponses = integer(env, 'MAX_IN_FLIGHT_RESPONSES', 512, 1, 100_000);
+  const max = integer(env, 'MAX_IN_FLIGHT_RESPONSES', 512, 1, 100_000);
+  // One organization's share: a quarter of the cap by default, never more than all of it.
+  const perOrganization = integer(env, 'MAX_IN_FLIGHT_PER_ORGANIZATION', quarter(max), 1, max);
   return {
     defaultPerMinute: integer(env, 'RATE_LIMIT_DEFAULT_PER_MINUTE', 600, 0, 10_000_000),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisKeyPrefix,
     organizationCacheTtlMs: integer(env, 'RATE_LIMIT_CACHE_SECONDS', 10, 0, 300) * 1000,
-    maxInFlightResponses,
-    maxInFlightPerOrganization: share(
-      env,
-      'MAX_IN_FLIGHT_PER_ORGANIZATION',
-      maxInFlightResponses,
-      'MAX_IN_FLIGHT_RESPONSES',
-    ),
+    maxInFlightResponses: max,
+    maxInFlightPerOrganization: perOrganization,
     adminPerMinute: integer(env, 'ADMIN_RATE_LIMIT_PER_MINUTE', 600, 0, 10_000_000),
   };
 }
 
-/**
- * One organization's part of a replica-wide `total` (`totalName`): a quarter of it by default,
- * never more than all of it.
- */
-function share(env: Env, name: string, total: number, totalName: string): number {
-  const value = integer(env, name, Math.max(1, Math.ceil(total / 4)), 1, 1_000_000);
-  if (value > total) throw new ConfigError(name, `must be at most ${totalName} (${total})`);
-  return value;
+/** An organization's default part of a replica-wide total: a quarter of it (at least 1 of a non-zero total). */
+function quarter(total: number): number {
+  return Math.ceil(total / 4);
 }
 
 function loadQuotas(env: Env): AppConfig['quotas'] {
-  const quota = (name: string, fallback: number) => integer(env, name, fallback, 0, 100_000_000);
+  const most = 100_000_000;
   return {
-    assistantsPerOrganization: quota('QUOTA_ASSISTANTS_PER_ORGANIZATION', 1000),
-    specialistsPerAssistant: quota('QUOTA_SPECIALISTS_PER_ASSISTANT', 50),
-    toolsPerOrganization: quota('QUOTA_TOOLS_PER_ORGANIZATION', 500),
-    gatewaysPerOrganization: quota('QUOTA_GATEWAYS_PER_ORGANIZATION', 100),
-    apiKeysPerOrganization: quota('QUOTA_API_KEYS_PER_ORGANIZATION', 1000),
-    itemsPerConversation: quota('QUOTA_ITEMS_PER_CONVERSATION', 10_000),
+    assistantsPerOrganization: integer(env, 'QUOTA_ASSISTANTS_PER_ORGANIZATION', 1000, 0, most),
+    specialistsPerAssistant: integer(env, 'QUOTA_SPECIALISTS_PER_ASSISTANT', 50, 0, most),
+    toolsPerOrganization: integer(env, 'QUOTA_TOOLS_PER_ORGANIZATION', 500, 0, most),
+    gatewaysPerOrganization: integer(env, 'QUOTA_GATEWAYS_PER_ORGANIZATION', 100, 0, most),
+    apiKeysPerOrganization: integer(env, 'QUOTA_API_KEYS_PER_ORGANIZATION', 1000, 0, most),
+    itemsPerConversation: integer(env, 'QUOTA_ITEMS_PER_CONVERSATION', 10_000, 0, most),
   };
 }
 
@@ -391,8 +383,11 @@ function loadDurableTurns(env: Env): AppConfig['durableTurns'] {
   if (renewMs * 2 > leaseMs) {
     throw new ConfigError('TURN_LEASE_RENEW_MS', 'must be at most half of TURN_LEASE_SECONDS');
   }
-  const maxRunningBackground = integer(env, 'BACKGROUND_MAX_RUNNING', 64, 1, 100_000);
-  const maxQueuedBackground = integer(env, 'BACKGROUND_MAX_QUEUED', 1000, 0, 1_000_000);
+  const running = integer(env, 'BACKGROUND_MAX_RUNNING', 64, 1, 100_000);
+  const queued = integer(env, 'BACKGROUND_MAX_QUEUED', 1000, 0, 1_000_000);
+  // An organization's shares: a quarter of the replica's by default, never more than all of it.
+  const runShare = integer(env, 'BACKGROUND_MAX_RUNNING_PER_ORGANIZATION', quarter(running), 1, running);
+  const queueShare = integer(env, 'BACKGROUND_MAX_QUEUED_PER_ORGANIZATION', quarter(queued), 0, queued);
   const followPollMs = integer(env, 'RESUME_POLL_MS', 200, 10, 10_000);
   const followPollMaxMs = integer(env, 'RESUME_POLL_MAX_MS', Math.max(1000, followPollMs), 10, 60_000);
   if (followPollMaxMs < followPollMs) {
@@ -402,18 +397,10 @@ function loadDurableTurns(env: Env): AppConfig['durableTurns'] {
     leaseMs,
     renewMs,
     sweepMs: integer(env, 'TURN_SWEEP_MS', 5000, 50, 600_000),
-    maxRunningBackground,
-    maxQueuedBackground,
-    maxRunningBackgroundPerOrganization: share(
-      env,
-      'BACKGROUND_MAX_RUNNING_PER_ORGANIZATION',
-      maxRunningBackground,
-      'BACKGROUND_MAX_RUNNING',
-    ),
-    maxQueuedBackgroundPerOrganization:
-      maxQueuedBackground === 0
-        ? 0
-        : share(env, 'BACKGROUND_MAX_QUEUED_PER_ORGANIZATION', maxQueuedBackground, 'BACKGROUND_MAX_QUEUED'),
+    maxRunningBackground: running,
+    maxQueuedBackground: queued,
+    maxRunningBackgroundPerOrganization: runShare,
+    maxQueuedBackgroundPerOrganization: queueShare,
     eventFlushMs: integer(env, 'BACKGROUND_EVENT_FLUSH_MS', 100, 1, 10_000),
     followPollMs,
     followPollMaxMs,
