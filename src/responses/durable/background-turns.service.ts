@@ -76,15 +76,10 @@ export class BackgroundTurns implements OnModuleDestroy {
 
   /**
    * Refuses a new background turn (before anything is stored) when it could neither start nor
-   * wait: its organization's queue share is full (429), or the replica's queue is (503).
+   * wait: the replica's queue is full (503), or its organization's share of it is (429).
    */
   checkRoom(organizationId: string): void {
     if (this.canStart(organizationId)) return;
-    const share = this.shareOf(organizationId);
-    if (share.queued >= this.settings.maxQueuedBackgroundPerOrganization) {
-      this.metrics.shed('organization');
-      throw organizationBusyError(share.running + share.queued);
-    }
     if (this.waiting.length >= this.settings.maxQueuedBackground) {
       throw new ApiError(
         'service_overloaded',
@@ -93,6 +88,11 @@ export class BackgroundTurns implements OnModuleDestroy {
           'Retry-After': '1',
         },
       );
+    }
+    const share = this.shareOf(organizationId);
+    if (share.queued >= this.settings.maxQueuedBackgroundPerOrganization) {
+      this.metrics.shed('organization');
+      throw organizationBusyError(share.running + share.queued);
     }
   }
 
