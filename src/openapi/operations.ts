@@ -127,6 +127,8 @@ const responseOperations: OperationSpec[] = [
       'upstream_unavailable',
       'upstream_timeout',
       'service_overloaded',
+      'concurrency_limit_exceeded',
+      'quota_exceeded',
     ],
   },
   {
@@ -180,7 +182,7 @@ const responseOperations: OperationSpec[] = [
         },
       },
     },
-    errors: ['invalid_request', 'response_not_found'],
+    errors: ['invalid_request', 'response_not_found', 'service_overloaded', 'concurrency_limit_exceeded'],
   },
   {
     method: 'post',
@@ -305,7 +307,7 @@ const conversationOperations: OperationSpec[] = [
     parameters: [param('XUserId')],
     requestBody: { content: { 'application/json': { schema: ref('CreateConversationRequest') } } },
     responses: { '200': json(ref('ConversationObject'), 'The conversation') },
-    errors: ['invalid_request', 'invalid_input_type', 'missing_call_id'],
+    errors: ['invalid_request', 'invalid_input_type', 'missing_call_id', 'quota_exceeded'],
   },
   {
     method: 'get',
@@ -376,7 +378,13 @@ const conversationOperations: OperationSpec[] = [
     parameters: [param('XUserId'), param('ConversationApiId'), param('InputItemsInclude')],
     requestBody: jsonBody(ref('CreateConversationItemsRequest')),
     responses: { '200': json(ref('ConversationItemList'), 'The items added') },
-    errors: ['invalid_request', 'invalid_input_type', 'missing_call_id', 'conversation_not_found'],
+    errors: [
+      'invalid_request',
+      'invalid_input_type',
+      'missing_call_id',
+      'conversation_not_found',
+      'quota_exceeded',
+    ],
   },
   {
     method: 'get',
