@@ -14,4 +14,8 @@ export const ADMIN_PREFIX = 'admin/v1';
  * caller is then refused (403, 404) is audited (DeniedAttemptsInterceptor).
  */
 export const AdminAccess = () =>
-  applyDecorators(OwnAuthentication(), UseGuards(AdminAccessGuard), UseInterceptors(DeniedAttemptsInterceptor));
+  applyDecorators(
+    OwnAuthentication(),
+    UseGuards(AdminAccessGuard),
+    UseInterceptors(DeniedAttemptsInterceptor),
+  );

@@ -41,6 +41,13 @@ import { DeniedAttemptsInterceptor } from './denied-attempts.interceptor.js';
     AdminOrganizationsService,
     AdminAgentsService,
   ],
-  exports: [AdminAccessGuard, DeniedAttemptsInterceptor, AuditLogModule, AdminScope, ApiKeysModule, OidcModule],
+  exports: [
+    AdminAccessGuard,
+    DeniedAttemptsInterceptor,
+    AuditLogModule,
+    AdminScope,
+    ApiKeysModule,
+    OidcModule,
+  ],
 })
 export class AdminApiModule {}

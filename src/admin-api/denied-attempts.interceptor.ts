@@ -30,17 +30,22 @@ export class DeniedAttemptsInterceptor implements NestInterceptor {
           return throwError(() => error);
         }
         const route = `${req.method} ${req.originalUrl.split('?')[0]}`.slice(0, 255);
-        const written = this.audit.record(undefined, auditActor(caller), [
-          {
-            organizationId: caller.kind === 'organization' ? caller.organizationId : null,
-            action: 'denied',
-            resourceType: 'request',
-            resourceId: route,
-            after: { status: error.status, code: error.code },
-          },
-        ]).catch((failure: unknown) => {
-          this.logger.error({ ...describeUnexpected(failure), msg: 'a denied admin request could not be audited' });
-        });
+        const written = this.audit
+          .record(undefined, auditActor(caller), [
+            {
+              organizationId: caller.kind === 'organization' ? caller.organizationId : null,
+              action: 'denied',
+              resourceType: 'request',
+              resourceId: route,
+              after: { status: error.status, code: error.code },
+            },
+          ])
+          .catch((failure: unknown) => {
+            this.logger.error({
+              ...describeUnexpected(failure),
+              msg: 'a denied admin request could not be audited',
+            });
+          });
         return from(written).pipe(mergeMap(() => throwError(() => error)));
       }),
     );

@@ -100,7 +100,12 @@ export class McpGatewaysService {
   /** 409 quota_exceeded when the organization has QUOTA_GATEWAYS_PER_ORGANIZATION gateways. */
   private async assertRoom(organizationId: string, manager?: EntityManager): Promise<void> {
     const count = await this.repository.countForOrganization(organizationId, manager);
-    assertUnderQuota(count, this.config.quotas.gatewaysPerOrganization, 'MCP gateways', 'QUOTA_GATEWAYS_PER_ORGANIZATION');
+    assertUnderQuota(
+      count,
+      this.config.quotas.gatewaysPerOrganization,
+      'MCP gateways',
+      'QUOTA_GATEWAYS_PER_ORGANIZATION',
+    );
   }
 
   private async assertNameFree(name: string): Promise<void> {

@@ -90,12 +90,18 @@ export class ApplyService {
 function declaredSlugs(document: ApplyDocument): string[] {
   const entries = Array.isArray(document.organizations) ? (document.organizations as unknown[]) : [];
   return entries
-    .map((entry) => (typeof entry === 'object' && entry !== null ? (entry as { slug?: unknown }).slug : undefined))
+    .map((entry) =>
+      typeof entry === 'object' && entry !== null ? (entry as { slug?: unknown }).slug : undefined,
+    )
     .filter((slug): slug is string => typeof slug === 'string');
 }
 
 /** One audit change per item the apply created, updated or deleted, with its rows before and after. */
-async function auditChanges(manager: EntityManager, report: ApplyReport, before: RowSnapshot): Promise<AuditChange[]> {
+async function auditChanges(
+  manager: EntityManager,
+  report: ApplyReport,
+  before: RowSnapshot,
+): Promise<AuditChange[]> {
   const changes: AuditChange[] = [];
   for (const change of report.changes) {
     if (change.action === 'unchanged') continue;

@@ -63,7 +63,11 @@ export class AuditLogService {
    * Writes the rows in `manager`'s transaction (the change's own); without one, on their own (a
    * refused request, which changed nothing). The request id is the server's, never the client's.
    */
-  async record(manager: EntityManager | undefined, actor: AuditActor, changes: readonly AuditChange[]): Promise<void> {
+  async record(
+    manager: EntityManager | undefined,
+    actor: AuditActor,
+    changes: readonly AuditChange[],
+  ): Promise<void> {
     const request = currentRequestContext();
     const requestId = request ? (request.serverRequestId ?? request.requestId) : null;
     const clientRequestId = request && request.requestId !== requestId ? request.requestId : null;

@@ -20,7 +20,10 @@ const TABLES: Readonly<Record<string, string>> = {
 export type RowSnapshot = Map<string, unknown>;
 
 /** Every audited row of the organizations with these slugs, read inside `manager`'s transaction. */
-export async function snapshotOrganizations(manager: EntityManager, slugs: readonly string[]): Promise<RowSnapshot> {
+export async function snapshotOrganizations(
+  manager: EntityManager,
+  slugs: readonly string[],
+): Promise<RowSnapshot> {
   const rows = new Map<string, unknown>();
   if (slugs.length === 0) return rows;
   const organizations: { id: string; row: unknown }[] = await manager.query(

@@ -11,7 +11,8 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function assignRequestId(req: Request, res: Response): { requestId: string; serverRequestId: string } {
   const incoming = req.headers['x-request-id'];
   const serverRequestId = `req_${randomUUID()}`;
-  const requestId = typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : serverRequestId;
+  const requestId =
+    typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : serverRequestId;
   res.setHeader('x-request-id', requestId);
   return { requestId, serverRequestId };
 }
