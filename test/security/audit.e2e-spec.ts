@@ -96,6 +96,30 @@ describe('audit log', () => {
     expect(row.after.name).toBe('Globex by CLI');
   });
 
+  it("records before and after for the CLI's other write commands", async () => {
+    const env = { ...app.database.env, INIT_CWD: workDir };
+    const created = await runAdminCli(
+      ['assistants', 'create', '--org', 'globex', '--name', 'FromCli', '--json'],
+      env,
+    );
+    expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: '' });
+    const assistantId = created.json.id.replace(/^asst_/, '');
+    const [creation] = await rows("resource_id = $1 AND actor_type = 'cli'", [assistantId]);
+    expect(creation).toMatchObject({ action: 'created', before: null, organization_id: globex.id });
+    expect(creation.after).toMatchObject({ name: 'FromCli' });
+
+    const keyId = (
+      await app.dataSource.query('SELECT id FROM api_keys WHERE organization_id = $1 LIMIT 1', [globex.id])
+    )[0].id;
+    const revoked = await runAdminCli(['keys', 'revoke', keyId, '--org', 'globex', '--json'], env);
+    expect(revoked.code).toBe(0);
+    const [revocation] = await rows("resource_id = $1 AND actor_type = 'cli'", [keyId]);
+    expect(revocation).toMatchObject({ action: 'revoked', organization_id: globex.id });
+    expect(revocation.before.revoked_at).toBeNull();
+    expect(revocation.after.revoked_at).toBeTruthy();
+    expect(JSON.stringify(revocation)).not.toMatch(/key_hash/);
+  });
+
   it('records before and after for a direct HTTP change, with the server request id', async () => {
     const put = await admin('PUT', '/organizations/acme/assistants/Helper', { instructions: 'v1' }, {});
     expect(put.status).toBe(200);

@@ -1,5 +1,4 @@
-import { userInfo } from 'node:os';
-import type { AuditActor } from '../audit/audit-log.service.js';
+import { cliActor } from '../audit/cli-audit.js';
 import { ApplyService } from './apply.service.js';
 import { parseApplyDocument } from './apply-document.js';
 import { readTextFile, stringOption, type AdminCommand } from '../admin-command.js';
@@ -41,14 +40,3 @@ export const applyCommand: AdminCommand = {
     };
   },
 };
-
-/** The CLI's caller: the operating-system user running it (whoever holds the database credentials). */
-export function cliActor(): AuditActor {
-  let user: string | undefined;
-  try {
-    user = userInfo().username;
-  } catch {
-    user = undefined;
-  }
-  return { type: 'cli', id: user || process.env.USER || 'unknown' };
-}

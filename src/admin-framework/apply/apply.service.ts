@@ -105,7 +105,7 @@ async function auditChanges(
   const changes: AuditChange[] = [];
   for (const change of report.changes) {
     if (change.action === 'unchanged') continue;
-    const was = change.action === 'created' ? null : (before.get(change.id) ?? null);
+    const was = change.action === 'created' ? null : (before.get(change.id)?.row ?? null);
     const is = change.action === 'deleted' ? null : await snapshotRow(manager, change.kind, change.id);
     const owner = (row: unknown) => (row as { organization_id?: string } | null)?.organization_id;
     changes.push({

@@ -16,30 +16,39 @@ const TABLES: Readonly<Record<string, string>> = {
   'api key': 'api_keys',
 };
 
-/** Rows by id, as JSON (snake_case columns); redacted by auditSnapshot when written. */
-export type RowSnapshot = Map<string, unknown>;
+/** A stored row as JSON (snake_case columns; redacted by auditSnapshot when written) and its kind. */
+export interface SnapshotRow {
+  kind: string;
+  row: unknown;
+}
 
-/** Every audited row of the organizations with these slugs, read inside `manager`'s transaction. */
+/** Rows by id. */
+export type RowSnapshot = Map<string, SnapshotRow>;
+
+/**
+ * Every audited row of the organizations these references name (slugs or ids), read inside
+ * `manager`'s transaction when one is given.
+ */
 export async function snapshotOrganizations(
   manager: EntityManager,
-  slugs: readonly string[],
+  references: readonly string[],
 ): Promise<RowSnapshot> {
-  const rows = new Map<string, unknown>();
-  if (slugs.length === 0) return rows;
+  const rows: RowSnapshot = new Map();
+  if (references.length === 0) return rows;
   const organizations: { id: string; row: unknown }[] = await manager.query(
-    'SELECT id, to_jsonb(o) AS row FROM organizations o WHERE slug = ANY($1::text[])',
-    [slugs],
+    'SELECT id, to_jsonb(o) AS row FROM organizations o WHERE slug = ANY($1::text[]) OR id::text = ANY($1::text[])',
+    [references],
   );
-  for (const { id, row } of organizations) rows.set(id, row);
+  for (const { id, row } of organizations) rows.set(id, { kind: 'organization', row });
   const ids = organizations.map(({ id }) => id);
   if (ids.length === 0) return rows;
-  for (const table of new Set(Object.values(TABLES))) {
+  for (const [kind, table] of Object.entries(TABLES)) {
     if (table === 'organizations') continue;
     const owned: { id: string; row: unknown }[] = await manager.query(
       `SELECT id, to_jsonb(t) AS row FROM ${table} t WHERE organization_id = ANY($1::uuid[])`,
       [ids],
     );
-    for (const { id, row } of owned) rows.set(id, row);
+    for (const { id, row } of owned) rows.set(id, { kind, row });
   }
   return rows;
 }
