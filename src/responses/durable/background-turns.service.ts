@@ -89,7 +89,7 @@ export class BackgroundTurns implements OnModuleDestroy {
         },
       );
     }
-    const share = this.shareOf(organizationId);
+    const share = this.shares.get(organizationId) ?? { running: 0, queued: 0 };
     if (share.queued >= this.settings.maxQueuedBackgroundPerOrganization) {
       this.metrics.shed('organization');
       throw organizationBusyError(share.running + share.queued);
@@ -139,7 +139,7 @@ export class BackgroundTurns implements OnModuleDestroy {
   private canStart(organizationId: string): boolean {
     return (
       this.running < this.settings.maxRunningBackground &&
-      this.shareOf(organizationId).running < this.settings.maxRunningBackgroundPerOrganization
+      (this.shares.get(organizationId)?.running ?? 0) < this.settings.maxRunningBackgroundPerOrganization
     );
   }
 

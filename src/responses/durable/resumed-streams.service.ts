@@ -25,10 +25,10 @@ interface Cursor {
  * Streams a background turn's events after a sequence number, then follows it to its end: from
  * memory on the replica running it, otherwise from the database (one indexed read per
  * RESUME_POLL_MS while events keep coming; while nothing is new the interval doubles up to
- * RESUME_POLL_MAX_MS). A resumed stream holds a slot of the in-flight cap and of its
- * organization's share of it, like any response in progress (503 or 429 before it starts). Stored events are sent as they were first sent. A turn
- * that ended without a final event (cancelled, or its replica lost) ends with a `response.error`
- * built from its row, numbered after the last stored event.
+ * RESUME_POLL_MAX_MS). Stored events are sent as they were first sent. A turn that ended without
+ * a final event (cancelled, or its replica lost) ends with a `response.error` built from its row,
+ * numbered after the last stored event. A resumed stream holds a slot of the in-flight cap and of
+ * its organization's share of it, like any response in progress (503 or 429 before it starts).
  */
 @Injectable()
 export class ResumedStreams {
