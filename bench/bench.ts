@@ -248,6 +248,7 @@ export class Bench {
       BENCH_UPSTREAM_KEY: 'bench-upstream-key',
       // The bench measures the service's own cost: admission limits must not shape the load.
       MAX_IN_FLIGHT_RESPONSES: '100000',
+      MAX_IN_FLIGHT_PER_ORGANIZATION: '100000',
       RATE_LIMIT_DEFAULT_PER_MINUTE: '0',
       ...this.database.env,
     };

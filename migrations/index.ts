@@ -9,6 +9,7 @@ import { AdminApi1795610000000 } from './1795610000000-admin-api.js';
 import { DurableTurns1795610048721 } from './1795610048721-durable-turns.js';
 import { Usage1795700000000 } from './1795700000000-usage.js';
 import { TenantConfig1795800000000 } from './1795800000000-tenant-config.js';
+import { AuditAppendOnly1795800000300 } from './1795800000300-audit-append-only.js';
 import { GatewayNamesPerOrganization1795812345678 } from './1795812345678-gateway-names-per-organization.js';
 
 /** Every migration in order. `npm run migration:generate` appends to this list. */
@@ -24,5 +25,6 @@ export const MIGRATIONS: Function[] = [
   DurableTurns1795610048721,
   Usage1795700000000,
   TenantConfig1795800000000,
+  AuditAppendOnly1795800000300,
   GatewayNamesPerOrganization1795812345678,
 ];

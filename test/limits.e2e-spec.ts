@@ -199,6 +199,8 @@ describe('in-flight cap of a replica', () => {
     database = await createTestDatabase();
     replica = await startReplica(database, {
       MAX_IN_FLIGHT_RESPONSES: '2',
+      // The replica-wide cap, with one organization: its share is the whole cap here.
+      MAX_IN_FLIGHT_PER_ORGANIZATION: '2',
       // A Redis nobody listens on: counting falls back to this process instead of failing requests.
       REDIS_URL: 'redis://127.0.0.1:1',
     });

@@ -1,11 +1,12 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { isWellFormedApiKey } from '../api-keys/api-key-format.js';
 import { ApiKeysService } from '../api-keys/api-keys.service.js';
 import { presentedApiKey } from '../auth/api-key.strategy.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { currentRequestContext } from '../common/logging/request-context.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { RateLimitService } from '../limits/rate-limit.service.js';
 import {
   gatewayAudiences,
   IdentityProviderUnavailableError,
@@ -27,6 +28,7 @@ export class AdminAccessGuard implements CanActivate {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly apiKeys: ApiKeysService,
     private readonly tokens: TokenVerifierService,
+    private readonly rateLimits: RateLimitService,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -44,6 +46,14 @@ export class AdminAccessGuard implements CanActivate {
     req.adminCaller = caller;
     const log = currentRequestContext();
     if (log && caller.kind === 'organization') log.organizationId = caller.organizationId;
+    // Per caller: an organization's key counts against its organization's limit (as its API
+    // requests do), a platform administrator against ADMIN_RATE_LIMIT_PER_MINUTE of its own.
+    const headers =
+      caller.kind === 'organization'
+        ? await this.rateLimits.enforce(caller.organizationId)
+        : await this.rateLimits.enforceAdmin(caller.issuer, caller.subject);
+    const res = context.switchToHttp().getResponse<Response>();
+    for (const name in headers) res.setHeader(name, headers[name]);
     return true;
   }
 

@@ -14,6 +14,7 @@ import { AdminAgentsService } from './admin-agents.service.js';
 import { AdminOrganizationsController } from './admin-organizations.controller.js';
 import { AdminOrganizationsService } from './admin-organizations.service.js';
 import { AdminScope } from './admin-scope.service.js';
+import { DeniedAttemptsInterceptor } from './denied-attempts.interceptor.js';
 
 /**
  * The admin HTTP API under /admin/v1: what the admin CLI does, over HTTP, for an organization's
@@ -33,7 +34,20 @@ import { AdminScope } from './admin-scope.service.js';
     ApplyModule,
   ],
   controllers: [AdminOrganizationsController, AdminAgentsController],
-  providers: [AdminAccessGuard, AdminScope, AdminOrganizationsService, AdminAgentsService],
-  exports: [AdminAccessGuard, AdminScope, ApiKeysModule, OidcModule],
+  providers: [
+    AdminAccessGuard,
+    DeniedAttemptsInterceptor,
+    AdminScope,
+    AdminOrganizationsService,
+    AdminAgentsService,
+  ],
+  exports: [
+    AdminAccessGuard,
+    DeniedAttemptsInterceptor,
+    AuditLogModule,
+    AdminScope,
+    ApiKeysModule,
+    OidcModule,
+  ],
 })
 export class AdminApiModule {}

@@ -7,7 +7,7 @@ import { ApiKeysService } from '../api-keys/api-keys.service.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { organizationView } from '../organizations/admin/organizations.commands.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
-import type { AdminCaller } from './admin-caller.js';
+import { auditActor, type AdminCaller } from './admin-caller.js';
 import { AdminScope, clientErrors } from './admin-scope.service.js';
 import type { AuditLogQueryDto, CreateApiKeyDto, PutOrganizationDto } from './dto/admin-bodies.dto.js';
 import { auditLogView, declaredOrganizations, platformFieldsIn } from './admin-views.js';
@@ -135,8 +135,8 @@ export class AdminOrganizationsService {
   }
 
   /**
-   * The CLI's `apply`, with its report; the audit rows (one per created or updated item) are
-   * written in the apply's transaction. An organization key may only name its own organization.
+   * The CLI's `apply`, with its report; the audit rows (one per created, updated or deleted item,
+   * with its row before and after) are written in the apply's transaction. An organization key may only name its own organization.
    */
   async apply(caller: AdminCaller, document: unknown, options: { dryRun: boolean; prune: boolean }) {
     const { dryRun, prune } = options;
@@ -147,30 +147,9 @@ export class AdminOrganizationsService {
         refusePlatformFields(platformFields, `organizations[${index}]`);
       }
     }
-    const slugs = declared.map(({ slug }) => slug);
     const report = await clientErrors(() =>
       this.scope.asAuthor(caller, () =>
-        this.applyService.apply(document as ApplyDocument, {
-          dryRun,
-          prune,
-          beforeCommit: async (manager, applied) => {
-            const ids = new Map<string, string>();
-            for (const slug of slugs) {
-              const organization = await this.organizations.findBySlug(slug, manager);
-              if (organization) ids.set(slug, organization.id);
-            }
-            const changes = applied.changes
-              .filter((change) => change.action !== 'unchanged')
-              .map((change) => ({
-                organizationId: ids.get(change.key.split('/')[0]) ?? null,
-                action: change.action,
-                resourceType: change.kind,
-                resourceId: change.id,
-                after: { key: change.key, via: 'apply' },
-              }));
-            await this.scope.recordIn(manager, caller, changes);
-          },
-        }),
+        this.applyService.apply(document as ApplyDocument, { dryRun, prune, audit: auditActor(caller) }),
       ),
     );
     return { dryRun, changes: report.changes, summary: report.summary() };

@@ -14,6 +14,7 @@ export function auditLogView(row: AuditLogEntity) {
     before: row.before ?? null,
     after: row.after ?? null,
     requestId: row.requestId,
+    clientRequestId: row.clientRequestId,
     createdAt: row.createdAt.toISOString(),
   };
 }

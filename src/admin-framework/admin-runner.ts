@@ -11,6 +11,7 @@ import { runMigrationsLocked } from '../database/migration-runner.js';
 import { AdminUsageError, type AdminCommand, type OptionValues } from './admin-command.js';
 import { AdminToolModule, type AdminTool } from './admin-tool.module.js';
 import { applyCommand } from './apply/apply.command.js';
+import { runAudited } from './audit/cli-audit.js';
 
 /** Runs one command; see createAdminRunner. */
 export type AdminRunner = (
@@ -71,12 +72,16 @@ async function runAdmin(
     if (session.migrations.length > 0 && !json) {
       io.stderr.write(`Applied migrations: ${session.migrations.join(', ')}\n`);
     }
-    const output = await invocation.command.run({
-      app: session.app,
-      options: invocation.options,
-      args: invocation.args,
-      cwd: env.INIT_CWD ?? process.cwd(), // npm runs scripts in the package root; paths are the user's
-    });
+    const { command, options, args } = invocation;
+    const app = session.app;
+    const output = await runAudited(app, { words: command.words, options, args }, () =>
+      command.run({
+        app,
+        options,
+        args,
+        cwd: env.INIT_CWD ?? process.cwd(), // npm runs scripts in the package root; paths are the user's
+      }),
+    );
     io.stdout.write(json ? `${JSON.stringify(output.json, null, 2)}\n` : `${output.text}\n`);
     return 0;
   } catch (error) {

@@ -28,6 +28,13 @@ export class ApiKeysRepository {
     return this.keys.find({ where: { organizationId }, order: { createdAt: 'ASC' } });
   }
 
+  /** The organization's keys not revoked (its quota counts these). */
+  countActive(organizationId: string, manager?: EntityManager): Promise<number> {
+    return (manager?.getRepository(ApiKeyEntity) ?? this.keys).count({
+      where: { organizationId, revokedAt: IsNull() },
+    });
+  }
+
   insert(key: ApiKeyEntity, manager?: EntityManager): Promise<ApiKeyEntity> {
     return (manager?.getRepository(ApiKeyEntity) ?? this.keys).save(key);
   }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { assertUnderQuota } from '../common/errors/quota.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { describeUnexpected } from '../common/errors/all-exceptions.filter.js';
 import { apiKeyHint, generateApiKey, hashApiKey, isSha256Hex, isWellFormedApiKey } from './api-key-format.js';
@@ -76,6 +77,7 @@ export class ApiKeysService {
     scopes: readonly string[],
     manager?: EntityManager,
   ): Promise<{ key: ApiKeyEntity; secret: string }> {
+    await this.assertRoom(organizationId, manager);
     const secret = generateApiKey();
     const key = await this.repository.insert(
       this.newRecord(
@@ -91,6 +93,14 @@ export class ApiKeysService {
     return { key, secret };
   }
 
+  /** 409 quota_exceeded when the organization has QUOTA_API_KEYS_PER_ORGANIZATION active keys. */
+  private async assertRoom(organizationId: string, manager?: EntityManager): Promise<void> {
+    const quota = this.config.quotas.apiKeysPerOrganization;
+    if (quota === 0) return;
+    const count = await this.repository.countActive(organizationId, manager);
+    assertUnderQuota(count, quota, 'active API keys', 'QUOTA_API_KEYS_PER_ORGANIZATION');
+  }
+
   /** Imports a key of the earlier format by its SHA-256, so the key itself never travels. */
   async importLegacy(
     organizationId: string,
@@ -102,6 +112,7 @@ export class ApiKeysService {
     if (!isSha256Hex(keyHash)) throw new ApiKeyInputError('the hash must be 64 hexadecimal characters');
     if (await this.repository.findByHash(keyHash))
       throw new ApiKeyInputError('a key with this hash already exists');
+    await this.assertRoom(organizationId);
     return this.repository.insert(
       this.newRecord(organizationId, name, keyHash, 'legacy', parseScopes(scopes), true),
     );
@@ -143,6 +154,7 @@ export class ApiKeysService {
       const legacy = isSha256Hex(declaration.key);
       const hint = legacy ? 'legacy' : apiKeyHint(declaration.key);
       const key = this.newRecord(organizationId, declaration.name, keyHash, hint, scopes, legacy);
+      await this.assertRoom(organizationId, manager);
       return { key: await this.repository.saveIn(key, manager), action: 'created' };
     }
     if (existing.organizationId !== organizationId) {

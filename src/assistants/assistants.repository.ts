@@ -36,6 +36,11 @@ export class AssistantsRepository {
     return this.assistants.find({ where: { organizationId }, order: { createdAt: 'ASC' } });
   }
 
+  /** How many assistants the organization has (its quota); `manager` joins a caller's transaction. */
+  countForOrganization(organizationId: string, manager?: EntityManager): Promise<number> {
+    return this.connection.getRepository(AssistantEntity, manager).count({ where: { organizationId } });
+  }
+
   save(assistant: AssistantEntity, manager?: EntityManager): Promise<AssistantEntity> {
     return this.connection.getRepository(AssistantEntity, manager).save(assistant);
   }

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { assertUnderQuota } from '../common/errors/quota.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { AssistantsRepository } from './assistants.repository.js';
 import { AssistantEntity } from './entities/assistant.entity.js';
 import { isUuid } from '../organizations/organizations.service.js';
@@ -37,6 +39,7 @@ export class AssistantsService {
   constructor(
     private readonly repository: AssistantsRepository,
     private readonly policy: TenantConfigPolicy,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /** The assistant of this organization, or null; cached briefly because every turn needs it. */
@@ -94,9 +97,18 @@ export class AssistantsService {
     organizationId: string,
     changes: AssistantChanges & { name: string },
   ): Promise<AssistantEntity> {
+    await this.assertRoom(organizationId);
     const assistant = this.newAssistant(organizationId, changes);
     assistant.configuredBy = await this.vetModel(assistant);
     return this.repository.save(assistant);
+  }
+
+  /** 409 quota_exceeded when the organization has QUOTA_ASSISTANTS_PER_ORGANIZATION assistants. */
+  private async assertRoom(organizationId: string, manager?: EntityManager): Promise<void> {
+    const quota = this.config.quotas.assistantsPerOrganization;
+    if (quota === 0) return;
+    const count = await this.repository.countForOrganization(organizationId, manager);
+    assertUnderQuota(count, quota, 'assistants', 'QUOTA_ASSISTANTS_PER_ORGANIZATION');
   }
 
   /**
@@ -118,6 +130,7 @@ export class AssistantsService {
     }
     const [existing] = matches;
     if (!existing) {
+      await this.assertRoom(organizationId, manager);
       const assistant = this.newAssistant(organizationId, changes);
       assistant.configuredBy = await this.vetModel(assistant, manager);
       return { assistant: await this.repository.save(assistant, manager), action: 'created' };

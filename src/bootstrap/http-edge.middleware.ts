@@ -56,7 +56,7 @@ export class HttpEdgeMiddleware implements NestMiddleware {
   }
 
   use(req: Request, res: Response, next: NextFunction): void {
-    const context: RequestContext = { requestId: assignRequestId(req, res) };
+    const context: RequestContext = assignRequestId(req, res);
     requestContext.run(context, this.traced, req, res, next, context);
   }
 

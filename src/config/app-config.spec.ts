@@ -57,6 +57,11 @@ describe('loadConfig', () => {
     ['API_KEY_CACHE_TTL_SECONDS', '-1', 'must be between 0 and 300'],
     ['TRUST_PROXY', 'maybe', 'must be true or false'],
     ['LOG_LEVEL', 'verbose', 'must be one of'],
+    // A share is at most the replica-wide total it divides (512, 64 by default).
+    ['MAX_IN_FLIGHT_PER_ORGANIZATION', '513', 'must be between 1 and 512'],
+    ['BACKGROUND_MAX_RUNNING_PER_ORGANIZATION', '65', 'must be between 1 and 64'],
+    ['RESUME_POLL_MAX_MS', '100', 'must be at least RESUME_POLL_MS'],
+    ['QUOTA_TOOLS_PER_ORGANIZATION', '-1', 'must be between 0 and'],
   ])('rejects %s=%s with a message naming the variable', (variable, value, detail) => {
     let thrown: unknown;
     try {

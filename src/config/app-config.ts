@@ -63,10 +63,16 @@ export interface AppConfig {
     maxRunningBackground: number;
     /** Background turns that may wait on one replica; beyond, 503 service_overloaded. */
     maxQueuedBackground: number;
+    /** What one organization may run of BACKGROUND_MAX_RUNNING; its other turns wait. */
+    maxRunningBackgroundPerOrganization: number;
+    /** What one organization may have waiting; beyond, 429 concurrency_limit_exceeded. */
+    maxQueuedBackgroundPerOrganization: number;
     /** How often a background turn's new events are written (one statement per flush). */
     eventFlushMs: number;
     /** How often a stream resumed on another replica than the owner reads new events. */
     followPollMs: number;
+    /** While nothing new arrives, that interval doubles up to this. */
+    followPollMaxMs: number;
     /** How long a finished background turn's events can still be replayed. */
     eventRetentionMs: number;
   };
@@ -113,6 +119,19 @@ export interface AppConfig {
     organizationCacheTtlMs: number;
     /** Responses (JSON or streams) one replica serves at once; beyond it, 503 service_overloaded. */
     maxInFlightResponses: number;
+    /** What one organization may hold of that cap; beyond it, 429 concurrency_limit_exceeded. */
+    maxInFlightPerOrganization: number;
+    /** Admin API requests per minute of one platform administrator (organization keys use their organization's limit). */
+    adminPerMinute: number;
+  };
+  /** Stored objects per organization (0 = no limit); beyond, 409 quota_exceeded (docs/operations.md). */
+  quotas: {
+    assistantsPerOrganization: number;
+    specialistsPerAssistant: number;
+    toolsPerOrganization: number;
+    gatewaysPerOrganization: number;
+    apiKeysPerOrganization: number;
+    itemsPerConversation: number;
   };
   metrics: {
     /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
@@ -360,12 +379,34 @@ function loadLimits(env: Env): AppConfig['limits'] {
   if (!/^[A-Za-z0-9._:-]{1,64}$/.test(redisKeyPrefix)) {
     throw new ConfigError('REDIS_KEY_PREFIX', 'must be 1-64 letters, digits, ".", "_", ":" or "-"');
   }
+  const max = integer(env, 'MAX_IN_FLIGHT_RESPONSES', 512, 1, 100_000);
+  // One organization's share: a quarter of the cap by default, never more than all of it.
+  const perOrganization = integer(env, 'MAX_IN_FLIGHT_PER_ORGANIZATION', quarter(max), 1, max);
   return {
     defaultPerMinute: integer(env, 'RATE_LIMIT_DEFAULT_PER_MINUTE', 600, 0, 10_000_000),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisKeyPrefix,
     organizationCacheTtlMs: integer(env, 'RATE_LIMIT_CACHE_SECONDS', 10, 0, 300) * 1000,
-    maxInFlightResponses: integer(env, 'MAX_IN_FLIGHT_RESPONSES', 512, 1, 100_000),
+    maxInFlightResponses: max,
+    maxInFlightPerOrganization: perOrganization,
+    adminPerMinute: integer(env, 'ADMIN_RATE_LIMIT_PER_MINUTE', 600, 0, 10_000_000),
+  };
+}
+
+/** An organization's default part of a replica-wide total: a quarter of it (at least 1 of a non-zero total). */
+function quarter(total: number): number {
+  return Math.ceil(total / 4);
+}
+
+function loadQuotas(env: Env): AppConfig['quotas'] {
+  const most = 100_000_000;
+  return {
+    assistantsPerOrganization: integer(env, 'QUOTA_ASSISTANTS_PER_ORGANIZATION', 1000, 0, most),
+    specialistsPerAssistant: integer(env, 'QUOTA_SPECIALISTS_PER_ASSISTANT', 50, 0, most),
+    toolsPerOrganization: integer(env, 'QUOTA_TOOLS_PER_ORGANIZATION', 500, 0, most),
+    gatewaysPerOrganization: integer(env, 'QUOTA_GATEWAYS_PER_ORGANIZATION', 100, 0, most),
+    apiKeysPerOrganization: integer(env, 'QUOTA_API_KEYS_PER_ORGANIZATION', 1000, 0, most),
+    itemsPerConversation: integer(env, 'QUOTA_ITEMS_PER_CONVERSATION', 10_000, 0, most),
   };
 }
 
@@ -396,14 +437,27 @@ function loadDurableTurns(env: Env): AppConfig['durableTurns'] {
   if (renewMs * 2 > leaseMs) {
     throw new ConfigError('TURN_LEASE_RENEW_MS', 'must be at most half of TURN_LEASE_SECONDS');
   }
+  const running = integer(env, 'BACKGROUND_MAX_RUNNING', 64, 1, 100_000);
+  const queued = integer(env, 'BACKGROUND_MAX_QUEUED', 1000, 0, 1_000_000);
+  // An organization's shares: a quarter of the replica's by default, never more than all of it.
+  const runShare = integer(env, 'BACKGROUND_MAX_RUNNING_PER_ORGANIZATION', quarter(running), 1, running);
+  const queueShare = integer(env, 'BACKGROUND_MAX_QUEUED_PER_ORGANIZATION', quarter(queued), 0, queued);
+  const followPollMs = integer(env, 'RESUME_POLL_MS', 200, 10, 10_000);
+  const followPollMaxMs = integer(env, 'RESUME_POLL_MAX_MS', Math.max(1000, followPollMs), 10, 60_000);
+  if (followPollMaxMs < followPollMs) {
+    throw new ConfigError('RESUME_POLL_MAX_MS', `must be at least RESUME_POLL_MS (${followPollMs})`);
+  }
   return {
     leaseMs,
     renewMs,
     sweepMs: integer(env, 'TURN_SWEEP_MS', 5000, 50, 600_000),
-    maxRunningBackground: integer(env, 'BACKGROUND_MAX_RUNNING', 64, 1, 100_000),
-    maxQueuedBackground: integer(env, 'BACKGROUND_MAX_QUEUED', 1000, 0, 1_000_000),
+    maxRunningBackground: running,
+    maxQueuedBackground: queued,
+    maxRunningBackgroundPerOrganization: runShare,
+    maxQueuedBackgroundPerOrganization: queueShare,
     eventFlushMs: integer(env, 'BACKGROUND_EVENT_FLUSH_MS', 100, 1, 10_000),
-    followPollMs: integer(env, 'RESUME_POLL_MS', 200, 10, 10_000),
+    followPollMs,
+    followPollMaxMs,
     eventRetentionMs: integer(env, 'BACKGROUND_EVENTS_RETENTION_HOURS', 24, 1, 24 * 90) * 3_600_000,
   };
 }
@@ -570,6 +624,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     oidc: loadOidc(env),
     mcpGateway: loadMcpGateway(env),
     limits: loadLimits(env),
+    quotas: loadQuotas(env),
     metrics: loadMetrics(env),
     lifecycle: loadLifecycle(env),
     durableTurns: loadDurableTurns(env),

@@ -1,6 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { ApiError } from '../common/errors/error-catalogue.js';
+import { assertUnderQuota } from '../common/errors/quota.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import {
   branchItems,
   itemMessages,
@@ -33,7 +35,10 @@ export interface ItemPage {
  */
 @Injectable()
 export class ConversationsApiService {
-  constructor(private readonly store: ConversationStore) {}
+  constructor(
+    private readonly store: ConversationStore,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   async create(
     owner: ConversationOwner,
@@ -41,6 +46,10 @@ export class ConversationsApiService {
     metadata: Record<string, string>,
   ): Promise<StoredConversationRecord> {
     const items = rawItems && rawItems.length > 0 ? parseItems(rawItems) : [];
+    if (items.length > 0 && this.config.quotas.itemsPerConversation > 0) {
+      const quota = this.config.quotas.itemsPerConversation;
+      assertUnderQuota(items.length - 1, quota, 'items in one conversation', 'QUOTA_ITEMS_PER_CONVERSATION');
+    }
     const now = new Date();
     return this.store.withTransaction(async (manager) => {
       const conversation = await this.store.create(
@@ -92,6 +101,17 @@ export class ConversationsApiService {
         lock: true,
       });
       if (!conversation) throw notFound(rawId);
+      const quota = this.config.quotas.itemsPerConversation;
+      if (quota > 0) {
+        // Room for every new item: the last of them must still be under the quota.
+        const stored = (await this.items(owner, conversation, manager)).length;
+        assertUnderQuota(
+          stored + items.length - 1,
+          quota,
+          'items in one conversation',
+          'QUOTA_ITEMS_PER_CONVERSATION',
+        );
+      }
       return this.append(manager, owner, conversation, items, new Date());
     });
   }

@@ -52,3 +52,53 @@ describe('InFlightLimiter', () => {
     expect(shed).toEqual(['shutdown']);
   });
 });
+
+describe('InFlightLimiter: organization shares', () => {
+  function withShare(max: number, share: number) {
+    const shed: string[] = [];
+    const metrics = { shed: (reason: string) => shed.push(reason), responsesInFlight: () => undefined };
+    const limiter = new InFlightLimiter(
+      loadConfig({ MAX_IN_FLIGHT_RESPONSES: String(max), MAX_IN_FLIGHT_PER_ORGANIZATION: String(share) }),
+      new LifecycleState(),
+      metrics as unknown as Metrics,
+    );
+    return { limiter, shed };
+  }
+
+  it('refuses an organization at its share with 429 while another organization is admitted', () => {
+    const { limiter, shed } = withShare(10, 2);
+    const first = limiter.acquireFor('org-a');
+    limiter.acquireFor('org-a');
+    let refusal: unknown;
+    try {
+      limiter.acquireFor('org-a');
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toMatchObject({
+      code: 'concurrency_limit_exceeded',
+      status: 429,
+      headers: { 'Retry-After': '1' },
+    });
+    expect(limiter.inFlight).toBe(2); // the refused request gave its replica slot back
+    expect(() => limiter.acquireFor('org-b')).not.toThrow();
+    expect(shed).toEqual(['organization']);
+    first();
+    first();
+    expect(limiter.heldBy('org-a')).toBe(1);
+    expect(() => limiter.acquireFor('org-a')).not.toThrow();
+  });
+
+  it('counts work admitted earlier even past the cap, so new requests are shed meanwhile', () => {
+    const { limiter } = withShare(2, 2);
+    const running = limiter.occupy('org-a');
+    limiter.occupy('org-b');
+    limiter.occupy('org-b');
+    expect(limiter.inFlight).toBe(3);
+    expect(limiter.tryAcquire()).toBeNull();
+    expect(() => limiter.admitOrganization('org-b')).toThrow(/share/);
+    running();
+    expect(limiter.heldBy('org-a')).toBe(0);
+    expect(limiter.inFlight).toBe(2);
+  });
+});

@@ -8,14 +8,20 @@ import { Metrics } from '../metrics/metrics.service.js';
 export type Release = () => void;
 
 /**
- * Caps the responses this replica produces at once (MAX_IN_FLIGHT_RESPONSES). Beyond the cap a
+ * Caps the responses this replica produces at once (MAX_IN_FLIGHT_RESPONSES): JSON and streamed
+ * responses, streams following a background turn, and running background turns. Beyond the cap a
  * request is refused at once with 503 `service_overloaded` and `Retry-After: 1` instead of
  * queueing: another replica, or the same one a moment later, can take it.
+ *
+ * One organization may hold at most MAX_IN_FLIGHT_PER_ORGANIZATION of those slots; beyond, its
+ * requests get 429 `concurrency_limit_exceeded` while other organizations keep being served.
  */
 @Injectable()
 export class InFlightLimiter {
   private current = 0;
   private readonly max: number;
+  private readonly perOrganization: number;
+  private readonly organizations = new Map<string, number>();
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -23,10 +29,16 @@ export class InFlightLimiter {
     private readonly metrics: Metrics,
   ) {
     this.max = config.limits.maxInFlightResponses;
+    this.perOrganization = config.limits.maxInFlightPerOrganization;
   }
 
   get inFlight(): number {
     return this.current;
+  }
+
+  /** The slots an organization holds now. */
+  heldBy(organizationId: string): number {
+    return this.organizations.get(organizationId) ?? 0;
   }
 
   /** A slot, or null when the replica is full or draining for shutdown (the refusal is counted). */
@@ -39,15 +51,7 @@ export class InFlightLimiter {
       this.metrics.shed('overload');
       return null;
     }
-    this.current += 1;
-    this.metrics.responsesInFlight(this.current);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.current -= 1;
-      this.metrics.responsesInFlight(this.current);
-    };
+    return this.take();
   }
 
   /** A slot, or the 503 `service_overloaded` (with Retry-After) the client should get. */
@@ -56,10 +60,86 @@ export class InFlightLimiter {
     if (release) return release;
     throw this.lifecycle.acceptingResponses ? overloadedError() : shutdownError();
   }
+
+  /**
+   * Counts a request that already holds a replica slot against its organization's share, once
+   * the organization is known (after authentication); throws 429 `concurrency_limit_exceeded`.
+   */
+  admitOrganization(organizationId: string): Release {
+    if (this.heldBy(organizationId) >= this.perOrganization) {
+      this.metrics.shed('organization');
+      throw organizationBusyError(this.perOrganization);
+    }
+    return this.countFor(organizationId);
+  }
+
+  /** A replica slot and the organization's share together (a resumed stream); 503 or 429 otherwise. */
+  acquireFor(organizationId: string): Release {
+    const slot = this.acquire();
+    try {
+      const share = this.admitOrganization(organizationId);
+      return () => {
+        share();
+        slot();
+      };
+    } catch (error) {
+      slot();
+      throw error;
+    }
+  }
+
+  /**
+   * Counts work that was admitted earlier and cannot be refused now (a background turn that leaves
+   * the queue): it takes a slot even past the cap, so new requests are shed while it runs.
+   */
+  occupy(organizationId: string): Release {
+    const slot = this.take();
+    const share = this.countFor(organizationId);
+    return () => {
+      share();
+      slot();
+    };
+  }
+
+  private take(): Release {
+    this.current += 1;
+    this.metrics.responsesInFlight(this.current);
+    return once(() => {
+      this.current -= 1;
+      this.metrics.responsesInFlight(this.current);
+    });
+  }
+
+  private countFor(organizationId: string): Release {
+    this.organizations.set(organizationId, this.heldBy(organizationId) + 1);
+    return once(() => {
+      const held = this.heldBy(organizationId) - 1;
+      if (held > 0) this.organizations.set(organizationId, held);
+      else this.organizations.delete(organizationId);
+    });
+  }
+}
+
+function once(release: () => void): Release {
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    release();
+  };
 }
 
 export function overloadedError(): ApiError {
   return new ApiError('service_overloaded', 'The service is at capacity; retry shortly', {
     'Retry-After': '1',
   });
+}
+
+/** An organization at its share of this replica (responses in flight or background queue). */
+export function organizationBusyError(share: number): ApiError {
+  return new ApiError(
+    'concurrency_limit_exceeded',
+    `This organization already has ${share} responses in progress on this instance, its share; retry shortly`,
+    { 'Retry-After': '1' },
+  );
 }

@@ -8,6 +8,6 @@ import { RateLimitsRepository } from './rate-limits.repository.js';
 @Global()
 @Module({
   providers: [RateLimitsRepository, RateLimitService, InFlightLimiter, RateLimitGuard],
-  exports: [InFlightLimiter, RateLimitGuard],
+  exports: [InFlightLimiter, RateLimitGuard, RateLimitService],
 })
 export class LimitsModule {}

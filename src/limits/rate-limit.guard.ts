@@ -1,18 +1,24 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { AuthenticatedRequest } from '../auth/auth.decorators.js';
+import { InFlightLimiter } from './in-flight-limiter.service.js';
+import { HOLDS_IN_FLIGHT_SLOT } from './in-flight.middleware.js';
 import { RateLimitService } from './rate-limit.service.js';
 
 /**
- * Applies the organization's rate limit to every request an API key authenticated. The
- * composition root (AppModule) registers it as the global guard right after the API-key guard,
- * which has then identified the organization. A guard rather than an interceptor: any global
- * interceptor makes Nest run every request through an RxJS chain that lives as long as a stream
- * (measured: CPU and ~10 KiB per open stream; docs/benchmarks.md).
+ * Applies the organization's rate limit to every request an API key authenticated, and counts a
+ * response request (which holds a slot of the in-flight cap) against the organization's share of
+ * that cap. The composition root (AppModule) registers it as the global guard right after the
+ * API-key guard, which has then identified the organization. A guard rather than an interceptor:
+ * any global interceptor makes Nest run every request through an RxJS chain that lives as long as
+ * a stream (measured: CPU and ~10 KiB per open stream; docs/benchmarks.md).
  */
 @Injectable()
 export class RateLimitGuard implements CanActivate {
-  constructor(private readonly rateLimits: RateLimitService) {}
+  constructor(
+    private readonly rateLimits: RateLimitService,
+    private readonly inFlight: InFlightLimiter,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const http = context.switchToHttp();
@@ -22,6 +28,11 @@ export class RateLimitGuard implements CanActivate {
     const headers = await this.rateLimits.enforce(principal.organizationId);
     const res = http.getResponse<Response>();
     for (const name in headers) res.setHeader(name, headers[name]);
+    if (res.locals[HOLDS_IN_FLIGHT_SLOT] === true) {
+      const release = this.inFlight.admitOrganization(principal.organizationId);
+      if (res.closed) release();
+      else res.once('close', release);
+    }
     return true;
   }
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
@@ -91,9 +92,21 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
    * throws 429 `rate_limit_exceeded` with `Retry-After` in whole seconds.
    */
   async enforce(organizationId: string): Promise<Record<string, string>> {
-    const limit = await this.limitFor(organizationId);
+    return this.enforceBucket(organizationId, await this.limitFor(organizationId), "This organization's");
+  }
+
+  /**
+   * Counts one admin API request of a platform administrator (the token's issuer and subject):
+   * ADMIN_RATE_LIMIT_PER_MINUTE each. An organization's admin key is counted with `enforce`.
+   */
+  enforceAdmin(issuer: string, subject: string): Promise<Record<string, string>> {
+    const bucket = `admin:${createHash('sha256').update(`${issuer}\n${subject}`).digest('base64url')}`;
+    return this.enforceBucket(bucket, this.config.limits.adminPerMinute, "This administrator's");
+  }
+
+  private async enforceBucket(bucket: string, limit: number, whose: string): Promise<Record<string, string>> {
     if (limit === 0) return {};
-    const counted = await this.count(organizationId);
+    const counted = await this.count(bucket);
     const allowed = counted.consumedPoints <= limit;
     const resetSeconds = Math.max(1, Math.ceil(counted.msBeforeNext / 1000));
     const headers = {
@@ -105,22 +118,22 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     this.metrics.rateLimitRejected();
     throw new ApiError(
       'rate_limit_exceeded',
-      `This organization's limit of ${limit} requests per minute is used up; retry in ${resetSeconds} s`,
+      `${whose} limit of ${limit} requests per minute is used up; retry in ${resetSeconds} s`,
       { ...headers, 'Retry-After': String(resetSeconds) },
     );
   }
 
   /** Counts the request in Redis, or in this process when there is no Redis or it failed. */
-  private async count(organizationId: string): Promise<RateLimiterRes> {
+  private async count(bucket: string): Promise<RateLimiterRes> {
     if (this.shared) {
       try {
-        return await this.shared.consume(organizationId);
+        return await this.shared.consume(bucket);
       } catch (error) {
         this.metrics.rateLimitStoreFailed();
         this.warnStoreDown(error);
       }
     }
-    return this.local.consume(organizationId);
+    return this.local.consume(bucket);
   }
 
   /** The organization's limit, remembered for RATE_LIMIT_CACHE_SECONDS; concurrent misses share one query. */

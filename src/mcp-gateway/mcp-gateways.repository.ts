@@ -34,6 +34,11 @@ export class McpGatewaysRepository {
     return this.gateways.find({ where: { organizationId }, order: { name: 'ASC' } });
   }
 
+  /** How many gateways the organization has (its quota). */
+  countForOrganization(organizationId: string, manager?: EntityManager): Promise<number> {
+    return this.connection.getRepository(McpGatewayEntity, manager).count({ where: { organizationId } });
+  }
+
   save(gateway: McpGatewayEntity, manager?: EntityManager): Promise<McpGatewayEntity> {
     return this.connection.getRepository(McpGatewayEntity, manager).save(gateway);
   }

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { QueryFailedError, type EntityManager } from 'typeorm';
+import { assertUnderQuota } from '../common/errors/quota.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { McpGatewayEntity } from './entities/mcp-gateway.entity.js';
 import { McpGatewaysRepository } from './mcp-gateways.repository.js';
 import type { DeletedRow } from '../database/delete-except.js';
@@ -20,7 +22,10 @@ export interface GatewayDeclaration {
 /** Gateways as the administrator configures them (CLI and `apply -f`). */
 @Injectable()
 export class McpGatewaysService {
-  constructor(private readonly repository: McpGatewaysRepository) {}
+  constructor(
+    private readonly repository: McpGatewaysRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   /**
    * The gateways a request URL names (one per organization using the name), with their
@@ -43,6 +48,7 @@ export class McpGatewaysService {
     const name = validateName(declaration.name);
     const toolNames = normalizeToolNames(declaration.toolNames);
     await this.assertNameFree(organizationId, name);
+    await this.assertRoom(organizationId);
     return this.saveUnique(
       Object.assign(new McpGatewayEntity(), { id: randomUUID(), organizationId, name, toolNames }),
     );
@@ -78,6 +84,7 @@ export class McpGatewaysService {
     const toolNames = normalizeToolNames(declaration.toolNames);
     const existing = await this.repository.findForOrganization(organizationId, name, manager);
     if (!existing) {
+      await this.assertRoom(organizationId, manager);
       const gateway = Object.assign(new McpGatewayEntity(), {
         id: randomUUID(),
         organizationId,
@@ -89,6 +96,17 @@ export class McpGatewaysService {
     if (sameList(existing.toolNames, toolNames)) return { gateway: existing, action: 'unchanged' };
     existing.toolNames = toolNames;
     return { gateway: await this.repository.save(existing, manager), action: 'updated' };
+  }
+
+  /** 409 quota_exceeded when the organization has QUOTA_GATEWAYS_PER_ORGANIZATION gateways. */
+  private async assertRoom(organizationId: string, manager?: EntityManager): Promise<void> {
+    const count = await this.repository.countForOrganization(organizationId, manager);
+    assertUnderQuota(
+      count,
+      this.config.quotas.gatewaysPerOrganization,
+      'MCP gateways',
+      'QUOTA_GATEWAYS_PER_ORGANIZATION',
+    );
   }
 
   private async assertNameFree(organizationId: string, name: string): Promise<void> {

@@ -9,7 +9,7 @@ import type { UpstreamErrorCode } from '../llm/llm.types.js';
 export const USAGE_LABEL_PAIRS_MAX = 500;
 
 export type UpstreamOutcome = 'ok' | UpstreamErrorCode | 'aborted';
-export type ShedReason = 'overload' | 'shutdown';
+export type ShedReason = 'overload' | 'shutdown' | 'organization';
 
 /** The counters `pg.Pool` keeps; read at scrape time, never per request. */
 interface PoolStats {
@@ -92,7 +92,7 @@ export class Metrics {
   });
   private readonly shedRequests = new Counter({
     name: 'switchboard_shed_requests_total',
-    help: 'Response requests refused with 503 service_overloaded, by reason',
+    help: 'Response requests refused at once: 503 service_overloaded (overload, shutdown) or 429 concurrency_limit_exceeded (organization), by reason',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });

@@ -234,18 +234,26 @@ export const ADMIN_SCHEMAS: Record<string, JsonSchema> = {
     organizationId: nullable({ type: 'string', format: 'uuid' }),
     actor: object({
       type: { type: 'string', enum: ['api_key', 'oidc', 'cli'] },
-      id: { type: 'string', description: 'The key id, or the token subject' },
+      id: {
+        type: 'string',
+        description: "The key id, the token subject, or the CLI's operating-system user",
+      },
       issuer: nullable({ type: 'string', description: "The token's issuer (`oidc`)" }),
     }),
     action: {
       type: 'string',
-      description: '`created`, `updated`, `revoked`, `deleted` (`apply` with `prune`)',
+      description:
+        '`created`, `updated`, `revoked`, `deleted` (`apply` with `prune`), `denied` (a refused request: 403 or 404)',
     },
     resourceType: { type: 'string' },
     resourceId: { type: 'string' },
     before: nullable(anyObject('The resource before the change; never a secret or key hash')),
     after: nullable(anyObject('The resource after the change (for `apply`: its key in the document)')),
-    requestId: nullable({ type: 'string' }),
+    requestId: nullable({
+      type: 'string',
+      description: "The id the server gave the request (not the client's own)",
+    }),
+    clientRequestId: nullable({ type: 'string', description: 'The `x-request-id` the client sent, if any' }),
     createdAt: dateTime,
   }),
   AuditLogPage: object({
@@ -319,7 +327,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     parameters: [ORG, path('assistant', 'The assistant name')],
     requestBody: body(ref('AdminAssistantInput')),
     responses: { '200': json(withAction('AdminAssistant'), 'The assistant and what was done') },
-    errors: ['not_found', 'insufficient_scope'],
+    errors: ['not_found', 'insufficient_scope', 'quota_exceeded'],
   }),
   operation({
     method: 'get',
@@ -338,7 +346,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     parameters: [ORG, ASSISTANT, path('name', 'The specialist name')],
     requestBody: body(ref('AdminSpecialistInput')),
     responses: { '200': json(withAction('AdminSpecialist'), 'The specialist and what was done') },
-    errors: ['not_found', 'assistant_not_found', 'insufficient_scope'],
+    errors: ['not_found', 'assistant_not_found', 'insufficient_scope', 'quota_exceeded'],
   }),
   operation({
     method: 'get',
@@ -357,7 +365,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     parameters: [ORG, path('name', 'The tool name')],
     requestBody: body(ref('AdminToolInput')),
     responses: { '200': json(withAction('AdminTool'), 'The tool and what was done') },
-    errors: ['not_found', 'insufficient_scope'],
+    errors: ['not_found', 'insufficient_scope', 'quota_exceeded'],
   }),
   operation({
     method: 'get',
@@ -376,7 +384,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     parameters: [ORG, path('name', 'The gateway name')],
     requestBody: body(ref('AdminGatewayInput')),
     responses: { '200': json(withAction('AdminGateway'), 'The gateway and what was done') },
-    errors: ['not_found'],
+    errors: ['not_found', 'quota_exceeded'],
   }),
   operation({
     method: 'get',
@@ -395,7 +403,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     parameters: [ORG],
     requestBody: body(ref('AdminApiKeyInput')),
     responses: { '201': json(ref('AdminApiKeyCreated'), 'The key and its secret') },
-    errors: ['not_found'],
+    errors: ['not_found', 'quota_exceeded'],
   }),
   operation({
     method: 'post',
@@ -429,7 +437,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     ],
     requestBody: body(ref('ApplyDocument')),
     responses: { '200': json(ref('ApplyReport'), 'What was (or would be) done, item by item') },
-    errors: ['not_found'],
+    errors: ['not_found', 'quota_exceeded'],
   }),
   operation({
     method: 'get',

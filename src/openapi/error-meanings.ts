@@ -43,7 +43,12 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   unsupported_media_type: 'The request body is of a media type the route does not read',
   claim_value_too_large: '`claimValue` above 64 KB serialized',
   bulk_limit_exceeded: 'More than 50 claims in one bulk request',
-  rate_limit_exceeded: "The organization's requests per minute are used up; see `Retry-After`",
+  rate_limit_exceeded:
+    "The organization's requests per minute (or, admin API, the platform administrator's) are used up; see `Retry-After`",
+  concurrency_limit_exceeded:
+    "The organization holds its whole share of this replica's responses in flight or background queue (`MAX_IN_FLIGHT_PER_ORGANIZATION`, `BACKGROUND_MAX_QUEUED_PER_ORGANIZATION`); see `Retry-After`",
+  quota_exceeded:
+    'The organization already stores as many of these objects as its quota allows (`QUOTA_*`: assistants, specialists, tools, gateways, API keys, items of a conversation)',
   token_budget_exceeded:
     "The organization's monthly token budget is spent; `Retry-After` runs to the next UTC month",
   response_interrupted:

@@ -31,6 +31,7 @@ const ACCESS_ERRORS: Record<Access['kind'], ErrorCode[]> = {
     'invalid_api_key',
     'invalid_token',
     'insufficient_scope',
+    'rate_limit_exceeded',
     'identity_provider_unavailable',
     'service_unavailable',
     'server_error',
@@ -40,6 +41,7 @@ const ACCESS_ERRORS: Record<Access['kind'], ErrorCode[]> = {
 /** Codes whose answers carry `Retry-After`: 429 and every 503 (the catalogue's default). */
 const RETRY_AFTER_CODES: readonly ErrorCode[] = [
   'rate_limit_exceeded',
+  'concurrency_limit_exceeded',
   'token_budget_exceeded',
   ...(Object.keys(ERROR_CATALOGUE) as ErrorCode[]).filter((code) => ERROR_CATALOGUE[code].status === 503),
 ];

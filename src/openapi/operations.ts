@@ -133,6 +133,8 @@ const responseOperations: OperationSpec[] = [
       'upstream_rate_limited',
       'service_overloaded',
       'upstream_stream_stalled',
+      'concurrency_limit_exceeded',
+      'quota_exceeded',
     ],
   },
   {
@@ -187,7 +189,7 @@ const responseOperations: OperationSpec[] = [
         },
       },
     },
-    errors: ['invalid_request', 'response_not_found'],
+    errors: ['invalid_request', 'response_not_found', 'service_overloaded', 'concurrency_limit_exceeded'],
   },
   {
     method: 'post',
@@ -312,7 +314,7 @@ const conversationOperations: OperationSpec[] = [
     parameters: [param('XUserId')],
     requestBody: { content: { 'application/json': { schema: ref('CreateConversationRequest') } } },
     responses: { '200': json(ref('ConversationObject'), 'The conversation') },
-    errors: ['invalid_request', 'invalid_input_type', 'missing_call_id'],
+    errors: ['invalid_request', 'invalid_input_type', 'missing_call_id', 'quota_exceeded'],
   },
   {
     method: 'get',
@@ -383,7 +385,13 @@ const conversationOperations: OperationSpec[] = [
     parameters: [param('XUserId'), param('ConversationApiId'), param('InputItemsInclude')],
     requestBody: jsonBody(ref('CreateConversationItemsRequest')),
     responses: { '200': json(ref('ConversationItemList'), 'The items added') },
-    errors: ['invalid_request', 'invalid_input_type', 'missing_call_id', 'conversation_not_found'],
+    errors: [
+      'invalid_request',
+      'invalid_input_type',
+      'missing_call_id',
+      'conversation_not_found',
+      'quota_exceeded',
+    ],
   },
   {
     method: 'get',

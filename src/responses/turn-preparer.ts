@@ -5,6 +5,7 @@ import { AssistantsService } from '../assistants/assistants.service.js';
 import type { AssistantEntity } from '../assistants/entities/assistant.entity.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { currentRequestContext } from '../common/logging/request-context.js';
+import { assertUnderQuota } from '../common/errors/quota.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { SaveToMemoryTool } from '../memory/save-to-memory.tool.js';
 import { renderUserContext } from '../memory/user-context.prompt.js';
@@ -152,6 +153,15 @@ export class TurnPreparer {
     // Continuing a conversation is continuing its newest turn, as previous_response_id would.
     const head = conversation ? conversation.head : previous;
     checkCallIds(request, head);
+    // The thread as the model gets it is what is stored of it: its length is the quota's measure.
+    if (head) {
+      assertUnderQuota(
+        head.transcript.length,
+        this.config.quotas.itemsPerConversation,
+        'items in one conversation (compact it, or start a new one)',
+        'QUOTA_ITEMS_PER_CONVERSATION',
+      );
+    }
 
     return {
       responseId: randomUUID(),

@@ -33,6 +33,13 @@ export class SpecialistsRepository {
       .findOne({ where: { organizationId, assistantId, name } });
   }
 
+  /** How many specialists the organization's assistant has (its quota). */
+  countForAssistant(organizationId: string, assistantId: string, manager?: EntityManager): Promise<number> {
+    return this.connection
+      .getRepository(SpecialistEntity, manager)
+      .count({ where: { organizationId, assistantId } });
+  }
+
   save(specialist: SpecialistEntity, manager?: EntityManager): Promise<SpecialistEntity> {
     return this.connection.getRepository(SpecialistEntity, manager).save(specialist);
   }

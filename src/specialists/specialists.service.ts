@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { assertUnderQuota } from '../common/errors/quota.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ModelSettingsError, parseModelSettings } from '../llm/model-settings.js';
 import { SpecialistEntity } from './entities/specialist.entity.js';
 import { AgentRosterService } from './agent-roster.service.js';
@@ -29,6 +31,7 @@ export class SpecialistsService {
     private readonly repository: SpecialistsRepository,
     private readonly rosters: AgentRosterService,
     private readonly policy: TenantConfigPolicy,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   list(organizationId: string, assistantId: string): Promise<SpecialistEntity[]> {
@@ -92,6 +95,14 @@ export class SpecialistsService {
     // Settings declared again as they are change nothing, whoever declares them.
     if (existing && comparable(specialist) === before) return { specialist: existing, action: 'unchanged' };
     specialist.configuredBy = author;
+    if (!existing) {
+      assertUnderQuota(
+        await this.repository.countForAssistant(organizationId, assistantId, manager),
+        this.config.quotas.specialistsPerAssistant,
+        'specialists of one assistant',
+        'QUOTA_SPECIALISTS_PER_ASSISTANT',
+      );
+    }
     const saved = await this.repository.save(specialist, manager);
     this.rosters.invalidate(organizationId, assistantId);
     return { specialist: saved, action: existing ? 'updated' : 'created' };

@@ -43,6 +43,11 @@ export class ToolsRepository {
       .findOne({ where: { organizationId, name }, relations: { plugin: true } });
   }
 
+  /** How many tools the organization's catalogue holds (its quota). */
+  countTools(organizationId: string, manager?: EntityManager): Promise<number> {
+    return this.connection.getRepository(ToolEntity, manager).count({ where: { organizationId } });
+  }
+
   saveTool(tool: ToolEntity, manager?: EntityManager): Promise<ToolEntity> {
     return this.connection.getRepository(ToolEntity, manager).save(tool);
   }

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { assertUnderQuota } from '../common/errors/quota.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { PluginEntity, type PluginOAuth } from './entities/plugin.entity.js';
 import { ToolEntity } from './entities/tool.entity.js';
 import {
@@ -48,6 +50,7 @@ export class ToolsService {
   constructor(
     private readonly repository: ToolsRepository,
     private readonly policy: TenantConfigPolicy,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   list(organizationId: string): Promise<ToolEntity[]> {
@@ -136,6 +139,14 @@ export class ToolsService {
     // A config declared again as it is changes nothing, whoever declares it.
     if (before !== undefined && canonical(declared(tool)) === before) return { tool, action: 'unchanged' };
     tool.configuredBy = configuredBy;
+    if (!existing) {
+      assertUnderQuota(
+        await this.repository.countTools(organizationId, manager),
+        this.config.quotas.toolsPerOrganization,
+        'tools',
+        'QUOTA_TOOLS_PER_ORGANIZATION',
+      );
+    }
     const saved = await this.repository.saveTool(tool, manager);
     saved.plugin = plugin;
     return { tool: saved, action: existing ? 'updated' : 'created' };

@@ -1,3 +1,4 @@
+import { cliActor } from '../audit/cli-audit.js';
 import { ApplyService } from './apply.service.js';
 import { parseApplyDocument } from './apply-document.js';
 import { readTextFile, stringOption, type AdminCommand } from '../admin-command.js';
@@ -26,7 +27,7 @@ export const applyCommand: AdminCommand = {
     const document = parseApplyDocument(await readTextFile(cwd, file), file);
     const dryRun = options['dry-run'] === true;
     const prune = options.prune === true;
-    const report = await app.get(ApplyService).apply(document, { dryRun, prune });
+    const report = await app.get(ApplyService).apply(document, { dryRun, prune, audit: cliActor() });
     const summary = report.summary(prune);
     const verb = dryRun ? 'Would apply' : 'Applied';
     return {

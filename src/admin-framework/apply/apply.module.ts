@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { AuditLogModule } from '../audit/audit-log.module.js';
 import { ApplyRepository } from './apply.repository.js';
 import { ApplyService } from './apply.service.js';
 
@@ -8,7 +9,7 @@ import { ApplyService } from './apply.service.js';
  * features (organizations, assistants, tools, …) and are discovered, so this module imports none.
  */
 @Module({
-  imports: [DiscoveryModule],
+  imports: [DiscoveryModule, AuditLogModule],
   providers: [ApplyRepository, ApplyService],
   exports: [ApplyService],
 })

@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import type { EntityManager } from 'typeorm';
 import { TransactionalConnection } from '../../database/transactional-connection.js';
+import { AuditLogService, type AuditActor, type AuditChange } from '../audit/audit-log.service.js';
+import { snapshotOrganizations, snapshotRow, type RowSnapshot } from '../audit/audit-snapshots.js';
 import { ApplyError, unclaimedKeys, type ApplyDocument } from './apply-document.js';
 import { ApplyReport } from './apply-report.js';
 import { ApplySectionMarker, type ApplySection } from './apply-section.js';
@@ -21,6 +23,7 @@ export class ApplyService {
     private readonly discovery: DiscoveryService,
     private readonly repository: ApplyRepository,
     private readonly connection: TransactionalConnection,
+    private readonly audit: AuditLogService,
   ) {}
 
   sections(): ApplySection[] {
@@ -42,14 +45,16 @@ export class ApplyService {
   }
 
   /**
-   * `beforeCommit` runs last inside the transaction, with the report: the admin API writes its
-   * audit rows there, so they commit (or roll back) with the changes.
+   * With `audit`, every created, updated or deleted item gets an audit row naming that actor, with
+   * the row as it was and as it is, written in the same transaction: a failed audit write rolls
+   * the whole apply back. `beforeCommit` runs last inside the transaction, with the report.
    */
   async apply(
     document: ApplyDocument,
     options: {
       dryRun?: boolean;
       prune?: boolean;
+      audit?: AuditActor;
       beforeCommit?: (manager: EntityManager, report: ApplyReport) => Promise<void>;
     } = {},
   ): Promise<ApplyReport> {
@@ -62,10 +67,14 @@ export class ApplyService {
     try {
       await this.connection.withTransaction(async (manager) => {
         await this.repository.lockForTransaction(manager);
+        const before = options.audit ? await snapshotOrganizations(manager, declaredSlugs(document)) : null;
         for (const section of sections) await section.apply(document, manager, report);
         if (options.prune) {
           // Dependents first: specialists before their assistants, gateways before the tools they expose.
           for (const section of [...sections].reverse()) await section.prune?.(document, manager, report);
+        }
+        if (options.audit && before) {
+          await this.audit.record(manager, options.audit, await auditChanges(manager, report, before));
         }
         await options.beforeCommit?.(manager, report);
         if (options.dryRun) throw new DryRunRollback();
@@ -75,4 +84,38 @@ export class ApplyService {
     }
     return report;
   }
+}
+
+/** The slugs of the document's `organizations[]` entries (the only ones `apply` may change). */
+function declaredSlugs(document: ApplyDocument): string[] {
+  const entries = Array.isArray(document.organizations) ? (document.organizations as unknown[]) : [];
+  return entries
+    .map((entry) =>
+      typeof entry === 'object' && entry !== null ? (entry as { slug?: unknown }).slug : undefined,
+    )
+    .filter((slug): slug is string => typeof slug === 'string');
+}
+
+/** One audit change per item the apply created, updated or deleted, with its rows before and after. */
+async function auditChanges(
+  manager: EntityManager,
+  report: ApplyReport,
+  before: RowSnapshot,
+): Promise<AuditChange[]> {
+  const changes: AuditChange[] = [];
+  for (const change of report.changes) {
+    if (change.action === 'unchanged') continue;
+    const was = change.action === 'created' ? null : (before.get(change.id)?.row ?? null);
+    const is = change.action === 'deleted' ? null : await snapshotRow(manager, change.kind, change.id);
+    const owner = (row: unknown) => (row as { organization_id?: string } | null)?.organization_id;
+    changes.push({
+      organizationId: change.kind === 'organization' ? change.id : (owner(is) ?? owner(was) ?? null),
+      action: change.action,
+      resourceType: change.kind,
+      resourceId: change.id,
+      before: was,
+      after: is,
+    });
+  }
+  return changes;
 }

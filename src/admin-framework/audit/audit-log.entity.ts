@@ -5,7 +5,8 @@ export type AuditActorType = 'api_key' | 'oidc' | 'cli';
 
 /**
  * One change made through the admin API, the admin CLI or `apply`, written in the transaction of
- * the change. No foreign key: the trail outlives what it describes.
+ * the change, or one admin request refused (action `denied`). No foreign key: the trail outlives
+ * what it describes. Append-only: a trigger refuses UPDATE, DELETE and TRUNCATE.
  */
 @Entity({ name: 'audit_log' })
 @Index('IDX_audit_log_org_created', ['organizationId', 'createdAt', 'id'])
@@ -29,7 +30,7 @@ export class AuditLogEntity {
   @Column({ name: 'actor_issuer', type: 'varchar', length: 2048, nullable: true })
   actorIssuer!: string | null;
 
-  /** `created`, `updated`, `revoked`. */
+  /** `created`, `updated`, `revoked`, `deleted`, `denied`. */
   @Column({ type: 'varchar', length: 32 })
   action!: string;
 
@@ -47,8 +48,13 @@ export class AuditLogEntity {
   @Column({ type: 'jsonb', nullable: true })
   after!: unknown;
 
+  /** The id the server gave the request (never the client's own); null for the CLI. */
   @Column({ name: 'request_id', type: 'varchar', length: 128, nullable: true })
   requestId!: string | null;
+
+  /** The `x-request-id` the client sent, when it sent a usable one. */
+  @Column({ name: 'client_request_id', type: 'varchar', length: 128, nullable: true })
+  clientRequestId!: string | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;

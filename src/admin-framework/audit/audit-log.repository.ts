@@ -22,7 +22,7 @@ export class AuditLogRepository {
   constructor(private readonly connection: TransactionalConnection) {}
 
   /** Inside the transaction of the change it records. */
-  async insert(rows: AuditLogEntity[], manager: EntityManager): Promise<void> {
+  async insert(rows: AuditLogEntity[], manager: EntityManager | undefined): Promise<void> {
     // `before`/`after` are plain JSON already; TypeORM's partial-entity type cannot express `unknown`.
     const values = rows as QueryDeepPartialEntity<AuditLogEntity>[];
     if (rows.length > 0) await this.connection.getRepository(AuditLogEntity, manager).insert(values);
@@ -39,7 +39,7 @@ export class AuditLogRepository {
   ): Promise<{ row: AuditLogEntity; position: AuditCursor }[]> {
     const rows: Record<string, unknown>[] = await this.connection.getRepository(AuditLogEntity).query(
       `SELECT id, organization_id, actor_type, actor_id, actor_issuer, action, resource_type, resource_id,
-              before, after, request_id, created_at,
+              before, after, request_id, client_request_id, created_at,
               created_at::text AS position
          FROM audit_log
         WHERE ($1::uuid IS NULL OR organization_id = $1::uuid) AND ${AUDIT_ORDER.after(2)}
@@ -62,6 +62,7 @@ export class AuditLogRepository {
         before: row.before,
         after: row.after,
         requestId: row.request_id,
+        clientRequestId: row.client_request_id,
         createdAt: new Date(row.created_at as string),
       }),
     }));

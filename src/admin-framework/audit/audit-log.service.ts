@@ -22,8 +22,8 @@ export interface AuditChange {
   after?: unknown;
 }
 
-/** Fields never written to the trail: key hashes and one-time secrets. */
-const SECRET_FIELDS = new Set(['keyHash', 'secret']);
+/** Fields never written to the trail: key hashes and one-time secrets (as views and as rows name them). */
+const SECRET_FIELDS = new Set(['keyHash', 'key_hash', 'secret']);
 const REDACTED = '[redacted]';
 
 /**
@@ -59,8 +59,18 @@ export function decodeAuditCursor(cursor: string): AuditCursor | null {
 export class AuditLogService {
   constructor(private readonly repository: AuditLogRepository) {}
 
-  async record(manager: EntityManager, actor: AuditActor, changes: readonly AuditChange[]): Promise<void> {
-    const requestId = currentRequestContext()?.requestId ?? null;
+  /**
+   * Writes the rows in `manager`'s transaction (the change's own); without one, on their own (a
+   * refused request, which changed nothing). The request id is the server's, never the client's.
+   */
+  async record(
+    manager: EntityManager | undefined,
+    actor: AuditActor,
+    changes: readonly AuditChange[],
+  ): Promise<void> {
+    const request = currentRequestContext();
+    const requestId = request ? (request.serverRequestId ?? request.requestId) : null;
+    const clientRequestId = request && request.requestId !== requestId ? request.requestId : null;
     await this.repository.insert(
       changes.map((change) =>
         Object.assign(new AuditLogEntity(), {
@@ -75,6 +85,7 @@ export class AuditLogService {
           before: change.before === undefined ? null : auditSnapshot(change.before),
           after: change.after === undefined ? null : auditSnapshot(change.after),
           requestId,
+          clientRequestId,
         }),
       ),
       manager,

@@ -41,12 +41,16 @@ export const ERROR_CATALOGUE = {
   claim_value_too_large: { status: 422, type: 'validation_error' },
   bulk_limit_exceeded: { status: 422, type: 'validation_error' },
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error' },
+  /** The organization holds its whole share of this replica's running turns or queue; others are still served. */
+  concurrency_limit_exceeded: { status: 429, type: 'rate_limit_error', retryAfterSeconds: 1 },
   headers_too_large: { status: 431, type: 'invalid_request_error' },
   /** The organization's monthly token budget is spent; Retry-After runs to the next UTC month. */
   token_budget_exceeded: { status: 429, type: 'rate_limit_error' },
   /** Background turns: the stored error of a turn whose replica stopped, the end of a cancelled one's stream. */
   response_interrupted: { status: 500, type: 'server_error' },
   response_cancelled: { status: 409, type: 'invalid_request_error' },
+  /** A stored-object quota of the organization (QUOTA_*): delete something first, or ask the platform. */
+  quota_exceeded: { status: 409, type: 'invalid_request_error' },
   server_error: { status: 500, type: 'server_error' },
   /** The upstream's stream ended or broke before its finish reason (docs/resilience.md). */
   upstream_stream_interrupted: { status: 502, type: 'server_error' },

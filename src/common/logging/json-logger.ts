@@ -45,6 +45,8 @@ export class JsonLogger implements LoggerService {
       time: new Date().toISOString(),
       context,
       requestId: request?.requestId,
+      // The server's own id, when the client chose `requestId`: what the audit log records.
+      serverRequestId: request?.serverRequestId === request?.requestId ? undefined : request?.serverRequestId,
       traceId: currentTraceId(),
       organizationId: request?.organizationId,
       assistantId: request?.assistantId,

@@ -38,9 +38,9 @@ export class BackgroundResponses {
   ) {}
 
   async create(turn: PreparedTurn, style: EventStyle): Promise<{ response: ResponseObject; live: LiveTurn }> {
-    this.turns.checkRoom();
+    this.turns.checkRoom(turn.principal.organizationId);
     await this.ledger.recordStart(turnStart(turn, 'queued', this.leases));
-    const live = this.turns.start(turn.responseId, (events, signal, lost) =>
+    const live = this.turns.start(turn.principal.organizationId, turn.responseId, (events, signal, lost) =>
       this.run(turn, events, signal, lost, style),
     );
     const response = turnResponse(turn, new ResponseRecorder(undefined), null, 'queued', null, null);

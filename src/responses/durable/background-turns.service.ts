@@ -3,6 +3,7 @@ import { describeUnexpected } from '../../common/errors/all-exceptions.filter.js
 import { ApiError } from '../../common/errors/error-catalogue.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { LifecycleState } from '../../lifecycle/lifecycle.state.js';
+import { InFlightLimiter, organizationBusyError } from '../../limits/in-flight-limiter.service.js';
 import { Metrics } from '../../metrics/metrics.service.js';
 import { TurnLedger } from '../store/turn-ledger.repository.js';
 import { LiveTurn } from './live-turn.js';
@@ -11,16 +12,34 @@ import { TurnLeases } from './turn-leases.service.js';
 /** Runs one background turn; `lost` aborts when it was cancelled or taken from this replica. */
 export type BackgroundWork = (live: LiveTurn, signal: AbortSignal, lost: AbortSignal) => Promise<void>;
 
+/** A queued turn: its organization, and what lets it start. */
+interface Waiting {
+  organizationId: string;
+  began: () => void;
+}
+
+/** An organization's background turns on this replica. */
+interface Share {
+  running: number;
+  queued: number;
+}
+
 /**
  * The background turns of this replica: at most BACKGROUND_MAX_RUNNING at once, the others wait
- * (status `queued`). Each holds its lease while queued or running. They count as requests in
- * flight for the shutdown sequence, so a leaving replica finishes them within its grace period;
- * the grace deadline cuts the rest, which are stored `failed` with a retryable error.
+ * (status `queued`), in order of arrival except that an organization running its share
+ * (BACKGROUND_MAX_RUNNING_PER_ORGANIZATION) is passed over, so one organization's flood never
+ * holds the others' turns back. An organization with BACKGROUND_MAX_QUEUED_PER_ORGANIZATION turns
+ * waiting is refused (429 `concurrency_limit_exceeded`); the replica's whole queue full is 503
+ * `service_overloaded`. A running turn holds a slot of the in-flight cap (MAX_IN_FLIGHT_RESPONSES,
+ * and its organization's share of it). Each holds its lease while queued or running. They count
+ * as requests in flight for the shutdown sequence, so a leaving replica finishes them within its
+ * grace period; the grace deadline cuts the rest, which are stored `failed` with a retryable error.
  */
 @Injectable()
 export class BackgroundTurns implements OnModuleDestroy {
   private readonly live = new Map<string, { turn: LiveTurn; done: Promise<void>; began: () => void }>();
-  private readonly waiting: (() => void)[] = [];
+  private readonly waiting: Waiting[] = [];
+  private readonly shares = new Map<string, Share>();
   private running = 0;
   private readonly logger = new Logger('BackgroundTurns');
   private readonly settings: AppConfig['durableTurns'];
@@ -30,6 +49,7 @@ export class BackgroundTurns implements OnModuleDestroy {
     private readonly leases: TurnLeases,
     private readonly lifecycle: LifecycleState,
     private readonly metrics: Metrics,
+    private readonly inFlight: InFlightLimiter,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.settings = config.durableTurns;
@@ -54,12 +74,13 @@ export class BackgroundTurns implements OnModuleDestroy {
     }
   }
 
-  /** Refuses a new background turn when this replica's queue is full (before anything is stored). */
-  checkRoom(): void {
-    if (
-      this.running >= this.settings.maxRunningBackground &&
-      this.waiting.length >= this.settings.maxQueuedBackground
-    ) {
+  /**
+   * Refuses a new background turn (before anything is stored) when it could neither start nor
+   * wait: the replica's queue is full (503), or its organization's share of it is (429).
+   */
+  checkRoom(organizationId: string): void {
+    if (this.canStart(organizationId)) return;
+    if (this.waiting.length >= this.settings.maxQueuedBackground) {
       throw new ApiError(
         'service_overloaded',
         'Too many background responses are waiting on this instance; retry later',
@@ -68,17 +89,23 @@ export class BackgroundTurns implements OnModuleDestroy {
         },
       );
     }
+    const share = this.shares.get(organizationId) ?? { running: 0, queued: 0 };
+    if (share.queued >= this.settings.maxQueuedBackgroundPerOrganization) {
+      this.metrics.shed('organization');
+      throw organizationBusyError(share.running + share.queued);
+    }
   }
 
-  /** Starts `work` now, or once a running turn of this replica ends. */
-  start(responseId: string, work: BackgroundWork): LiveTurn {
+  /** Starts `work` now, or once a running turn of this replica ends and its organization is under its share. */
+  start(organizationId: string, responseId: string, work: BackgroundWork): LiveTurn {
     const turn = new LiveTurn(responseId, this.ledger, this.settings.eventFlushMs, this.logger);
     const lease = this.leases.hold(responseId);
+    const share = this.shareOf(organizationId);
     this.lifecycle.requestStarted();
     let began!: () => void;
     const admitted = new Promise<void>((resolve) => (began = resolve));
     const done = admitted.then(async () => {
-      this.running += 1;
+      const slot = this.inFlight.occupy(organizationId);
       this.report();
       try {
         if (lease.lost.aborted) return;
@@ -88,19 +115,69 @@ export class BackgroundTurns implements OnModuleDestroy {
         this.logger.error({ ...describeUnexpected(error), msg: 'a background turn failed to end cleanly' });
       } finally {
         this.running -= 1;
+        share.running -= 1;
+        slot();
+        this.forget(organizationId, share);
         lease.release();
         turn.end();
         this.live.delete(responseId);
         this.lifecycle.requestFinished();
-        this.waiting.shift()?.();
+        this.admitNext();
         this.report();
       }
     });
     this.live.set(responseId, { turn, done, began });
-    if (this.running < this.settings.maxRunningBackground) began();
-    else this.waiting.push(began);
+    if (this.canStart(organizationId)) this.admit(share, began);
+    else {
+      share.queued += 1;
+      this.waiting.push({ organizationId, began });
+    }
     this.report();
     return turn;
+  }
+
+  private canStart(organizationId: string): boolean {
+    return (
+      this.running < this.settings.maxRunningBackground &&
+      (this.shares.get(organizationId)?.running ?? 0) < this.settings.maxRunningBackgroundPerOrganization
+    );
+  }
+
+  /** Lets the first waiting turn whose organization is under its share start. */
+  private admitNext(): void {
+    if (this.running >= this.settings.maxRunningBackground) return;
+    const index = this.waiting.findIndex(({ organizationId }) => this.canStart(organizationId));
+    if (index >= 0) this.release(index);
+  }
+
+  /** Takes the waiting turn at `index` out of the queue and lets it through. */
+  private release(index: number): void {
+    const [next] = this.waiting.splice(index, 1);
+    const share = this.shareOf(next.organizationId);
+    share.queued -= 1;
+    this.admit(share, next.began);
+  }
+
+  /** Counted as running at once, so nothing else is admitted past a share before the turn starts. */
+  private admit(share: Share, began: () => void): void {
+    this.running += 1;
+    share.running += 1;
+    began();
+  }
+
+  private shareOf(organizationId: string): Share {
+    let share = this.shares.get(organizationId);
+    if (!share) {
+      share = { running: 0, queued: 0 };
+      this.shares.set(organizationId, share);
+    }
+    return share;
+  }
+
+  private forget(organizationId: string, share: Share): void {
+    if (share.running === 0 && share.queued === 0 && this.shares.get(organizationId) === share) {
+      this.shares.delete(organizationId);
+    }
   }
 
   /**
@@ -124,11 +201,8 @@ export class BackgroundTurns implements OnModuleDestroy {
     if (!entry) return false;
     this.leases.abortLocal(responseId);
     // A queued turn has not started: let it through now, it returns at once.
-    const index = this.waiting.indexOf(entry.began);
-    if (index >= 0) {
-      this.waiting.splice(index, 1);
-      entry.began();
-    }
+    const index = this.waiting.findIndex(({ began }) => began === entry.began);
+    if (index >= 0) this.release(index);
     await entry.done;
     return true;
   }

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../../common/errors/error-catalogue.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { InFlightLimiter, type Release } from '../../limits/in-flight-limiter.service.js';
 import { Metrics } from '../../metrics/metrics.service.js';
 import { RUNNING_STATUSES } from '../entities/response.entity.js';
 import { storedToObject } from '../response-view.js';
@@ -23,22 +24,27 @@ interface Cursor {
 /**
  * Streams a background turn's events after a sequence number, then follows it to its end: from
  * memory on the replica running it, otherwise from the database (one indexed read per
- * RESUME_POLL_MS while nothing is new). Stored events are sent as they were first sent. A turn
- * that ended without a final event (cancelled, or its replica lost) ends with a `response.error`
- * built from its row, numbered after the last stored event.
+ * RESUME_POLL_MS while events keep coming; while nothing is new the interval doubles up to
+ * RESUME_POLL_MAX_MS). Stored events are sent as they were first sent. A turn that ended without
+ * a final event (cancelled, or its replica lost) ends with a `response.error` built from its row,
+ * numbered after the last stored event. A resumed stream holds a slot of the in-flight cap and of
+ * its organization's share of it, like any response in progress (503 or 429 before it starts).
  */
 @Injectable()
 export class ResumedStreams {
   private readonly pollMs: number;
+  private readonly pollMaxMs: number;
 
   constructor(
     private readonly ledger: TurnLedger,
     private readonly store: TurnStore,
     private readonly turns: BackgroundTurns,
     private readonly metrics: Metrics,
+    private readonly inFlight: InFlightLimiter,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.pollMs = config.durableTurns.followPollMs;
+    this.pollMaxMs = config.durableTurns.followPollMaxMs;
   }
 
   /** `userId`: the end user the turn belongs to, checked again when its row is read. */
@@ -57,6 +63,9 @@ export class ResumedStreams {
       cursor.last = event.sequenceNumber;
       if (TERMINAL_EVENTS.has(event.type)) cursor.terminal = event.type;
     };
+    // A stream opened by the POST that created the turn already holds the request's slot.
+    const slot: Release | null = resumed ? this.inFlight.acquireFor(organizationId) : null;
+    let idleMs = this.pollMs;
     writer.open();
     this.metrics.streamOpened();
     if (resumed) this.metrics.streamResumed();
@@ -73,11 +82,15 @@ export class ResumedStreams {
         if (cursor.terminal || events.length === PAGE || this.turns.find(responseId)) continue;
         if (events.length === 0 && (await this.ended(organizationId, userId, responseId, cursor, send)))
           break;
-        if (events.length === 0)
-          await sleep(this.pollMs, undefined, { signal: clientGone, ref: false }).catch(() => undefined);
+        if (events.length > 0) idleMs = this.pollMs;
+        else {
+          await sleep(idleMs, undefined, { signal: clientGone, ref: false }).catch(() => undefined);
+          idleMs = Math.min(idleMs * 2, this.pollMaxMs);
+        }
       }
     } finally {
       this.metrics.streamClosed();
+      slot?.();
     }
     if (cursor.terminal === 'response.completed' || cursor.terminal === 'response.incomplete') writer.done();
     else writer.close();
