@@ -14,7 +14,12 @@ import {
 } from './support/fuzz-arbitraries.js';
 import { call, type ApiReply } from './support/http.js';
 import { MCP_HEADERS, startGatewayStack, type GatewayStack } from './support/mcp-gateway-fixtures.js';
-import { FUZZ_ADMIN_AUDIENCE, FUZZ_ADMIN_GROUP, seedFuzzWorld, type FuzzWorld } from './support/fuzz-world.js';
+import {
+  FUZZ_ADMIN_AUDIENCE,
+  FUZZ_ADMIN_GROUP,
+  seedFuzzWorld,
+  type FuzzWorld,
+} from './support/fuzz-world.js';
 import { rawRequest, type RawReply } from './support/raw-http.js';
 import type { SeededOrganization, TestApp } from './support/test-app.js';
 import { gatewayOidcEnv } from './support/test-identity-provider.js';
@@ -124,7 +129,11 @@ describe(`bad input over every route and credential (property-based, seed ${SEED
 
     world = await seedFuzzWorld(app, org, stack.api);
     tokens = [await stack.idp.mint(), await stack.idp.mint({ groups: ['/globex/sales'] })];
-    platformToken = await stack.idp.mint({ sub: 'root', groups: [FUZZ_ADMIN_GROUP], aud: FUZZ_ADMIN_AUDIENCE });
+    platformToken = await stack.idp.mint({
+      sub: 'root',
+      groups: [FUZZ_ADMIN_GROUP],
+      aud: FUZZ_ADMIN_AUDIENCE,
+    });
     // The credentials work, so a refusal in the sweep is about the request, not the setup.
     const asAdmin = await call(app.baseUrl, 'GET', `/admin/v1/organizations/${org.slug}`, {
       headers: { authorization: `Bearer ${org.keys.admin}` },

@@ -1,6 +1,11 @@
 import { envelopeViolation } from '../support/error-contract.js';
 import { allReshapedBodies } from '../support/fuzz-arbitraries.js';
-import { FUZZ_ADMIN_AUDIENCE, FUZZ_ADMIN_GROUP, seedFuzzWorld, type FuzzWorld } from '../support/fuzz-world.js';
+import {
+  FUZZ_ADMIN_AUDIENCE,
+  FUZZ_ADMIN_GROUP,
+  seedFuzzWorld,
+  type FuzzWorld,
+} from '../support/fuzz-world.js';
 import { call } from '../support/http.js';
 import { startGatewayStack, type GatewayStack } from '../support/mcp-gateway-fixtures.js';
 import type { SeededOrganization } from '../support/test-app.js';
@@ -39,7 +44,11 @@ describe('body shapes on every route with a body (issue 24)', () => {
     );
     org = await stack.app.seedOrganization('shapes');
     world = await seedFuzzWorld(stack.app, org, stack.api);
-    platformToken = await stack.idp.mint({ sub: 'root', groups: [FUZZ_ADMIN_GROUP], aud: FUZZ_ADMIN_AUDIENCE });
+    platformToken = await stack.idp.mint({
+      sub: 'root',
+      groups: [FUZZ_ADMIN_GROUP],
+      aud: FUZZ_ADMIN_AUDIENCE,
+    });
     const document = (await call(stack.app.baseUrl, 'GET', '/openapi.json')).body;
     operations = Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(
       ([path, item]) =>
