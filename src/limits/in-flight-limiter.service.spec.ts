@@ -65,8 +65,8 @@ describe('InFlightLimiter: organization shares', () => {
     return { limiter, shed };
   }
 
-  it('refuses an organization at its share with 429 while another organization is admitted', () => {
-    const { limiter, shed } = withShare(10, 2);
+  it('refuses an organization at its share with 429 when no headroom is left, while another organization is admitted', () => {
+    const { limiter, shed } = withShare(4, 2);
     const first = limiter.acquireFor('org-a');
     limiter.acquireFor('org-a');
     let refusal: unknown;
@@ -87,6 +87,23 @@ describe('InFlightLimiter: organization shares', () => {
     first();
     expect(limiter.heldBy('org-a')).toBe(1);
     expect(() => limiter.acquireFor('org-a')).not.toThrow();
+  });
+
+  it('lets an organization alone exceed its share up to all but one share of the replica', () => {
+    const { limiter, shed } = withShare(10, 3);
+    const held = Array.from({ length: 7 }, () => limiter.acquireFor('org-a'));
+    expect(limiter.heldBy('org-a')).toBe(7); // past its share of 3: the others still find 3 free
+    expect(() => limiter.acquireFor('org-a')).toThrow(
+      expect.objectContaining({ code: 'concurrency_limit_exceeded', status: 429 }),
+    );
+    expect(limiter.inFlight).toBe(7);
+    // The reserved headroom serves the others, up to the replica's cap.
+    for (let i = 0; i < 3; i++) expect(() => limiter.acquireFor(`org-${i}`)).not.toThrow();
+    expect(() => limiter.acquireFor('org-b')).toThrow(/capacity/);
+    expect(shed).toEqual(['organization', 'overload']);
+    // An organization under its share is admitted however little headroom is left.
+    held[0]();
+    expect(() => limiter.acquireFor('org-b')).not.toThrow();
   });
 
   it('counts work admitted earlier even past the cap, so new requests are shed meanwhile', () => {

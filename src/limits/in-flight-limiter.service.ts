@@ -13,8 +13,11 @@ export type Release = () => void;
  * request is refused at once with 503 `service_overloaded` and `Retry-After: 1` instead of
  * queueing: another replica, or the same one a moment later, can take it.
  *
- * One organization may hold at most MAX_IN_FLIGHT_PER_ORGANIZATION of those slots; beyond, its
- * requests get 429 `concurrency_limit_exceeded` while other organizations keep being served.
+ * Each organization has a share of those slots (MAX_IN_FLIGHT_PER_ORGANIZATION) that stays
+ * reserved for it: an organization past its share is refused (429 `concurrency_limit_exceeded`)
+ * only when fewer than one share of the replica's slots would remain free for the others. One
+ * organization alone can so use all but one share; when the cap is at most two shares, the share
+ * is a strict cap.
  */
 @Injectable()
 export class InFlightLimiter {
@@ -63,12 +66,14 @@ export class InFlightLimiter {
 
   /**
    * Counts a request that already holds a replica slot against its organization's share, once
-   * the organization is known (after authentication); throws 429 `concurrency_limit_exceeded`.
+   * the organization is known (after authentication); throws 429 `concurrency_limit_exceeded`
+   * when the organization holds its share and less than a share of the replica is left free.
    */
   admitOrganization(organizationId: string): Release {
-    if (this.heldBy(organizationId) >= this.perOrganization) {
+    const held = this.heldBy(organizationId);
+    if (held >= this.perOrganization && this.max - this.current < this.perOrganization) {
       this.metrics.shed('organization');
-      throw organizationBusyError(this.perOrganization);
+      throw organizationBusyError(held);
     }
     return this.countFor(organizationId);
   }
@@ -135,11 +140,11 @@ export function overloadedError(): ApiError {
   });
 }
 
-/** An organization at its share of this replica (responses in flight or background queue). */
-export function organizationBusyError(share: number): ApiError {
+/** An organization past its share of a nearly full replica (responses in flight or background queue). */
+export function organizationBusyError(held: number): ApiError {
   return new ApiError(
     'concurrency_limit_exceeded',
-    `This organization already has ${share} responses in progress on this instance, its share; retry shortly`,
+    `This organization already has ${held} responses in progress on this instance, at least its share, and the rest is reserved for others; retry shortly`,
     { 'Retry-After': '1' },
   );
 }

@@ -46,7 +46,7 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   rate_limit_exceeded:
     "The organization's requests per minute (or, admin API, the platform administrator's) are used up; see `Retry-After`",
   concurrency_limit_exceeded:
-    "The organization holds its whole share of this replica's responses in flight or background queue (`MAX_IN_FLIGHT_PER_ORGANIZATION`, `BACKGROUND_MAX_QUEUED_PER_ORGANIZATION`); see `Retry-After`",
+    "The organization is beyond its share of this replica's capacity; the rest is reserved for others (`MAX_IN_FLIGHT_PER_ORGANIZATION`, `BACKGROUND_MAX_QUEUED_PER_ORGANIZATION`); see `Retry-After`",
   quota_exceeded:
     'The organization already stores as many of these objects as its quota allows (`QUOTA_*`: assistants, specialists, tools, gateways, API keys, items of a conversation)',
   token_budget_exceeded:

@@ -6,13 +6,17 @@ import { startTestIdentityProvider, type TestIdentityProvider } from '../support
 
 const ADMIN_GROUP = '/platform/admins';
 
-/** Small shares, so one organization reaches them with a handful of requests. */
+/**
+ * Small shares, so one organization reaches them with a handful of requests. A share is reserved
+ * headroom: past it an organization is refused only when less than a share would stay free, so
+ * alone it runs 3 background turns (5 - 2) and holds 4 responses in flight (7 - 3).
+ */
 const FAIRNESS_ENV = {
-  MAX_IN_FLIGHT_RESPONSES: '20',
+  MAX_IN_FLIGHT_RESPONSES: '7',
   MAX_IN_FLIGHT_PER_ORGANIZATION: '3',
-  BACKGROUND_MAX_RUNNING: '4',
+  BACKGROUND_MAX_RUNNING: '5',
   BACKGROUND_MAX_RUNNING_PER_ORGANIZATION: '2',
-  BACKGROUND_MAX_QUEUED: '10',
+  BACKGROUND_MAX_QUEUED: '2',
   BACKGROUND_MAX_QUEUED_PER_ORGANIZATION: '1',
   ADMIN_RATE_LIMIT_PER_MINUTE: '3',
   QUOTA_ASSISTANTS_PER_ORGANIZATION: '2',
@@ -41,9 +45,9 @@ function expectRefused(reply: ApiReply, status: number, code: string): void {
 }
 
 /**
- * One organization cannot starve the others: its background turns and responses in flight are
- * capped at its share of the replica (429 with Retry-After) while another organization's turns
- * start and finish; streams following a turn count; admin routes are rate-limited per caller;
+ * One organization cannot starve the others: past its share of the replica, its background turns
+ * and responses in flight are refused (429 with Retry-After) once only the share reserved for the
+ * others is left, while another organization's turns start and finish; streams following a turn count; admin routes are rate-limited per caller;
  * stored objects have per-organization quotas (409, nothing stored).
  */
 describe('fairness between organizations', () => {
@@ -106,19 +110,20 @@ describe('fairness between organizations', () => {
     });
 
     it('holds a flooding organization to its share while another organization is served', async () => {
-      // Two turns run (its running share), held open by the upstream; a third waits (its queue share).
-      for (let i = 0; i < 3; i++) {
+      // Alone, the flood runs three turns, one past its running share of two, held open by the
+      // upstream: two running slots stay free for others. A fourth waits (its queue share).
+      for (let i = 0; i < 4; i++) {
         const created = await respond(flood, { background: true });
         expect(created.status).toBe(200);
         expect(created.body.status).toBe('queued');
         floodIds.push(created.body.id);
-        if (i === 1) await waitFor('two flood turns at the upstream', () => held.requests.length === 2);
+        if (i === 2) await waitFor('three flood turns at the upstream', () => held.requests.length === 3);
       }
-      const waiting = await call(app.baseUrl, 'GET', `/v1/responses/${floodIds[2]}`, {
+      const waiting = await call(app.baseUrl, 'GET', `/v1/responses/${floodIds[3]}`, {
         key: flood.keys.full_access,
       });
       expect(waiting.body.status).toBe('queued');
-      expect(held.requests).toHaveLength(2);
+      expect(held.requests).toHaveLength(3);
 
       const rowsBefore = await responseRows(flood);
       const refused = await respond(flood, { background: true });
@@ -140,7 +145,8 @@ describe('fairness between organizations', () => {
     });
 
     it('counts running background turns and resumed streams against the organization share', async () => {
-      // Two running turns hold two of the flood's three slots: one follower fits, a second does not.
+      // Three running turns hold the flood's share of three slots; one follower still fits, as three
+      // of the seven stay free, a second does not (it would leave two).
       const first = await openFollower(floodIds[0]);
       expect(first.status).toBe(200);
       try {

@@ -41,7 +41,7 @@ export const ERROR_CATALOGUE = {
   claim_value_too_large: { status: 422, type: 'validation_error' },
   bulk_limit_exceeded: { status: 422, type: 'validation_error' },
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error' },
-  /** The organization holds its whole share of this replica's running turns or queue; others are still served. */
+  /** The organization is past its share of this replica's responses or queue, and only the others' reserved headroom is left. */
   concurrency_limit_exceeded: { status: 429, type: 'rate_limit_error', retryAfterSeconds: 1 },
   headers_too_large: { status: 431, type: 'invalid_request_error' },
   /** The organization's monthly token budget is spent; Retry-After runs to the next UTC month. */

@@ -26,11 +26,13 @@ interface Share {
 
 /**
  * The background turns of this replica: at most BACKGROUND_MAX_RUNNING at once, the others wait
- * (status `queued`), in order of arrival except that an organization running its share
- * (BACKGROUND_MAX_RUNNING_PER_ORGANIZATION) is passed over, so one organization's flood never
- * holds the others' turns back. An organization with BACKGROUND_MAX_QUEUED_PER_ORGANIZATION turns
- * waiting is refused (429 `concurrency_limit_exceeded`); the replica's whole queue full is 503
- * `service_overloaded`. A running turn holds a slot of the in-flight cap (MAX_IN_FLIGHT_RESPONSES,
+ * (status `queued`), in order of arrival. Each organization's shares stay reserved for it: a turn
+ * of an organization running its share (BACKGROUND_MAX_RUNNING_PER_ORGANIZATION) starts only when
+ * at least one share of running slots would still be free, otherwise it is passed over, so one
+ * organization's flood never holds the others' turns back. Likewise an organization with
+ * BACKGROUND_MAX_QUEUED_PER_ORGANIZATION turns waiting is refused (429
+ * `concurrency_limit_exceeded`) only when queuing one more would leave less than one share of the
+ * queue free; the replica's whole queue full is 503 `service_overloaded`. A running turn holds a slot of the in-flight cap (MAX_IN_FLIGHT_RESPONSES,
  * and its organization's share of it). Each holds its lease while queued or running. They count
  * as requests in flight for the shutdown sequence, so a leaving replica finishes them within its
  * grace period; the grace deadline cuts the rest, which are stored `failed` with a retryable error.
@@ -90,13 +92,15 @@ export class BackgroundTurns implements OnModuleDestroy {
       );
     }
     const share = this.shares.get(organizationId) ?? { running: 0, queued: 0 };
-    if (share.queued >= this.settings.maxQueuedBackgroundPerOrganization) {
+    const perOrganization = this.settings.maxQueuedBackgroundPerOrganization;
+    const free = this.settings.maxQueuedBackground - this.waiting.length;
+    if (share.queued >= perOrganization && free <= perOrganization) {
       this.metrics.shed('organization');
       throw organizationBusyError(share.running + share.queued);
     }
   }
 
-  /** Starts `work` now, or once a running turn of this replica ends and its organization is under its share. */
+  /** Starts `work` now, or once a running turn of this replica ends and it can start (see canStart). */
   start(organizationId: string, responseId: string, work: BackgroundWork): LiveTurn {
     const turn = new LiveTurn(responseId, this.ledger, this.settings.eventFlushMs, this.logger);
     const lease = this.leases.hold(responseId);
@@ -136,14 +140,17 @@ export class BackgroundTurns implements OnModuleDestroy {
     return turn;
   }
 
+  /** A free slot, and the organization under its share or a share still free after this turn. */
   private canStart(organizationId: string): boolean {
+    const free = this.settings.maxRunningBackground - this.running;
+    const perOrganization = this.settings.maxRunningBackgroundPerOrganization;
     return (
-      this.running < this.settings.maxRunningBackground &&
-      (this.shares.get(organizationId)?.running ?? 0) < this.settings.maxRunningBackgroundPerOrganization
+      free > 0 &&
+      ((this.shares.get(organizationId)?.running ?? 0) < perOrganization || free > perOrganization)
     );
   }
 
-  /** Lets the first waiting turn whose organization is under its share start. */
+  /** Lets the first waiting turn that can start (see canStart) start. */
   private admitNext(): void {
     if (this.running >= this.settings.maxRunningBackground) return;
     const index = this.waiting.findIndex(({ organizationId }) => this.canStart(organizationId));
