@@ -44,7 +44,10 @@ export class FileUploadInterceptor implements NestInterceptor {
       return await this.multer.intercept(context, next);
     } catch (error) {
       if (error instanceof PayloadTooLargeException) {
-        throw new ApiError('file_too_large', `The file exceeds the limit of ${this.config.files.maxBytes} bytes`);
+        throw new ApiError(
+          'file_too_large',
+          `The file exceeds the limit of ${this.config.files.maxBytes} bytes`,
+        );
       }
       if (error instanceof BadRequestException) {
         throw new ApiError('invalid_request', `The multipart body was refused: ${error.message}`);

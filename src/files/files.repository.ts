@@ -79,8 +79,10 @@ export class FilesRepository {
       const [inserted] = await manager.query<{ id: string }[]>(
         `INSERT INTO files (id, organization_id, user_id, purpose, filename, media_type, bytes, content,
                             text_status, extracted_text, created_at, expires_at)
-         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
-          WHERE (SELECT COALESCE(SUM(bytes), 0) FROM files WHERE organization_id = $2) + $7 <= $13
+         SELECT $1::uuid, $2::uuid, $3::varchar, $4::varchar, $5::varchar, $6::varchar, $7::bigint, $8::bytea,
+                $9::varchar, $10::text, $11::timestamptz, $12::timestamptz
+          WHERE (SELECT COALESCE(SUM(bytes), 0) FROM files WHERE organization_id = $2::uuid) + $7::bigint
+                <= $13::bigint
          RETURNING id`,
         [
           file.id,
@@ -129,10 +131,13 @@ export class FilesRepository {
     userId: string | null,
     id: string,
   ): Promise<{ filename: string; textStatus: TextStatus; text: string | null } | null> {
-    const [row] = await this.dataSource.query<{ filename: string; text_status: TextStatus; text: string | null }[]>(
-      `SELECT filename, text_status, extracted_text AS text FROM files WHERE ${VISIBLE} AND id = $3`,
-      [organizationId, userId, id],
-    );
+    const [row] = await this.dataSource.query<
+      { filename: string; text_status: TextStatus; text: string | null }[]
+    >(`SELECT filename, text_status, extracted_text AS text FROM files WHERE ${VISIBLE} AND id = $3`, [
+      organizationId,
+      userId,
+      id,
+    ]);
     return row === undefined ? null : { filename: row.filename, textStatus: row.text_status, text: row.text };
   }
 
@@ -146,7 +151,14 @@ export class FilesRepository {
           AND ${order.after(4)}
         ORDER BY ${order.orderBy}
         LIMIT $6`,
-      [organizationId, userId, query.purpose, query.after?.createdAt ?? null, query.after?.id ?? null, query.limit],
+      [
+        organizationId,
+        userId,
+        query.purpose,
+        query.after?.createdAt ?? null,
+        query.after?.id ?? null,
+        query.limit,
+      ],
     );
     return rows.map(toRecord);
   }

@@ -35,21 +35,37 @@ export class FilesService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async upload(caller: FileCaller, purpose: FilePurpose, part: UploadedPart | undefined): Promise<FileRecord> {
+  async upload(
+    caller: FileCaller,
+    purpose: FilePurpose,
+    part: UploadedPart | undefined,
+  ): Promise<FileRecord> {
     if (part === undefined) {
-      throw new ApiError('missing_required_field', 'Missing required field: file (a multipart/form-data file part)');
+      throw new ApiError(
+        'missing_required_field',
+        'Missing required field: file (a multipart/form-data file part)',
+      );
     }
     const userScoped = purpose === USER_SCOPED_PURPOSE;
     if (userScoped && caller.userId === null) {
-      throw new ApiError('missing_required_field', 'A user_data file needs the x-user-id header: it belongs to that user');
+      throw new ApiError(
+        'missing_required_field',
+        'A user_data file needs the x-user-id header: it belongs to that user',
+      );
     }
     if (part.size > this.config.files.maxBytes) {
-      throw new ApiError('file_too_large', `The file exceeds the limit of ${this.config.files.maxBytes} bytes`);
+      throw new ApiError(
+        'file_too_large',
+        `The file exceeds the limit of ${this.config.files.maxBytes} bytes`,
+      );
     }
     const filename = part.originalname === '' ? 'upload' : part.originalname;
     checkStorableText(filename, 'The file name');
     if (filename.length > MAX_FILENAME_LENGTH) {
-      throw new ApiError('invalid_request', `The file name must be at most ${MAX_FILENAME_LENGTH} characters`);
+      throw new ApiError(
+        'invalid_request',
+        `The file name must be at most ${MAX_FILENAME_LENGTH} characters`,
+      );
     }
     const mediaType = part.mimetype.slice(0, 255) || 'application/octet-stream';
     const extracted = extractText(filename, mediaType, part.buffer);
