@@ -84,11 +84,10 @@ const NAMED_ENTITIES: Record<string, string> = {
 export function htmlToText(html: string): string {
   const out: string[] = [];
   let at = 0;
-  let hiddenUntil: string | null = null;
   while (at < html.length) {
     const open = html.indexOf('<', at);
     const textEnd = open === -1 ? html.length : open;
-    if (hiddenUntil === null && textEnd > at) out.push(decodeEntities(html.slice(at, textEnd)));
+    if (textEnd > at) out.push(decodeEntities(html.slice(at, textEnd)));
     if (open === -1) break;
     if (html.startsWith('<!--', open)) {
       const close = html.indexOf('-->', open + 4);
@@ -97,22 +96,25 @@ export function htmlToText(html: string): string {
     }
     const name = tagName(html, open + 1);
     if (name === null) {
-      if (hiddenUntil === null) out.push('<'); // a lone '<' in text
+      out.push('<'); // a lone '<' in text
       at = open + 1;
       continue;
     }
-    const end = tagEnd(html, open + 1);
-    at = end;
+    at = tagEnd(html, open + 1);
     const closing = html[open + 1] === '/';
-    if (hiddenUntil !== null) {
-      if (closing && name === hiddenUntil) hiddenUntil = null;
-      continue;
-    }
-    const selfClosing = html[end - 2] === '/';
-    if (!closing && !selfClosing && HIDDEN.has(name)) hiddenUntil = name;
+    if (!closing && html[at - 2] !== '/' && HIDDEN.has(name)) at = hiddenEnd(html, name, at);
     else if (BLOCK.has(name)) out.push('\n');
   }
   return tidy(out.join(''));
+}
+
+/** Just past `</name>` (any case), the end of a hidden element's content; the end of the text without one. */
+function hiddenEnd(html: string, name: string, from: number): number {
+  // The name is one of HIDDEN (letters only) and the pattern has no nested repetition: linear.
+  const closer = new RegExp(`</${name}\\s*>`, 'gi');
+  closer.lastIndex = from;
+  const match = closer.exec(html);
+  return match === null ? html.length : match.index + match[0].length;
 }
 
 /** `<name` or `</name` at `from` (just after '<'), lower-cased; null when it is not a tag. */
