@@ -4,10 +4,13 @@ import { FilesController } from './files.controller.js';
 import { FilesRepository } from './files.repository.js';
 import { FilesService } from './files.service.js';
 
-/** The Files API; vector stores and file_search read files' text through FilesService. */
+/**
+ * The Files API; vector stores and file_search read files' text through FilesService, the
+ * erase-user command uses the repository in its transaction.
+ */
 @Module({
   controllers: [FilesController],
   providers: [FilesRepository, FilesService, FileUploadInterceptor],
-  exports: [FilesService],
+  exports: [FilesService, FilesRepository],
 })
 export class FilesModule {}

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { KeysetOrder } from '../database/keyset.js';
 import type { StoredFileEntity, TextStatus } from './entities/stored-file.entity.js';
 
@@ -171,5 +171,15 @@ export class FilesRepository {
       [organizationId, userId, id],
     );
     return row.count > 0;
+  }
+
+  /** Every `user_data` file of one end user of one organization, inside the caller's transaction. */
+  async eraseUserFiles(manager: EntityManager, organizationId: string, userId: string): Promise<number> {
+    const [row] = await manager.query<{ count: number }[]>(
+      `WITH deleted AS (DELETE FROM files WHERE organization_id = $1 AND user_id = $2 RETURNING 1)
+       SELECT count(*)::integer AS count FROM deleted`,
+      [organizationId, userId],
+    );
+    return row.count;
   }
 }
