@@ -115,6 +115,7 @@ describe('Files API', () => {
     const content = await client.files.content(file.id);
     expect(content.headers.get('content-type')).toBe('application/octet-stream');
     expect(content.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(content.headers.get('content-disposition')).toBe("attachment; filename*=UTF-8''handbook.md");
     expect(await content.text()).toBe(text);
   });
 
@@ -136,6 +137,20 @@ describe('Files API', () => {
     });
     expect(await row(binary.id)).toMatchObject({ text_status: 'unavailable', extracted_text: null });
     expect(Buffer.from(await (await client.files.content(binary.id)).arrayBuffer()).equals(pdf)).toBe(true);
+  });
+
+  it('keeps a UTF-8 file name, and names it safely in the download', async () => {
+    const name = "résumé (1)'s.txt";
+    const file = await client.files.create({
+      file: await toFile(Buffer.from('cv'), name),
+      purpose: 'assistants',
+    });
+    expect(file.filename).toBe(name);
+    expect((await row(file.id))!.filename).toBe(name);
+    const content = await client.files.content(file.id);
+    expect(content.headers.get('content-disposition')).toBe(
+      "attachment; filename*=UTF-8''r%C3%A9sum%C3%A9%20%281%29%27s.txt",
+    );
   });
 
   it('lists with cursor paging, order and the purpose filter', async () => {

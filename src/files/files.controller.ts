@@ -58,6 +58,10 @@ function toView(file: FileRecord): FileView {
   };
 }
 
+/** A filename as an RFC 5987 ext-value: percent-encoded UTF-8, including what encodeURIComponent leaves. */
+const rfc5987 = (name: string) =>
+  encodeURIComponent(name).replace(/['()*]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`);
+
 function callerOf(principal: ApiKeyPrincipal, headers: RequestHeaders): FileCaller {
   return { organizationId: principal.organizationId, userId: optionalUserId(headers) };
 }
@@ -125,7 +129,7 @@ export class FilesController {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     return new StreamableFile(file.content, {
       type: 'application/octet-stream',
-      disposition: `attachment; filename*=UTF-8''${encodeURIComponent(file.filename)}`,
+      disposition: `attachment; filename*=UTF-8''${rfc5987(file.filename)}`,
       length: file.content.length,
     });
   }
