@@ -323,10 +323,43 @@ describe('Files API', () => {
     ).toBe(201);
   });
 
+  it('lets concurrent uploads together fill the quota, never pass it', async () => {
+    const org = await app.seedOrganization('files-race');
+    const file = { bytes: Buffer.alloc(MAX_BYTES, 0x63), name: 'race.txt' };
+    const replies = await Promise.all(
+      Array.from({ length: 6 }, () => upload(org.keys.user, { purpose: 'assistants', file })),
+    );
+    expect(replies.map((reply) => reply.status).sort()).toEqual([201, 201, 201, 201, 400, 400]);
+    const [{ total }] = await app.dataSource.query(
+      'SELECT SUM(bytes)::int AS total FROM files WHERE organization_id = $1',
+      [org.id],
+    );
+    expect(total).toBe(ORG_MAX_BYTES);
+  });
+
+  it("says what is wrong with a form that is not the Files API's", async () => {
+    const wrongField = new FormData();
+    wrongField.append('purpose', 'assistants');
+    wrongField.append('document', new Blob(['x']), 'x.txt');
+    const refused = await send('POST', '/v1/files', orgA.keys.user, {}, wrongField);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'invalid_request' });
+    expect(refused.body.error.message).toMatch(/^The multipart body was refused: /);
+
+    const unknownField = new FormData();
+    unknownField.append('purpose', 'assistants');
+    unknownField.append('expires_after', 'soon');
+    unknownField.append('file', new Blob(['x']), 'x.txt');
+    const unknown = await send('POST', '/v1/files', orgA.keys.user, {}, unknownField);
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.message).toContain('expires_after');
+  });
+
   it('answers 403 to keys without the user scope, before reading the upload', async () => {
+    // Too big as well: the scope is refused first, so the body was never read.
     const form = await upload(orgA.keys.assistant, {
       purpose: 'assistants',
-      file: { bytes: 'x', name: 'x.txt' },
+      file: { bytes: Buffer.alloc(MAX_BYTES * 2, 0x61), name: 'x.txt' },
     });
     expect([form.status, form.body.error.code]).toEqual([403, 'insufficient_scope']);
     for (const path of ['/v1/files', '/v1/files/file-00000000-0000-4000-8000-000000000000']) {
