@@ -47,6 +47,14 @@ describe('loadConfig', () => {
     expect(loadConfig({ QUICKSTART: 'false' }).quickstart.enabled).toBe(false);
   });
 
+  it('reads the Files API limits, in gb too', () => {
+    expect(loadConfig({}).files).toEqual({ maxBytes: 32 * 1024 ** 2, organizationMaxBytes: 1024 ** 3 });
+    expect(loadConfig({ FILES_MAX_BYTES: '512mb', FILES_ORG_MAX_BYTES: '20gb' }).files).toEqual({
+      maxBytes: 512 * 1024 ** 2,
+      organizationMaxBytes: 20 * 1024 ** 3,
+    });
+  });
+
   it.each([
     ['PORT', 'abc', 'must be a whole number (got "abc")'],
     ['PORT', '70000', 'must be between 0 and 65535'],
@@ -57,6 +65,8 @@ describe('loadConfig', () => {
     ['API_KEY_CACHE_TTL_SECONDS', '-1', 'must be between 0 and 300'],
     ['TRUST_PROXY', 'maybe', 'must be true or false'],
     ['LOG_LEVEL', 'verbose', 'must be one of'],
+    ['FILES_MAX_BYTES', '1gb', 'must be between 1kb and 512mb'],
+    ['FILES_ORG_MAX_BYTES', '16mb', 'must be at least FILES_MAX_BYTES'],
   ])('rejects %s=%s with a message naming the variable', (variable, value, detail) => {
     let thrown: unknown;
     try {
