@@ -236,7 +236,10 @@ function byteSize(env: Env, name: string, fallback: number, maxMb = 64): number 
   if (!match) throw new ConfigError(name, `must be a size such as 512kb or 2mb (got "${value}")`);
   const bytes = Number(match[1]) * UNIT_BYTES[(match[2] ?? 'b').toLowerCase()];
   if (bytes < 1024 || bytes > maxMb * 1024 * 1024) {
-    throw new ConfigError(name, `must be between 1kb and ${maxMb >= 1024 ? `${maxMb / 1024}gb` : `${maxMb}mb`}`);
+    throw new ConfigError(
+      name,
+      `must be between 1kb and ${maxMb >= 1024 ? `${maxMb / 1024}gb` : `${maxMb}mb`}`,
+    );
   }
   return bytes;
 }
