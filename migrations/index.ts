@@ -8,7 +8,7 @@ import { ResponseBody1795609207091 } from './1795609207091-response-body.js';
 import { AdminApi1795610000000 } from './1795610000000-admin-api.js';
 import { DurableTurns1795610048721 } from './1795610048721-durable-turns.js';
 import { Usage1795700000000 } from './1795700000000-usage.js';
-import { Files1795800000000 } from './1795800000000-files.js';
+import { Files1795900000000 } from './1795900000000-files.js';
 
 /** Every migration in order. `npm run migration:generate` appends to this list. */
 export const MIGRATIONS: Function[] = [
@@ -22,5 +22,5 @@ export const MIGRATIONS: Function[] = [
   AdminApi1795610000000,
   DurableTurns1795610048721,
   Usage1795700000000,
-  Files1795800000000,
+  Files1795900000000,
 ];

@@ -4,8 +4,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * The Files API: each organization's uploaded files, their bytes (bytea, stored out of line by
  * PostgreSQL's TOAST) and the text extracted from them for later chunking (docs/knowledge.md).
  */
-export class Files1795800000000 implements MigrationInterface {
-  name = 'Files1795800000000';
+export class Files1795900000000 implements MigrationInterface {
+  name = 'Files1795900000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(
