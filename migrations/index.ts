@@ -11,6 +11,7 @@ import { Usage1795700000000 } from './1795700000000-usage.js';
 import { TenantConfig1795800000000 } from './1795800000000-tenant-config.js';
 import { AuditAppendOnly1795800000300 } from './1795800000300-audit-append-only.js';
 import { GatewayNamesPerOrganization1795812345678 } from './1795812345678-gateway-names-per-organization.js';
+import { Files1795900000000 } from './1795900000000-files.js';
 
 /** Every migration in order. `npm run migration:generate` appends to this list. */
 export const MIGRATIONS: Function[] = [
@@ -27,4 +28,5 @@ export const MIGRATIONS: Function[] = [
   TenantConfig1795800000000,
   AuditAppendOnly1795800000300,
   GatewayNamesPerOrganization1795812345678,
+  Files1795900000000,
 ];

@@ -22,6 +22,7 @@ import { InFlightMiddleware } from './limits/in-flight.middleware.js';
 import { LimitsModule } from './limits/limits.module.js';
 import { RateLimitGuard } from './limits/rate-limit.guard.js';
 import { McpGatewayModule } from './mcp-gateway/mcp-gateway.module.js';
+import { FilesModule } from './files/files.module.js';
 import { MemoryModule } from './memory/memory.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { OpenApiModule } from './openapi/openapi.module.js';
@@ -49,6 +50,7 @@ export class AppModule implements NestModule {
         QuickstartModule,
         ClaimsModule,
         MemoryModule,
+        FilesModule,
         ResponsesModule,
         UsageModule,
         ConversationsModule,

@@ -13,6 +13,7 @@ import { McpGatewayEntity } from './mcp-gateway/entities/mcp-gateway.entity.js';
 import { OrganizationEntity } from './organizations/entities/organization.entity.js';
 import { PluginEntity } from './tools/entities/plugin.entity.js';
 import { ToolEntity } from './tools/entities/tool.entity.js';
+import { StoredFileEntity } from './files/entities/stored-file.entity.js';
 import { UsageDailyEntity } from './usage/entities/usage-daily.entity.js';
 
 /**
@@ -37,4 +38,5 @@ export const ENTITIES = [
   ToolEntity,
   UsageDailyEntity,
   AuditLogEntity,
+  StoredFileEntity,
 ];

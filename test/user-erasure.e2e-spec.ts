@@ -5,7 +5,15 @@ import { adminCli } from './support/admin-cli.js';
 import type { SeededOrganization, TestApp } from './support/test-app.js';
 import { startTwoOrganizations } from './support/two-organizations.js';
 
-const TABLES = ['conversations', 'responses', 'messages', 'user_claims', 'memory_items', 'memory_opt_outs'];
+const TABLES = [
+  'conversations',
+  'responses',
+  'messages',
+  'user_claims',
+  'memory_items',
+  'memory_opt_outs',
+  'files',
+];
 
 describe('admin users erase', () => {
   let app: TestApp;
@@ -27,6 +35,19 @@ describe('admin users erase', () => {
       responseId: (reply.body.id as string).slice('resp_'.length),
       conversationId: reply.body.conversation.id as string,
     };
+  };
+
+  /** Uploads a file as the user's application would (Files API). */
+  const uploadFile = async (org: SeededOrganization, userId: string, purpose: string) => {
+    const form = new FormData();
+    form.append('purpose', purpose);
+    form.append('file', new Blob([`${purpose} of ${userId}`], { type: 'text/plain' }), `${purpose}.txt`);
+    const reply = await fetch(`${app.baseUrl}/v1/files`, {
+      method: 'POST',
+      headers: { 'x-api-key': org.keys.user, 'x-user-id': userId },
+      body: form,
+    });
+    expect(reply.status).toBe(201);
   };
 
   /** Every row id of every table the erasure may touch. */
@@ -65,6 +86,9 @@ describe('admin users erase', () => {
     }
     await memory.optOut(org.id, userId, org.assistantId);
     await memory.optOut(org.id, userId, null);
+    // The user's own file goes with them; a file they uploaded for the organization stays.
+    await uploadFile(org, userId, 'user_data');
+    await uploadFile(org, userId, 'assistants');
     return {
       conversations: [first.conversationId, root.conversationId],
       responses: [first, second, root, branchA, branchB].map((t) => t.responseId),
@@ -118,10 +142,12 @@ describe('admin users erase', () => {
           `SELECT id FROM memory_opt_outs WHERE organization_id = $1 AND user_id = 'erin'`,
           [orgA.id],
         ),
+        files: await ids(`SELECT id FROM files WHERE organization_id = $1 AND user_id = 'erin'`, [orgA.id]),
       } as Record<string, string[]>;
     };
     const targeted = await erinsRows();
     expect(targeted.messages).toHaveLength(11);
+    expect(targeted.files).toHaveLength(1);
     const before = await snapshot();
     const usage = async (organizationId: string) =>
       (
@@ -140,7 +166,15 @@ describe('admin users erase', () => {
     expect(JSON.parse(run.stdout)).toEqual({
       organization: { id: orgA.id, slug: 'erase-a' },
       userId: 'erin',
-      deleted: { conversations: 2, responses: 6, messages: 11, claims: 2, memoryItems: 2, memoryOptOuts: 2 },
+      deleted: {
+        conversations: 2,
+        responses: 6,
+        messages: 11,
+        claims: 2,
+        memoryItems: 2,
+        memoryOptOuts: 2,
+        files: 1,
+      },
     });
 
     // Exactly erin's rows of organization A are gone; every other row is still there.
@@ -195,6 +229,7 @@ describe('admin users erase', () => {
       claims: 0,
       memoryItems: 0,
       memoryOptOuts: 0,
+      files: 0,
     });
   });
 
@@ -221,7 +256,7 @@ describe('admin users erase', () => {
     const run = await admin('users', 'erase', '--org', 'erase-a', '--user', 'frida');
     expect(run.code).toBe(0);
     expect(run.stdout).toBe(
-      'Erased user "frida" in erase-a: 2 conversations, 5 responses, 10 messages, 2 claims, 1 memory item, 2 memory opt-outs.\n',
+      'Erased user "frida" in erase-a: 2 conversations, 5 responses, 10 messages, 2 claims, 1 memory item, 2 memory opt-outs, 1 file.\n',
     );
   });
 

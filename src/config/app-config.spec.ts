@@ -47,6 +47,14 @@ describe('loadConfig', () => {
     expect(loadConfig({ QUICKSTART: 'false' }).quickstart.enabled).toBe(false);
   });
 
+  it('reads the Files API limits, in gb too', () => {
+    expect(loadConfig({}).files).toEqual({ maxBytes: 32 * 1024 ** 2, organizationMaxBytes: 1024 ** 3 });
+    expect(loadConfig({ FILES_MAX_BYTES: '512mb', FILES_ORG_MAX_BYTES: '20gb' }).files).toEqual({
+      maxBytes: 512 * 1024 ** 2,
+      organizationMaxBytes: 20 * 1024 ** 3,
+    });
+  });
+
   it.each([
     ['PORT', 'abc', 'must be a whole number (got "abc")'],
     ['PORT', '70000', 'must be between 0 and 65535'],
@@ -62,6 +70,8 @@ describe('loadConfig', () => {
     ['BACKGROUND_MAX_RUNNING_PER_ORGANIZATION', '65', 'must be between 1 and 64'],
     ['RESUME_POLL_MAX_MS', '100', 'must be at least RESUME_POLL_MS'],
     ['QUOTA_TOOLS_PER_ORGANIZATION', '-1', 'must be between 0 and'],
+    ['FILES_MAX_BYTES', '1gb', 'must be between 1kb and 512mb'],
+    ['FILES_ORG_MAX_BYTES', '16mb', 'must be at least FILES_MAX_BYTES'],
   ])('rejects %s=%s with a message naming the variable', (variable, value, detail) => {
     let thrown: unknown;
     try {

@@ -167,6 +167,13 @@ export interface AppConfig {
     /** How long fetching one image_url / file_url may take. */
     urlTimeoutMs: number;
   };
+  /** The Files API (docs/knowledge.md). */
+  files: {
+    /** Largest file one upload may carry (multipart, independent of BODY_LIMIT). */
+    maxBytes: number;
+    /** Bytes all of one organization's stored files may take together. */
+    organizationMaxBytes: number;
+  };
   logging: {
     level: LogLevel;
   };
@@ -253,17 +260,32 @@ function url(env: Env, name: string, protocols: readonly string[]): string | und
   return value;
 }
 
-function byteSize(env: Env, name: string, fallback: number): number {
+const UNIT_BYTES: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
+
+/** A size in b, kb, mb (or gb), from 1kb to `maxMb` megabytes (64 unless said). */
+function byteSize(env: Env, name: string, fallback: number, maxMb = 64): number {
   const value = raw(env, name);
   if (value === undefined) return fallback;
-  const match = /^(\d+)\s*(b|kb|mb)?$/i.exec(value);
+  const match = /^(\d+)\s*(b|kb|mb|gb)?$/i.exec(value);
   if (!match) throw new ConfigError(name, `must be a size such as 512kb or 2mb (got "${value}")`);
-  const unit = (match[2] ?? 'b').toLowerCase();
-  const bytes = Number(match[1]) * (unit === 'mb' ? 1024 * 1024 : unit === 'kb' ? 1024 : 1);
-  if (bytes < 1024 || bytes > 64 * 1024 * 1024) {
-    throw new ConfigError(name, 'must be between 1kb and 64mb');
+  const bytes = Number(match[1]) * UNIT_BYTES[(match[2] ?? 'b').toLowerCase()];
+  if (bytes < 1024 || bytes > maxMb * 1024 * 1024) {
+    throw new ConfigError(
+      name,
+      `must be between 1kb and ${maxMb >= 1024 ? `${maxMb / 1024}gb` : `${maxMb}mb`}`,
+    );
   }
   return bytes;
+}
+
+/** FILES_MAX_BYTES (at most 512mb, OpenAI's own cap) and FILES_ORG_MAX_BYTES (at least one file). */
+function loadFiles(env: Env): AppConfig['files'] {
+  const maxBytes = byteSize(env, 'FILES_MAX_BYTES', 32 * 1024 * 1024, 512);
+  const organizationMaxBytes = byteSize(env, 'FILES_ORG_MAX_BYTES', 1024 ** 3, 1024 * 1024);
+  if (organizationMaxBytes < maxBytes) {
+    throw new ConfigError('FILES_ORG_MAX_BYTES', 'must be at least FILES_MAX_BYTES');
+  }
+  return { maxBytes, organizationMaxBytes };
 }
 
 /** MAX_HEADER_SIZE: Node's own default (16 KB), at most 1 MB (every header is held in memory). */
@@ -634,6 +656,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       maxFileBytes: byteSize(env, 'INPUT_FILE_MAX_BYTES', 10 * 1024 * 1024),
       urlTimeoutMs: integer(env, 'INPUT_URL_TIMEOUT_SECONDS', 10, 1, 300) * 1000,
     },
+    files: loadFiles(env),
     logging: { level: logLevel },
     tracing: loadTracing(env),
   };

@@ -35,8 +35,12 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   response_not_found: "No response with that id for this assistant and user in the key's organization",
   conversation_not_found: "No conversation with that id for this user in the key's organization",
   item_not_found: "No item with that id on the conversation's current branch",
+  file_not_found:
+    "No file with that id in the key's organization (a `user_data` file: none of this `x-user-id`)",
   method_not_allowed: 'MCP gateway: GET or DELETE on a stateless endpoint (`Allow: POST`)',
   payload_too_large: 'The request body exceeds `BODY_LIMIT`',
+  file_too_large: 'An uploaded file exceeds `FILES_MAX_BYTES`',
+  file_storage_quota_exceeded: "The upload would take the organization's files past `FILES_ORG_MAX_BYTES`",
   request_timeout: "The request's headers or body did not arrive in time; the connection is closed",
   headers_too_large:
     'The request line and headers exceed `MAX_HEADER_SIZE` (default 16 KB); the connection is closed',

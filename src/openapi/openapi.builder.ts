@@ -3,6 +3,7 @@ import { CONVERSATION_PAGE, MESSAGE_PAGE } from '../conversations/dto/chat-histo
 import { MEMORY_PAGE } from '../memory/dto/memory-query.dto.js';
 import { packageVersion } from '../common/runtime/package-version.js';
 import { ERROR_MEANINGS } from './error-meanings.js';
+import { FILES_OPERATIONS, FILES_SCHEMAS, FILES_TAG } from './files-operations.js';
 import { ADMIN_OPERATIONS, ADMIN_SCHEMAS, ADMIN_TAG } from './admin-operations.js';
 import { OPERATIONS, TAGS, type Access, type HttpMethod, type OperationSpec } from './operations.js';
 import { SCHEMAS, ref, type JsonSchema } from './schemas.js';
@@ -397,7 +398,7 @@ const byName = <T>(entries: Record<string, T>): Record<string, T> =>
  */
 export function buildOpenApiDocument(): Record<string, unknown> {
   const paths: Record<string, Record<string, JsonSchema>> = {};
-  for (const operation of [...OPERATIONS, ...ADMIN_OPERATIONS]) {
+  for (const operation of [...OPERATIONS, ...FILES_OPERATIONS, ...ADMIN_OPERATIONS]) {
     operation.paths.forEach((path, index) => {
       paths[path] ??= {};
       paths[path][operation.method] = operationObject(operation, index);
@@ -426,10 +427,10 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       servers: [{ url: '/' }],
-      tags: [...TAGS, ADMIN_TAG],
+      tags: [...TAGS, FILES_TAG, ADMIN_TAG],
       paths: orderedPaths,
       components: {
-        schemas: byName({ ...SCHEMAS, ...ADMIN_SCHEMAS }),
+        schemas: byName({ ...SCHEMAS, ...FILES_SCHEMAS, ...ADMIN_SCHEMAS }),
         parameters: byName(PARAMETERS),
         headers: byName(HEADERS),
         securitySchemes: byName(SECURITY_SCHEMES),

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ClaimsRepository } from '../claims/claims.repository.js';
 import { TransactionalConnection } from '../database/transactional-connection.js';
+import { FilesRepository } from '../files/files.repository.js';
 import { MemoryRepository } from '../memory/memory.repository.js';
 import { TurnStore } from '../responses/store/turn-store.repository.js';
 
@@ -12,11 +13,13 @@ export interface ErasureReport {
   claims: number;
   memoryItems: number;
   memoryOptOuts: number;
+  /** `user_data` files (files of other purposes are the organization's and stay). */
+  files: number;
 }
 
 /**
  * Erases every trace of one end-user id in one organization: chat history (conversations,
- * responses, messages), claims, memory items and opt-outs. One transaction, so an erasure is
+ * responses, messages), claims, memory items and opt-outs, and `user_data` files. One transaction, so an erasure is
  * complete or has not happened; the same user id in another organization is untouched.
  */
 @Injectable()
@@ -26,18 +29,21 @@ export class UserErasureService {
     private readonly turns: TurnStore,
     private readonly claims: ClaimsRepository,
     private readonly memory: MemoryRepository,
+    private readonly files: FilesRepository,
   ) {}
 
   erase(organizationId: string, userId: string): Promise<ErasureReport> {
     return this.connection.withTransaction(async (manager) => {
       const history = await this.turns.eraseUserHistory(manager, organizationId, userId);
       const claims = await this.claims.eraseUserContext(manager, organizationId, userId);
+      const files = await this.files.eraseUserFiles(manager, organizationId, userId);
       const memory = await this.memory.eraseUserContext(manager, organizationId, userId);
       return {
         ...history,
         claims,
         memoryItems: memory.memoryItems,
         memoryOptOuts: memory.optOuts,
+        files,
       };
     });
   }

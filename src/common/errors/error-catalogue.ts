@@ -33,10 +33,16 @@ export const ERROR_CATALOGUE = {
   response_not_found: { status: 404, type: 'not_found_error' },
   conversation_not_found: { status: 404, type: 'not_found_error' },
   item_not_found: { status: 404, type: 'not_found_error' },
+  /** Files API: no file of the caller's organization (and, for `user_data`, of its user) has this id. */
+  file_not_found: { status: 404, type: 'not_found_error' },
   method_not_allowed: { status: 405, type: 'invalid_request_error' },
   /** Answered by the HTTP server itself (src/common/http/client-error.ts), before any route. */
   request_timeout: { status: 408, type: 'invalid_request_error' },
   payload_too_large: { status: 413, type: 'invalid_request_error' },
+  /** An upload larger than FILES_MAX_BYTES. */
+  file_too_large: { status: 413, type: 'invalid_request_error' },
+  /** An upload that would take the organization's files past FILES_ORG_MAX_BYTES. */
+  file_storage_quota_exceeded: { status: 400, type: 'invalid_request_error' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
   claim_value_too_large: { status: 422, type: 'validation_error' },
   bulk_limit_exceeded: { status: 422, type: 'validation_error' },

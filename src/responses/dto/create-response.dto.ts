@@ -398,7 +398,7 @@ function contentPart(part: unknown, path: string, role: string): InputPart {
   if (part.file_id !== undefined && part.file_id !== null) {
     throw new ApiError(
       'invalid_request',
-      `${path}.file_id is not supported (this service has no Files API): send ${type === 'input_image' ? 'image_url' : 'file_data or file_url'}`,
+      `${path}.file_id is not supported in input parts yet: send ${type === 'input_image' ? 'image_url' : 'file_data or file_url'}`,
     );
   }
   return type === 'input_image' ? imagePart(part, path) : filePart(part, path);

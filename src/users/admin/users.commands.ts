@@ -13,6 +13,7 @@ const LABELS: Record<keyof ErasureReport, [string, string]> = {
   claims: ['claim', 'claims'],
   memoryItems: ['memory item', 'memory items'],
   memoryOptOuts: ['memory opt-out', 'memory opt-outs'],
+  files: ['file', 'files'],
 };
 
 function summary(report: ErasureReport): string {
