@@ -243,6 +243,13 @@ describe('admin HTTP API', () => {
       });
       const requestId = org.headers.get('x-request-id');
       expect(await auditRows(acme.id)).toEqual([
+        // The platform's grant in beforeAll, made with the CLI, is audited too.
+        expect.objectContaining({
+          actor_type: 'cli',
+          action: 'updated',
+          resource_type: 'organization',
+          after: expect.objectContaining({ secret_env_grants: ['ORDERS_TENANT'] }),
+        }),
         {
           actor_type: 'api_key',
           actor_id: keyId,
@@ -353,7 +360,10 @@ describe('admin HTTP API', () => {
       const log = await admin('GET', '/audit-log?limit=100', key);
       expect(log.status).toBe(200);
       expect(log.body.data.every((row: any) => row.organizationId === acme.id)).toBe(true);
-      const changes = log.body.data.filter((row: any) => row.action !== 'denied');
+      // Changes made with this key: the platform's CLI grant (beforeAll) is in the log too.
+      const changes = log.body.data.filter(
+        (row: any) => row.action !== 'denied' && row.actor.type === 'api_key',
+      );
       expect(changes).toHaveLength(8);
       expect(changes[0]).toMatchObject({
         action: 'revoked',

@@ -47,7 +47,7 @@ const SERVICE_VARIABLES = new Set([
   'UPSTREAM_TIMEOUT_SECONDS',
 ]);
 
-/** Database, cache, tracing, metrics, identity provider, SSRF and runtime settings, present and future. */
+/** Database, cache, tracing, metrics, identity provider, SSRF, upstream, limits and runtime settings, present and future. */
 const SERVICE_PREFIXES = [
   'DATABASE_',
   'REDIS_',
@@ -61,6 +61,13 @@ const SERVICE_PREFIXES = [
   'NODE_',
   'NPM_',
   'KUBERNETES_',
+  'UPSTREAM_',
+  'BACKGROUND_',
+  'QUOTA_',
+  'FILES_',
+  'RESUME_',
+  'TURN_',
+  'MAX_IN_FLIGHT_',
 ];
 
 /** Whether `name` is one of the service's own variables (compared case-insensitively). */

@@ -5,6 +5,7 @@ import { startTestApp, type SeededOrganization, type TestApp } from '../support/
 import { startTestIdentityProvider, type TestIdentityProvider } from '../support/test-identity-provider.js';
 
 const ADMIN_GROUP = '/platform/admins';
+const ADMIN_AUDIENCE = 'switchboard-admin';
 
 /**
  * Small shares, so one organization reaches them with a handful of requests. A share is reserved
@@ -69,6 +70,7 @@ describe('fairness between organizations', () => {
       OIDC_ISSUER: idp.issuer,
       OIDC_CLIENT_ID: idp.audience,
       ADMIN_GROUP,
+      ADMIN_AUDIENCE,
     });
     const model = (upstream: FakeUpstream) => ({
       provider: 'openai-compatible',
@@ -204,8 +206,8 @@ describe('fairness between organizations', () => {
     });
 
     it('rate-limits each platform administrator on its own', async () => {
-      const alice = await idp.mint({ sub: 'alice', groups: [ADMIN_GROUP] });
-      const carol = await idp.mint({ sub: 'carol', groups: [ADMIN_GROUP] });
+      const alice = await idp.mint({ sub: 'alice', groups: [ADMIN_GROUP], aud: ADMIN_AUDIENCE });
+      const carol = await idp.mint({ sub: 'carol', groups: [ADMIN_GROUP], aud: ADMIN_AUDIENCE });
       const audit = (token: string) =>
         call(app.baseUrl, 'GET', '/admin/v1/audit-log?limit=1', {
           headers: { authorization: `Bearer ${token}` },

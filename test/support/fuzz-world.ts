@@ -1,4 +1,5 @@
 import { ApiKeysService } from '../../src/api-keys/api-keys.service.js';
+import { OrganizationsService } from '../../src/organizations/organizations.service.js';
 import { call } from './http.js';
 import { INITIALIZE } from './mcp-gateway-fixtures.js';
 import type { RecordingApi } from './mcp-gateway-fixtures.js';
@@ -63,6 +64,8 @@ export async function seedFuzzWorld(
   const assistant = { instructions: 'Be brief.', model: { provider: 'offline' }, tools: ['fuzz_orders'] };
   const specialist = { role: 'Invoices', instructions: 'Answer invoices.', tools: [] };
   const gateway = { tools: ['fuzz_orders'] };
+  // The tool's host is on loopback: the platform allows it for this organization (docs/admin-api.md).
+  await app.running.app.get(OrganizationsService).setSsrfAllowlist(org.id, ['127.0.0.1']);
   for (const [path, body] of [
     ['/tools/fuzz_orders', tool],
     ['/assistants/Fuzzy', assistant],
