@@ -52,12 +52,13 @@ describe('the embedded database of the built service', () => {
         level: 'log',
         thread: 'worker',
       });
-      const printed = (label: string) =>
+      // The quickstart banner's `export` lines, as a reader pastes them (README, Quickstart).
+      const exported = (variable: string) =>
         first
-          .logged((line) => String(line.msg).includes(`${label}:`))
-          .then((line) => String(line.msg).split(`${label}:`)[1].trim());
-      const apiKey = await printed('API key');
-      const assistantId = await printed('Assistant id');
+          .logged((line) => String(line.msg).startsWith(`export ${variable}=`))
+          .then((line) => String(line.msg).slice(`export ${variable}=`.length).trim());
+      const apiKey = await exported('SWITCHBOARD_KEY');
+      const assistantId = await exported('ASSISTANT_ID');
 
       const ready = await call(first.baseUrl, 'GET', '/readyz');
       expect(ready.status).toBe(200);
@@ -85,7 +86,9 @@ describe('the embedded database of the built service', () => {
         const read = await call(second.baseUrl, 'GET', `/v1/responses/${created.body.id}`, { key: apiKey });
         expect(read.status).toBe(200);
         expect(read.body).toEqual(created.body);
-        expect(second.logs.some((line) => String(line.msg).includes('API key:'))).toBe(false); // not seeded twice
+        expect(second.logs.some((line) => String(line.msg).startsWith('export SWITCHBOARD_KEY='))).toBe(
+          false,
+        ); // not seeded twice
 
         second.child.kill('SIGTERM');
         expect(await second.exit).toBe(0);
