@@ -43,11 +43,15 @@ const SERVICE_VARIABLES = new Set([
   'TURN_LEASE_RENEW_MS',
   'TURN_LEASE_SECONDS',
   'TURN_SWEEP_MS',
+  'UPSTREAM_FIRST_TOKEN_TIMEOUT_MS',
+  'UPSTREAM_HEADERS_TIMEOUT_MS',
   'UPSTREAM_MAX_RETRIES',
+  'UPSTREAM_RETRY_BUDGET_MS',
+  'UPSTREAM_STALL_TIMEOUT_MS',
   'UPSTREAM_TIMEOUT_SECONDS',
 ]);
 
-/** Database, cache, tracing, metrics, identity provider, SSRF, upstream, limits and runtime settings, present and future. */
+/** Database, cache, tracing, metrics, identity provider, SSRF, limits and runtime settings, present and future. */
 const SERVICE_PREFIXES = [
   'DATABASE_',
   'REDIS_',
@@ -61,7 +65,6 @@ const SERVICE_PREFIXES = [
   'NODE_',
   'NPM_',
   'KUBERNETES_',
-  'UPSTREAM_',
   'BACKGROUND_',
   'QUOTA_',
   'FILES_',

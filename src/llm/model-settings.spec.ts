@@ -52,3 +52,21 @@ describe('model prices', () => {
     ).toBeCloseTo(0.001, 10);
   });
 });
+
+describe('offline script budget', () => {
+  const script = (pattern: string, rules: number) =>
+    Array.from({ length: rules }, () => ({ match: pattern, reply: 'ok' }));
+
+  it('accepts rules whose patterns fit the shared budget', () => {
+    const settings = parseModelSettings({ provider: 'offline', script: script('^(hi|hello)\\b', 8) });
+    expect(settings.provider === 'offline' && settings.script?.length).toBe(8);
+  });
+
+  it('refuses a script whose patterns together compile past the budget, each one being within limits', () => {
+    // One such pattern is accepted alone; thirty-two of them would test 32× as much per turn.
+    expect(() => parseModelSettings({ provider: 'offline', script: script('(.*a){20}x', 1) })).not.toThrow();
+    expect(() => parseModelSettings({ provider: 'offline', script: script('(.*a){20}x', 32) })).toThrow(
+      /compile to \d+ steps together, above 256/,
+    );
+  });
+});

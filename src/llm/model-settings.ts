@@ -1,4 +1,4 @@
-import { compilePattern, PatternError } from './offline-pattern.js';
+import { compilePattern, MAX_SCRIPT_PROGRAM, PatternError } from './offline-pattern.js';
 
 /**
  * How an assistant (or, later, a specialist) reaches its model. Stored as JSONB on the
@@ -80,6 +80,17 @@ export class ModelSettingsError extends Error {}
 
 /** Rules of an offline script: each is tested, in order, against up to MAX_TESTED_CHARACTERS. */
 const MAX_SCRIPT_RULES = 32;
+
+/** Every rule runs on every turn: the script's patterns share one budget of compiled steps. */
+function assertScriptBudget(rules: OfflineRule[]): void {
+  let steps = 0;
+  for (const rule of rules) steps += compilePattern(rule.match).program.length;
+  if (steps > MAX_SCRIPT_PROGRAM) {
+    throw new ModelSettingsError(
+      `model.script's patterns compile to ${steps} steps together, above ${MAX_SCRIPT_PROGRAM}: shorten or merge them`,
+    );
+  }
+}
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -226,12 +237,14 @@ export function parseModelSettings(input: unknown): ModelSettings {
     if (script.length > MAX_SCRIPT_RULES) {
       throw new ModelSettingsError(`model.script has more than ${MAX_SCRIPT_RULES} rules`);
     }
+    const rules = script.map(parseRule);
+    assertScriptBudget(rules);
     return {
       provider: 'offline',
       functionCalling,
       ...(vision === undefined ? {} : { vision }),
       ...(fileInput === undefined ? {} : { fileInput }),
-      script: script.map(parseRule),
+      script: rules,
       tokenDelayMs: optionalNumber(input, 'tokenDelayMs', 0, 10_000),
       maxOutputTokensLimit: optionalNumber(input, 'maxOutputTokensLimit', 1, 10_000_000),
       contextWindow: optionalNumber(input, 'contextWindow', 1, 100_000_000),
