@@ -1,21 +1,11 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne } from 'typeorm';
 import { AssistantEntity } from '../../assistants/entities/assistant.entity.js';
-import { OrganizationEntity } from '../../organizations/entities/organization.entity.js';
+import { OrganizationOwnedEntity } from '../../organizations/entities/organization-owned.entity.js';
 
 /** A thread of turns; created with its first response, in the same statement. */
 @Entity({ name: 'conversations' })
 @Index(['organizationId', 'userId', 'updatedAt'])
-export class ConversationEntity {
-  @PrimaryColumn({ type: 'uuid' })
-  id!: string;
-
-  @Column({ name: 'organization_id', type: 'uuid' })
-  organizationId!: string;
-
-  @ManyToOne(() => OrganizationEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'organization_id' })
-  organization?: OrganizationEntity;
-
+export class ConversationEntity extends OrganizationOwnedEntity {
   /** Null until an assistant answers in a conversation created through the Conversations API. */
   @Column({ name: 'assistant_id', type: 'uuid', nullable: true })
   assistantId!: string | null;

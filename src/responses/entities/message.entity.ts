@@ -1,17 +1,12 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne } from 'typeorm';
+import { OrganizationScopedEntity } from '../../organizations/entities/organization-owned.entity.js';
 import { ResponseEntity } from './response.entity.js';
 import { ConversationEntity } from './conversation.entity.js';
 
 /** A chat-history message: user and assistant text only (tool traffic stays on the response). */
 @Entity({ name: 'messages' })
 @Index(['conversationId', 'createdAt'])
-export class MessageEntity {
-  @PrimaryColumn({ type: 'uuid' })
-  id!: string;
-
-  @Column({ name: 'organization_id', type: 'uuid' })
-  organizationId!: string;
-
+export class MessageEntity extends OrganizationScopedEntity {
   @Column({ name: 'conversation_id', type: 'uuid' })
   conversationId!: string;
 

@@ -1,4 +1,5 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne } from 'typeorm';
+import { OrganizationScopedEntity } from '../../organizations/entities/organization-owned.entity.js';
 import { ConversationEntity } from './conversation.entity.js';
 import type { ChatMessage } from '../../llm/llm.types.js';
 
@@ -17,13 +18,7 @@ export const RUNNING_STATUSES: readonly StoredResponseStatus[] = ['queued', 'in_
 @Index(['conversationId', 'createdAt'])
 @Index('IDX_responses_running_lease', ['leaseExpiresAt'], { where: "status IN ('queued', 'in_progress')" })
 @Index('IDX_responses_running_owner', ['ownerId'], { where: "status IN ('queued', 'in_progress')" })
-export class ResponseEntity {
-  @PrimaryColumn({ type: 'uuid' })
-  id!: string;
-
-  @Column({ name: 'organization_id', type: 'uuid' })
-  organizationId!: string;
-
+export class ResponseEntity extends OrganizationScopedEntity {
   /** Null on a row that holds items added through the Conversations API (no model call). */
   @Column({ name: 'assistant_id', type: 'uuid', nullable: true })
   assistantId!: string | null;

@@ -1,27 +1,13 @@
 import type { ConfigAuthorKind } from '../../tenant-config/config-author.js';
-import {
-  Column,
-  CreateDateColumn,
-  Entity,
-  JoinColumn,
-  ManyToOne,
-  PrimaryColumn,
-  Unique,
-  UpdateDateColumn,
-} from 'typeorm';
+import { Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, Unique, UpdateDateColumn } from 'typeorm';
 import { AssistantEntity } from '../../assistants/entities/assistant.entity.js';
 import type { ModelSettings } from '../../llm/model-settings.js';
+import { OrganizationScopedEntity } from '../../organizations/entities/organization-owned.entity.js';
 
 /** A specialist agent of an assistant: its own role, instructions, model and tools. */
 @Entity({ name: 'specialists' })
 @Unique(['assistantId', 'name'])
-export class SpecialistEntity {
-  @PrimaryColumn({ type: 'uuid' })
-  id!: string;
-
-  @Column({ name: 'organization_id', type: 'uuid' })
-  organizationId!: string;
-
+export class SpecialistEntity extends OrganizationScopedEntity {
   @Column({ name: 'assistant_id', type: 'uuid' })
   assistantId!: string;
 
