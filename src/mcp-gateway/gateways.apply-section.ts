@@ -11,9 +11,7 @@ import {
 import type { ApplyReport } from '../admin-framework/apply/apply-report.js';
 import { ApplySectionProvider, claimKeys } from '../admin-framework/apply/apply-section.js';
 import {
-  declaredNames,
   OrganizationApplySection,
-  recordDeleted,
   type OrganizationInFile,
 } from '../organizations/admin/organization-apply-section.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
@@ -30,6 +28,7 @@ export class GatewaysApplySection extends OrganizationApplySection {
   readonly order = 400;
   readonly keys = claimKeys('organizations[].gateways', ['name', 'tools']);
   protected readonly inputErrors = [GatewayInputError];
+  protected readonly lists = ['gateways'];
 
   constructor(
     organizations: OrganizationsService,
@@ -48,39 +47,22 @@ export class GatewaysApplySection extends OrganizationApplySection {
     await super.apply(document, manager, report);
   }
 
-  protected declares(organizationEntry: DocumentEntry): boolean {
-    return entriesAt(organizationEntry, 'gateways').length > 0;
-  }
-
   protected async applyTo(target: OrganizationInFile): Promise<void> {
-    const { entry: organizationEntry, slug, organization, manager, report } = target;
-    for (const entry of entriesAt(organizationEntry, 'gateways')) {
-      const { gateway, action } = await this.inEntry(entry, () =>
-        this.gateways.upsertByName(
-          organization.id,
+    await this.writeEach(target, entriesAt(target.entry, 'gateways'), 'gateway', (entry) =>
+      this.gateways
+        .upsertByName(
+          target.organization.id,
           { name: requiredString(entry, 'name'), toolNames: toolNames(entry) },
-          manager,
-        ),
-      );
-      report.record({ kind: 'gateway', key: `${slug}/${gateway.name}`, id: gateway.id, action });
-    }
+          target.manager,
+        )
+        .then(({ gateway, action }) => ({ row: gateway, action })),
+    );
   }
 
   async prune(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
-    await this.eachStatedList(
-      document,
-      'gateways',
-      manager,
-      report,
-      async ({ slug, organization }, declared) => {
-        recordDeleted(
-          report,
-          'gateway',
-          slug,
-          await this.gateways.pruneExcept(organization.id, declaredNames(declared), manager),
-        );
-      },
-    );
+    await this.pruneLists(document, manager, report, [
+      { list: 'gateways', kind: 'gateway', remove: (...args) => this.gateways.pruneExcept(...args) },
+    ]);
   }
 }
 

@@ -14,7 +14,6 @@ import { ApplySectionProvider, claimKeys } from '../../admin-framework/apply/app
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import {
   OrganizationApplySection,
-  recordDeleted,
   type OrganizationInFile,
 } from '../../organizations/admin/organization-apply-section.js';
 import { OrganizationsService } from '../../organizations/organizations.service.js';
@@ -34,6 +33,7 @@ export class ApiKeysApplySection extends OrganizationApplySection {
   readonly order = 150;
   readonly keys = claimKeys('organizations[].apiKeys', ['name', 'scopes', 'keyFromEnv']);
   protected readonly inputErrors = [ApiKeyInputError];
+  protected readonly lists = ['apiKeys'];
 
   constructor(
     organizations: OrganizationsService,
@@ -43,47 +43,34 @@ export class ApiKeysApplySection extends OrganizationApplySection {
     super(organizations);
   }
 
-  protected declares(organizationEntry: DocumentEntry): boolean {
-    return entriesAt(organizationEntry, 'apiKeys').length > 0;
-  }
-
   protected async applyTo(target: OrganizationInFile): Promise<void> {
-    const { entry: organizationEntry, slug, organization, manager, report } = target;
-    const entries = entriesAt(organizationEntry, 'apiKeys');
+    const entries = entriesAt(target.entry, 'apiKeys');
     assertUnique(entries, 'name', (entry) => requiredString(entry, 'name'));
     assertUnique(entries, 'keyFromEnv', (entry) => requiredString(entry, 'keyFromEnv'));
-    for (const entry of entries) {
-      const { key, action } = await this.inEntry(entry, () =>
-        this.apiKeys.declareByHash(
-          organization.id,
+    await this.writeEach(target, entries, 'api key', (entry) =>
+      this.apiKeys
+        .declareByHash(
+          target.organization.id,
           {
             name: requiredString(entry, 'name'),
             key: this.keyOf(entry),
             scopes: optionalStringList(entry, 'scopes') ?? [],
           },
-          manager,
-        ),
-      );
-      report.record({ kind: 'api key', key: `${slug}/${key.name}`, id: key.id, action });
-    }
+          target.manager,
+        )
+        .then(({ key, action }) => ({ row: key, action })),
+    );
   }
 
   async prune(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
-    await this.eachStatedList(
-      document,
-      'apiKeys',
-      manager,
-      report,
-      async ({ slug, organization }, declared) => {
-        const keep = declared.map((entry) => hashApiKey(this.keyOf(entry)));
-        recordDeleted(
-          report,
-          'api key',
-          slug,
-          await this.apiKeys.revokeUndeclared(organization.id, keep, manager),
-        );
+    await this.pruneLists(document, manager, report, [
+      {
+        list: 'apiKeys',
+        kind: 'api key',
+        keep: (declared) => declared.map((entry) => hashApiKey(this.keyOf(entry))),
+        remove: (...args) => this.apiKeys.revokeUndeclared(...args),
       },
-    );
+    ]);
   }
 
   /** The key from the environment variable the entry names; its value never appears in a message. */

@@ -4,13 +4,10 @@ import {
   optionalString,
   optionalStringList,
   requiredString,
-  type DocumentEntry,
 } from '../../admin-framework/apply/apply-document.js';
 import { ApplySectionProvider, claimKeys } from '../../admin-framework/apply/apply-section.js';
 import {
-  declaredNames,
   OrganizationApplySection,
-  recordDeleted,
   type OrganizationInFile,
 } from '../../organizations/admin/organization-apply-section.js';
 import { OrganizationsService } from '../../organizations/organizations.service.js';
@@ -30,6 +27,7 @@ export class AssistantsApplySection extends OrganizationApplySection {
   readonly order = 200;
   readonly keys = claimKeys('organizations[].assistants', ['name', 'instructions', 'model', 'tools']);
   protected readonly inputErrors = [AssistantInputError];
+  protected readonly lists = ['assistants'];
 
   constructor(
     organizations: OrganizationsService,
@@ -38,46 +36,28 @@ export class AssistantsApplySection extends OrganizationApplySection {
     super(organizations);
   }
 
-  protected declares(organizationEntry: DocumentEntry): boolean {
-    return entriesAt(organizationEntry, 'assistants').length > 0;
-  }
-
   protected async applyTo(target: OrganizationInFile): Promise<void> {
-    const { entry: organizationEntry, slug, organization, manager, report } = target;
-    const entries = entriesAt(organizationEntry, 'assistants');
+    const entries = entriesAt(target.entry, 'assistants');
     assertUnique(entries, 'name', (entry) => requiredString(entry, 'name').trim());
-    for (const entry of entries) {
-      const name = requiredString(entry, 'name');
-      const { assistant, action } = await this.inEntry(entry, () =>
-        this.assistants.upsertByName(
-          organization.id,
+    await this.writeEach(target, entries, 'assistant', (entry) =>
+      this.assistants
+        .upsertByName(
+          target.organization.id,
           {
-            name,
+            name: requiredString(entry, 'name'),
             instructions: optionalString(entry, 'instructions'),
             model: entry.value.model,
             tools: optionalStringList(entry, 'tools'),
           },
-          manager,
-        ),
-      );
-      report.record({ kind: 'assistant', key: `${slug}/${assistant.name}`, id: assistant.id, action });
-    }
+          target.manager,
+        )
+        .then(({ assistant, action }) => ({ row: assistant, action })),
+    );
   }
 
   async prune(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
-    await this.eachStatedList(
-      document,
-      'assistants',
-      manager,
-      report,
-      async ({ slug, organization }, declared) => {
-        recordDeleted(
-          report,
-          'assistant',
-          slug,
-          await this.assistants.pruneExcept(organization.id, declaredNames(declared), manager),
-        );
-      },
-    );
+    await this.pruneLists(document, manager, report, [
+      { list: 'assistants', kind: 'assistant', remove: (...args) => this.assistants.pruneExcept(...args) },
+    ]);
   }
 }

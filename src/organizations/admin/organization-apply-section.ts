@@ -7,7 +7,7 @@ import {
   type ApplyDocument,
   type DocumentEntry,
 } from '../../admin-framework/apply/apply-document.js';
-import type { ApplyReport } from '../../admin-framework/apply/apply-report.js';
+import type { ApplyAction, ApplyReport } from '../../admin-framework/apply/apply-report.js';
 import { ApplySectionBase } from '../../admin-framework/apply/apply-section.js';
 import type { OrganizationEntity } from '../entities/organization.entity.js';
 import type { OrganizationsService } from '../organizations.service.js';
@@ -27,15 +27,33 @@ export interface OrganizationInFile {
 export const declaredNames = (entries: readonly DocumentEntry[]): string[] =>
   entries.map((entry) => requiredString(entry, 'name'));
 
+/** A row a section wrote or deleted, as its report line names it. */
+export interface NamedRow {
+  id: string;
+  name: string;
+}
+
 /** Records each row `apply --prune` deleted, keyed as the file names it: `<keyPrefix>/<name>`. */
 export function recordDeleted(
   report: ApplyReport,
   kind: string,
   keyPrefix: string,
-  rows: readonly { id: string; name: string }[],
+  rows: readonly NamedRow[],
 ): void {
   for (const row of rows)
     report.record({ kind, key: `${keyPrefix}/${row.name}`, id: row.id, action: 'deleted' });
+}
+
+/** How `apply --prune` removes one list's undeclared rows. */
+export interface PruneList {
+  /** The `organizations[]` key, e.g. `tools`. */
+  list: string;
+  /** The report's kind, e.g. `tool`. */
+  kind: string;
+  /** What to keep of the declared entries; their names unless given. */
+  keep?: (declared: DocumentEntry[]) => string[];
+  /** Deletes the organization's rows not in `keep` and returns them. */
+  remove: (organizationId: string, keep: string[], manager: EntityManager) => Promise<readonly NamedRow[]>;
 }
 
 /**
@@ -49,11 +67,40 @@ export abstract class OrganizationApplySection extends ApplySectionBase {
     super();
   }
 
+  /** The `organizations[]` lists this section writes; an entry with none of them is skipped. */
+  protected abstract readonly lists: readonly string[];
+
   /** Whether this `organizations[]` entry declares anything this section writes. */
-  protected abstract declares(organizationEntry: DocumentEntry): boolean;
+  protected declares(organizationEntry: DocumentEntry): boolean {
+    return this.lists.some((list) => entriesAt(organizationEntry, list).length > 0);
+  }
 
   /** Writes what `target.entry` declares for this section, recording each item in `target.report`. */
   protected abstract applyTo(target: OrganizationInFile): Promise<void>;
+
+  async apply(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
+    for (const entry of entriesAt(rootEntry(document), 'organizations')) {
+      if (!this.declares(entry)) continue;
+      await this.applyTo(await this.target(entry, manager, report));
+    }
+  }
+
+  /**
+   * Writes each entry with `write` (an input error names the entry) and records the row it wrote
+   * under `<keyPrefix>/<name>`, the organization's slug unless given.
+   */
+  protected async writeEach(
+    target: OrganizationInFile,
+    entries: readonly DocumentEntry[],
+    kind: string,
+    write: (entry: DocumentEntry) => Promise<{ row: NamedRow; action: ApplyAction }>,
+    keyPrefix = target.slug,
+  ): Promise<void> {
+    for (const entry of entries) {
+      const { row, action } = await this.inEntry(entry, () => write(entry));
+      target.report.record({ kind, key: `${keyPrefix}/${row.name}`, id: row.id, action });
+    }
+  }
 
   /**
    * For `apply --prune`: each `organizations[]` entry that states `list` (even empty), with the
@@ -68,20 +115,33 @@ export abstract class OrganizationApplySection extends ApplySectionBase {
   ): Promise<void> {
     for (const entry of entriesAt(rootEntry(document), 'organizations')) {
       if (!(list in entry.value)) continue;
-      const slug = requiredString(entry, 'slug');
-      const organization = await this.organizations.findBySlug(slug, manager);
-      if (!organization) throw new ApplyError(`${entry.path}: organization "${slug}" not found`);
-      await work({ entry, slug, organization, manager, report }, entriesAt(entry, list));
+      await work(await this.target(entry, manager, report), entriesAt(entry, list));
     }
   }
 
-  async apply(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
-    for (const entry of entriesAt(rootEntry(document), 'organizations')) {
-      if (!this.declares(entry)) continue;
-      const slug = requiredString(entry, 'slug');
-      const organization = await this.organizations.findBySlug(slug, manager);
-      if (!organization) throw new ApplyError(`${entry.path}: organization "${slug}" not found`);
-      await this.applyTo({ entry, slug, organization, manager, report });
+  /** `apply --prune` of flat lists: deletes what each stated list no longer declares, in order. */
+  protected async pruneLists(
+    document: ApplyDocument,
+    manager: EntityManager,
+    report: ApplyReport,
+    lists: readonly PruneList[],
+  ): Promise<void> {
+    for (const { list, kind, keep = declaredNames, remove } of lists) {
+      await this.eachStatedList(document, list, manager, report, async ({ slug, organization }, declared) => {
+        recordDeleted(report, kind, slug, await remove(organization.id, keep(declared), manager));
+      });
     }
+  }
+
+  /** The organization an entry names (the organizations section, order 100, wrote it in this transaction). */
+  private async target(
+    entry: DocumentEntry,
+    manager: EntityManager,
+    report: ApplyReport,
+  ): Promise<OrganizationInFile> {
+    const slug = requiredString(entry, 'slug');
+    const organization = await this.organizations.findBySlug(slug, manager);
+    if (!organization) throw new ApplyError(`${entry.path}: organization "${slug}" not found`);
+    return { entry, slug, organization, manager, report };
   }
 }

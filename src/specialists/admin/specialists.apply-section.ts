@@ -38,6 +38,7 @@ export class SpecialistsApplySection extends OrganizationApplySection {
     'tools',
   ]);
   protected readonly inputErrors = [SpecialistInputError, AssistantInputError];
+  protected readonly lists = ['assistants'];
 
   constructor(
     organizations: OrganizationsService,
@@ -47,12 +48,12 @@ export class SpecialistsApplySection extends OrganizationApplySection {
     super(organizations);
   }
 
-  protected declares(organizationEntry: DocumentEntry): boolean {
+  protected override declares(organizationEntry: DocumentEntry): boolean {
     return assistantsWithSpecialists(organizationEntry).length > 0;
   }
 
   protected async applyTo(target: OrganizationInFile): Promise<void> {
-    const { entry: organizationEntry, slug, organization, manager, report } = target;
+    const { entry: organizationEntry, slug, organization, manager } = target;
     for (const assistantEntry of assistantsWithSpecialists(organizationEntry)) {
       const entries = entriesAt(assistantEntry, 'specialists');
       const assistantName = requiredString(assistantEntry, 'name');
@@ -62,28 +63,28 @@ export class SpecialistsApplySection extends OrganizationApplySection {
       );
       if (!assistant) throw new ApplyError(`${assistantEntry.path}: assistant "${assistantName}" not found`);
       assertUnique(entries, 'name', (entry) => requiredString(entry, 'name'));
-      for (const entry of entries) {
-        const { specialist, action } = await this.inEntry(entry, () =>
-          this.specialists.upsert(
-            organization.id,
-            assistant.id,
-            {
-              name: requiredString(entry, 'name'),
-              role: optionalString(entry, 'role'),
-              instructions: optionalString(entry, 'instructions'),
-              model: entry.value.model,
-              tools: optionalStringList(entry, 'tools'),
-            },
-            manager,
-          ),
-        );
-        report.record({
-          kind: 'specialist',
-          key: `${slug}/${assistant.name}/${specialist.name}`,
-          id: specialist.id,
-          action,
-        });
-      }
+      const keyPrefix = `${slug}/${assistant.name}`;
+      await this.writeEach(
+        target,
+        entries,
+        'specialist',
+        (entry) =>
+          this.specialists
+            .upsert(
+              organization.id,
+              assistant.id,
+              {
+                name: requiredString(entry, 'name'),
+                role: optionalString(entry, 'role'),
+                instructions: optionalString(entry, 'instructions'),
+                model: entry.value.model,
+                tools: optionalStringList(entry, 'tools'),
+              },
+              manager,
+            )
+            .then(({ specialist, action }) => ({ row: specialist, action })),
+        keyPrefix,
+      );
     }
   }
 

@@ -4,13 +4,10 @@ import {
   entriesAt,
   optionalString,
   requiredString,
-  type DocumentEntry,
 } from '../../admin-framework/apply/apply-document.js';
 import { ApplySectionProvider, claimKeys } from '../../admin-framework/apply/apply-section.js';
 import {
-  declaredNames,
   OrganizationApplySection,
-  recordDeleted,
   type OrganizationInFile,
 } from '../../organizations/admin/organization-apply-section.js';
 import { OrganizationsService } from '../../organizations/organizations.service.js';
@@ -33,6 +30,7 @@ export class ToolsApplySection extends OrganizationApplySection {
     ...claimKeys('organizations[].tools', ['name', 'kind', 'description', 'plugin', 'config']),
   ];
   protected readonly inputErrors = [ToolInputError];
+  protected readonly lists = ['plugins', 'tools'];
 
   constructor(
     organizations: OrganizationsService,
@@ -41,75 +39,43 @@ export class ToolsApplySection extends OrganizationApplySection {
     super(organizations);
   }
 
-  protected declares(organizationEntry: DocumentEntry): boolean {
-    return (
-      entriesAt(organizationEntry, 'plugins').length > 0 || entriesAt(organizationEntry, 'tools').length > 0
-    );
-  }
-
   protected async applyTo(target: OrganizationInFile): Promise<void> {
-    const { entry: organizationEntry, slug, organization, manager, report } = target;
+    const { entry: organizationEntry, organization, manager } = target;
     const plugins = entriesAt(organizationEntry, 'plugins');
     const tools = entriesAt(organizationEntry, 'tools');
     assertUnique(plugins, 'name', (entry) => requiredString(entry, 'name').trim());
     assertUnique(tools, 'name', (entry) => requiredString(entry, 'name'));
-    for (const entry of plugins) {
-      const { plugin, action } = await this.inEntry(entry, () =>
-        this.tools.upsertPlugin(
+    await this.writeEach(target, plugins, 'plugin', (entry) =>
+      this.tools
+        .upsertPlugin(
           organization.id,
           { name: requiredString(entry, 'name'), oauth: entry.value.oauth },
           manager,
-        ),
-      );
-      report.record({ kind: 'plugin', key: `${slug}/${plugin.name}`, id: plugin.id, action });
-    }
-    for (const entry of tools) {
+        )
+        .then(({ plugin, action }) => ({ row: plugin, action })),
+    );
+    await this.writeEach(target, tools, 'tool', async (entry) => {
       if (entry.value.config === undefined) throw new ApplyError(`${entry.path}.config is required`);
-      const { tool, action } = await this.inEntry(entry, () =>
-        this.tools.upsertTool(
-          organization.id,
-          {
-            name: requiredString(entry, 'name'),
-            kind: requiredString(entry, 'kind'),
-            config: entry.value.config,
-            description: optionalString(entry, 'description'),
-            plugin: entry.value.plugin === null ? null : optionalString(entry, 'plugin'),
-          },
-          manager,
-        ),
+      const { tool, action } = await this.tools.upsertTool(
+        organization.id,
+        {
+          name: requiredString(entry, 'name'),
+          kind: requiredString(entry, 'kind'),
+          config: entry.value.config,
+          description: optionalString(entry, 'description'),
+          plugin: entry.value.plugin === null ? null : optionalString(entry, 'plugin'),
+        },
+        manager,
       );
-      report.record({ kind: 'tool', key: `${slug}/${tool.name}`, id: tool.id, action });
-    }
+      return { row: tool, action };
+    });
   }
 
   async prune(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
-    await this.eachStatedList(
-      document,
-      'tools',
-      manager,
-      report,
-      async ({ slug, organization }, declared) => {
-        recordDeleted(
-          report,
-          'tool',
-          slug,
-          await this.tools.pruneToolsExcept(organization.id, declaredNames(declared), manager),
-        );
-      },
-    );
-    await this.eachStatedList(
-      document,
-      'plugins',
-      manager,
-      report,
-      async ({ slug, organization }, declared) => {
-        recordDeleted(
-          report,
-          'plugin',
-          slug,
-          await this.tools.prunePluginsExcept(organization.id, declaredNames(declared), manager),
-        );
-      },
-    );
+    // Tools first: a plugin is deleted only once no kept tool can name it.
+    await this.pruneLists(document, manager, report, [
+      { list: 'tools', kind: 'tool', remove: (...args) => this.tools.pruneToolsExcept(...args) },
+      { list: 'plugins', kind: 'plugin', remove: (...args) => this.tools.prunePluginsExcept(...args) },
+    ]);
   }
 }
