@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import * as prettier from 'prettier';
 import { buildOpenApiDocument } from '../dist/src/openapi/openapi.builder.js';
 import { withErrorTable } from '../dist/src/openapi/error-table.js';
+import { withParameterTable } from '../dist/src/openapi/parameter-table.js';
 
 const root = resolve(import.meta.dirname, '..');
 
@@ -22,8 +23,11 @@ async function main() {
     await formatted(documentFile, JSON.stringify(buildOpenApiDocument(), null, 2)),
   );
   const apiFile = resolve(root, 'docs', 'api.md');
-  await writeFile(apiFile, await formatted(apiFile, withErrorTable(await readFile(apiFile, 'utf8'))));
-  console.log(`Wrote ${documentFile} and the error table of ${apiFile}`);
+  await writeFile(
+    apiFile,
+    await formatted(apiFile, withParameterTable(withErrorTable(await readFile(apiFile, 'utf8')))),
+  );
+  console.log(`Wrote ${documentFile} and the generated tables of ${apiFile}`);
 }
 
 main().catch((error) => {

@@ -17,6 +17,7 @@ import { ERROR_CATALOGUE } from '../src/common/errors/error-catalogue.js';
 import { MemoryService } from '../src/memory/memory.service.js';
 import { buildOpenApiDocument } from '../src/openapi/openapi.builder.js';
 import { documentedErrorRows, errorTableRows } from '../src/openapi/error-table.js';
+import { documentedParameterRows, parameterTableRows } from '../src/openapi/parameter-table.js';
 import { call, type ApiReply } from './support/http.js';
 import { parseSse } from './support/sse.js';
 import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
@@ -138,7 +139,7 @@ describe('the OpenAPI document', () => {
     await app?.close();
   });
 
-  it('is checked in up to date (docs/openapi.json and the error table of docs/api.md)', async () => {
+  it('is checked in up to date (docs/openapi.json and the generated tables of docs/api.md)', async () => {
     const checkedIn = JSON.parse(
       await readFile(resolve('docs', 'openapi.json'), 'utf8').catch(() => 'null'),
     ) as Json | null;
@@ -146,6 +147,9 @@ describe('the OpenAPI document', () => {
     const markdown = await readFile(resolve('docs', 'api.md'), 'utf8');
     if (JSON.stringify(documentedErrorRows(markdown)) !== JSON.stringify(errorTableRows())) {
       throw new Error(`The error table of docs/api.md ${STALE}`);
+    }
+    if (JSON.stringify(documentedParameterRows(markdown)) !== JSON.stringify(parameterTableRows())) {
+      throw new Error(`The request parameter table of docs/api.md ${STALE}`);
     }
   });
 

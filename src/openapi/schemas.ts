@@ -1,20 +1,18 @@
 import { ERROR_CATALOGUE } from '../common/errors/error-catalogue.js';
-import { MAX_TOOLS } from '../responses/dto/create-response.dto.js';
-import {
-  IDENTIFIER_MAX_LENGTH,
-  METADATA_MAX_KEY_LENGTH,
-  METADATA_MAX_KEYS,
-  METADATA_MAX_VALUE_LENGTH,
-} from '../responses/dto/response-options.dto.js';
+import { COMPACT_RESPONSE_FIELDS } from '../responses/request-schema/compact-response.fields.js';
+import { CREATE_RESPONSE_FIELDS } from '../responses/request-schema/create-response.fields.js';
+import { requestBodySchema } from '../common/request-schema/request-schema.js';
 import { MAX_BULK_CLAIMS, MAX_CLAIM_VALUE_BYTES } from '../claims/dto/claim-input.dto.js';
 import { MAX_USER_ID_LENGTH } from '../common/http/request-params.js';
 import { MEMORY_PAGE } from '../memory/dto/memory-query.dto.js';
 import { MAX_ITEMS_PER_REQUEST, MAX_METADATA_KEYS } from '../conversations/dto/conversation-limits.js';
 
 /**
- * The JSON Schemas of the OpenAPI document (components.schemas), written by hand like the request
- * parsers they describe. Each group names the file whose parser or view it mirrors: change them
- * together. Limits are imported from those files so the numbers cannot disagree.
+ * The JSON Schemas of the OpenAPI document (components.schemas). The Responses request bodies are
+ * derived from their one declarative schema (src/responses/request-schema/); the rest are written
+ * by hand like the parsers and views they describe. Each group names the file whose parser or view
+ * it mirrors: change them together. Limits are imported from those files so the numbers cannot
+ * disagree.
  */
 export type JsonSchema = { [keyword: string]: unknown };
 
@@ -253,7 +251,7 @@ const responseSchemas: Record<string, JsonSchema> = {
   ),
 };
 
-/** src/responses/dto/create-response.dto.ts (`parseCreateResponse`). */
+/** The input items and tools of src/responses/dto/create-response.dto.ts; the request bodies are derived from src/responses/request-schema/. */
 const requestSchemas: Record<string, JsonSchema> = {
   InputTextPart: object({
     type: { type: 'string', enum: ['input_text', 'output_text', 'text'] },
@@ -373,94 +371,10 @@ const requestSchemas: Record<string, JsonSchema> = {
       strict: { type: 'boolean' },
     },
   },
-  CreateResponseRequest: {
-    type: 'object',
-    required: ['model', 'input'],
-    properties: {
-      model: {
-        type: 'string',
-        description: 'The assistant: `asst_<uuid>` or the bare UUID',
-        examples: ['asst_8eee17c3-5c44-4b4e-9d0e-0c1f0f3b9a11'],
-      },
-      input: {
-        oneOf: [
-          { type: 'string', description: 'One user message' },
-          { type: 'array', minItems: 1, items: ref('InputItem') },
-        ],
-        description: 'With `previous_response_id`, send only the new items (not the earlier messages)',
-      },
-      previous_response_id: nullable({
-        type: 'string',
-        description: 'Continue the thread of this response; omit to start a new conversation',
-      }),
-      stream: nullable({ type: 'boolean', description: '`true` answers with `text/event-stream`' }),
-      background: nullable({
-        type: 'boolean',
-        description:
-          '`true` runs the turn server-side whatever the client does: the reply is the Response in status ' +
-          '`queued` (or, with `stream`, a stream that can be resumed with `GET /v1/responses/{id}?stream=true`); ' +
-          'refused with `store: false`',
-      }),
-      tools: nullable({ type: 'array', maxItems: MAX_TOOLS, items: ref('FunctionTool') }),
-      instructions: nullable({ type: 'string', description: 'Added for this turn only' }),
-      temperature: nullable({ type: 'number', minimum: 0, maximum: 2 }),
-      top_p: nullable({ type: 'number', minimum: 0, maximum: 1 }),
-      presence_penalty: nullable({ type: 'number', minimum: -2, maximum: 2 }),
-      frequency_penalty: nullable({ type: 'number', minimum: -2, maximum: 2 }),
-      max_output_tokens: nullable({
-        type: 'integer',
-        minimum: 1,
-        description: "For the whole response; above the assistant's `maxOutputTokensLimit` is refused",
-      }),
-      max_tool_calls: nullable({ type: 'integer', minimum: 1, description: 'Server-side tool calls' }),
-      top_logprobs: nullable({ type: 'integer', minimum: 0, maximum: 20 }),
-      include: nullable({ type: 'array', items: { type: 'string' } }),
-      tool_choice: nullable({
-        description:
-          '`auto`, `none`, `required`, `{type: "function", name}`, `{type: "allowed_tools", mode, tools}`, `{type: "web_search"}`',
-      }),
-      parallel_tool_calls: nullable({ type: 'boolean' }),
-      text: nullable({
-        type: 'object',
-        properties: {
-          format: ref('TextFormat'),
-          verbosity: { type: 'string', enum: ['low', 'medium', 'high'] },
-        },
-      }),
-      reasoning: nullable({
-        type: 'object',
-        properties: {
-          effort: { type: 'string', enum: ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'] },
-          summary: { type: 'string', enum: ['auto', 'concise', 'detailed'] },
-        },
-      }),
-      metadata: nullable({
-        type: 'object',
-        maxProperties: METADATA_MAX_KEYS,
-        propertyNames: { maxLength: METADATA_MAX_KEY_LENGTH },
-        additionalProperties: { type: 'string', maxLength: METADATA_MAX_VALUE_LENGTH },
-      }),
-      user: nullable({ type: 'string', maxLength: 256 }),
-      safety_identifier: nullable({ type: 'string', maxLength: IDENTIFIER_MAX_LENGTH }),
-      prompt_cache_key: nullable({ type: 'string', maxLength: IDENTIFIER_MAX_LENGTH }),
-      prompt_cache_retention: nullable({ type: 'string', enum: ['in_memory', '24h'] }),
-      service_tier: nullable({ type: 'string', enum: ['auto', 'default', 'flex', 'scale', 'priority'] }),
-      store: nullable({ type: 'boolean', description: '`false`: run the turn without keeping anything' }),
-      truncation: nullable({ type: 'string', enum: ['auto', 'disabled'] }),
-      stream_options: nullable({ type: 'object' }),
-      conversation: nullable({
-        oneOf: [
-          { type: 'string', description: '`conv_<uuid>` or the bare UUID' },
-          object({ id: { type: 'string' } }),
-        ],
-        description:
-          'Continue this conversation from its newest turn and append to it (the alternative to ' +
-          '`previous_response_id`; both at once is 400)',
-      }),
-    },
-    description:
-      'Every field is honoured or refused by name (docs/api.md, "Request parameters"); an unknown field is 400 `invalid_request`.',
-  },
+  CreateResponseRequest: requestBodySchema(
+    CREATE_RESPONSE_FIELDS,
+    'Every field is honoured or refused by name (docs/api.md, "Request parameters"); an unknown field is 400 `invalid_request`.',
+  ),
 };
 
 const streamEvent = (type: string, properties: Record<string, JsonSchema>, description: string): JsonSchema =>
@@ -864,24 +778,7 @@ const responseManagementSchemas: Record<string, JsonSchema> = {
     description:
       'The summary of a compacted conversation (POST /v1/responses/compact); as input the model sees the summary.',
   },
-  CompactResponseRequest: {
-    type: 'object',
-    required: ['model'],
-    additionalProperties: false,
-    properties: {
-      model: { type: 'string', description: 'The assistant id, bare or as `asst_<uuid>`' },
-      input: {
-        oneOf: [{ type: 'string' }, { type: 'array', items: ref('InputItem') }],
-        description: 'Required unless `previous_response_id` is given; compacted after that thread',
-      },
-      previous_response_id: {
-        type: 'string',
-        description: 'A response of the same assistant and `x-user-id`; its whole thread is compacted',
-      },
-      instructions: { type: 'string', description: 'Kept at the top of the summary' },
-      prompt_cache_key: { type: 'string', description: 'Accepted; compaction makes no model call' },
-    },
-  },
+  CompactResponseRequest: requestBodySchema(COMPACT_RESPONSE_FIELDS, 'POST /v1/responses/compact'),
   CompactionResponse: object({
     id: { type: 'string', description: 'Identifies this compaction only; nothing is stored' },
     object: constant('response.compaction'),

@@ -1,11 +1,12 @@
 import { ApiError } from '../../common/errors/error-catalogue.js';
 import { MAX_USER_ID_LENGTH, parsePrefixedUuid } from '../../common/http/request-params.js';
 import { openSummary } from '../compaction-content.js';
-import { parseResponseOptions, type ResponseOptions } from './response-options.dto.js';
+import type { ResponseOptions } from './response-options.dto.js';
 
 /**
- * POST /v1/responses, parsed by hand rather than by class-validator because the contract fixes
- * which error a client sees first (spec 7.3): body, required fields, model, tools, input.
+ * POST /v1/responses, parsed from its one declarative schema (request-schema/create-response.fields.ts)
+ * rather than by class-validator because the contract fixes which error a client sees first
+ * (spec 7.3): body, required fields, model, tools, input.
  */
 export interface CreateResponseDto {
   assistantId: string;
@@ -120,73 +121,8 @@ export function parseUserHeaders(headers: Record<string, string | string[] | und
   return { userId, userToken: single('x-user-token'), userTokens };
 }
 
-export function parseCreateResponse(body: unknown): CreateResponseDto {
-  if (!isObject(body)) throw new ApiError('invalid_request', 'The request body must be a JSON object');
-  if (body.model === undefined || body.model === null) {
-    throw new ApiError('missing_required_field', 'Missing required field: model');
-  }
-  if (body.input === undefined || body.input === null) {
-    throw new ApiError('missing_required_field', 'Missing required field: input');
-  }
-  if (typeof body.model !== 'string') throw new ApiError('invalid_model', 'model must be an assistant id');
-  const assistantId = parseAssistantId(body.model);
-  if (!assistantId) {
-    throw new ApiError('invalid_model', `model must be an assistant UUID, bare or as asst_<uuid>`);
-  }
-  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
-    throw new ApiError('invalid_request', 'stream must be true or false');
-  }
-  if (body.background !== undefined && body.background !== null && typeof body.background !== 'boolean') {
-    throw new ApiError('invalid_request', 'background must be true or false');
-  }
-  if (body.background === true && body.store === false) {
-    throw new ApiError(
-      'invalid_request',
-      'background: true needs the response to be stored (store must not be false)',
-    );
-  }
-  if (
-    body.instructions !== undefined &&
-    body.instructions !== null &&
-    typeof body.instructions !== 'string'
-  ) {
-    throw new ApiError('invalid_request', 'instructions must be a string');
-  }
-  if (
-    body.previous_response_id !== undefined &&
-    body.previous_response_id !== null &&
-    typeof body.previous_response_id !== 'string'
-  ) {
-    throw new ApiError('invalid_request', 'previous_response_id must be a string');
-  }
-  const conversationId = parseConversationParam(body.conversation);
-  if (
-    conversationId !== null &&
-    body.previous_response_id !== undefined &&
-    body.previous_response_id !== null
-  ) {
-    throw new ApiError(
-      'invalid_request',
-      'previous_response_id and conversation are mutually exclusive: send only one of them',
-    );
-  }
-  const options = parseResponseOptions(body);
-  const tools = parseTools(body.tools);
-  return {
-    assistantId,
-    input: parseInput(body.input),
-    previousResponseId: (body.previous_response_id as string | undefined) ?? null,
-    conversationId,
-    stream: body.stream === true,
-    background: body.background === true,
-    tools,
-    instructions: (body.instructions as string | undefined) ?? null,
-    options,
-  };
-}
-
 /** `conversation`: an id (`conv_<uuid>` or the bare UUID) or `{id}`. */
-function parseConversationParam(raw: unknown): string | null {
+export function parseConversationParam(raw: unknown): string | null {
   if (raw === undefined || raw === null) return null;
   if (typeof raw === 'string') return raw;
   if (isObject(raw) && typeof raw.id === 'string') return raw.id;
@@ -198,7 +134,7 @@ export function parseConversationId(id: string): string | null {
   return parsePrefixedUuid(id, 'conv_', true);
 }
 
-function parseTools(raw: unknown): FunctionToolDto[] {
+export function parseTools(raw: unknown): FunctionToolDto[] {
   if (raw === undefined || raw === null) return [];
   if (!Array.isArray(raw)) throw new ApiError('invalid_request', 'tools must be an array');
   if (raw.length > MAX_TOOLS) {
