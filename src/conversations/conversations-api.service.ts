@@ -10,7 +10,8 @@ import {
   type ConversationItem,
   type LocatedItem,
 } from '../responses/conversation-items.js';
-import { parseConversationId, parseInput } from '../responses/dto/create-response.dto.js';
+import { parseConversationId } from '../responses/dto/create-response.dto.js';
+import { parseInput } from '../responses/dto/input-items.parser.js';
 import type { ListInputItemsQuery } from '../responses/dto/list-input-items.dto.js';
 import {
   ConversationStore,

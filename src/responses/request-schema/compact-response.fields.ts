@@ -1,4 +1,4 @@
-import { parseInput } from '../dto/create-response.dto.js';
+import { parseInput } from '../dto/input-items.parser.js';
 import type { CompactResponseDto } from '../dto/compact-response.dto.js';
 import { INPUT_SCHEMA, modelField } from './create-response.fields.js';
 import {

@@ -3,9 +3,9 @@ import {
   MAX_TOOLS,
   parseAssistantId,
   parseConversationParam,
-  parseInput,
   parseTools,
 } from '../dto/create-response.dto.js';
+import { parseInput } from '../dto/input-items.parser.js';
 import {
   IDENTIFIER_MAX_LENGTH,
   METADATA_MAX_KEY_LENGTH,
