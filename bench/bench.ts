@@ -24,6 +24,7 @@ import {
 import type { BenchOptions } from './options.js';
 import { ensurePeer, peerHeaders, type PeerInstall } from './peer.js';
 import { PgCounter } from './pg-counter.js';
+import { RELAY_APPLICATION } from './relay-store.js';
 import { cpuMs, freePort, rssKiB, startNode, waitForHttp, waitForMessage, type Child } from './processes.js';
 import { summarizeAllocations, summarizeProfile, type ProfileSummary } from './profile-summary.js';
 import type {
@@ -33,6 +34,7 @@ import type {
   MemoryArm,
   MemoryResult,
   MemoryUsage,
+  PoolStats,
   ProfileResult,
   ScenarioResult,
   ServerArm,
@@ -57,22 +59,36 @@ const THREAD_LENGTHS = [1, 50, 200];
 
 /** `replica`: the second service instance of resume-remote; `replicaDatabase`: its own backends. */
 type Process =
-  'service' | 'relay' | 'peer' | 'upstream' | 'loadgen' | 'database' | 'replica' | 'replicaDatabase';
+  | 'service'
+  | 'relay'
+  | 'relayPg'
+  | 'peer'
+  | 'upstream'
+  | 'loadgen'
+  | 'database'
+  | 'replica'
+  | 'replicaDatabase'
+  | 'relayPgDatabase';
 const PROCESSES: readonly Process[] = [
   'service',
   'relay',
+  'relayPg',
   'peer',
   'upstream',
   'loadgen',
   'database',
   'replica',
   'replicaDatabase',
+  'relayPgDatabase',
 ];
-const SERVER_ARMS: readonly ServerArm[] = ['relay', 'peer', 'service'];
+const SERVER_ARMS: readonly ServerArm[] = ['relay', 'relayPg', 'peer', 'service'];
+/** The arms that answer Responses requests: the bare relay, the persisting relay and the service. */
+const RESPONSES_ARMS: readonly Arm[] = ['relay', 'relayPg', 'service'];
 const UPSTREAM_KEY = 'bench-upstream-key';
 interface CpuSnapshot {
   service: number | null;
   relay: number | null;
+  relayPg: number | null;
   peer: number | null;
   upstream: number | null;
   loadgen: number | null;
@@ -81,6 +97,8 @@ interface CpuSnapshot {
   database: Map<number, number>;
   /** The backends of the second instance (resume-remote), by its application_name. */
   replicaDatabase: Map<number, number>;
+  /** The persisting relay's backends, by its application_name (never counted as the service's). */
+  relayPgDatabase: Map<number, number>;
 }
 
 interface ChatMessage {
@@ -111,6 +129,11 @@ interface Accumulated {
 export class Bench {
   private upstream?: Child;
   private relay?: Child;
+  /** The persisting relay (relay-store.ts), when a PostgreSQL database is at hand. */
+  private relayPg?: Child;
+  private relayPgUrl = '';
+  private relayPgPort = 0;
+  private relayPgUnavailable: string | undefined;
   private peer?: Child;
   private service?: Child;
   /** resume-remote's second instance on the same database, while that scenario runs. */
@@ -155,6 +178,8 @@ export class Bench {
     private readonly options: BenchOptions,
     private readonly database: BenchDatabase,
     private readonly resultsDir: string,
+    /** Where the persisting relay keeps its turns: the bench database on PostgreSQL, else --relay-pg-url's. */
+    private readonly relayDatabase: BenchDatabase | null,
   ) {
     this.nodePath = options.node ? resolve(options.node) : process.execPath;
     try {
@@ -185,10 +210,16 @@ export class Bench {
   private available(arm: Arm): boolean {
     if (arm === 'service') return this.serviceAvailable;
     if (arm === 'peer') return this.peerAvailable;
+    if (arm === 'relayPg') return this.relayPgAvailable;
     return true;
   }
 
+  get relayPgAvailable(): boolean {
+    return this.relayPgUnavailable === undefined && this.relayPg !== undefined;
+  }
+
   private child(arm: ServerArm): Child | undefined {
+    if (arm === 'relayPg') return this.relayPg;
     return arm === 'relay' ? this.relay : arm === 'peer' ? this.peer : this.service;
   }
 
@@ -317,6 +348,7 @@ export class Bench {
     );
     this.relayRoutes = JSON.stringify(routes);
     await this.startRelay();
+    await this.startAndCheckRelayPg();
 
     this.loadgen = startNode(
       'load generator',
@@ -386,6 +418,56 @@ export class Bench {
     this.log(`bare relay on ${this.relayUrl}`);
   }
 
+  /** The bare relay with a store (relay-store.ts): one prepared INSERT per turn, own backends. */
+  private async startRelayPg(): Promise<void> {
+    const address = await this.relayDatabase!.address();
+    this.relayPg = startNode(
+      'relay-pg',
+      [...this.loopMonitor(), join(DIST, 'bench/relay.js')],
+      {
+        BENCH_UPSTREAM_URL: `${this.upstreamUrl}/v1`,
+        BENCH_RELAY_ASSISTANTS: this.relayRoutes,
+        BENCH_PORT: String(this.relayPgPort),
+        BENCH_RELAY_DATABASE_URL: address.url,
+        // The service's pool size (DATABASE_POOL_MAX, default 20), for a like-for-like pool.
+        BENCH_RELAY_POOL_MAX: process.env.DATABASE_POOL_MAX ?? '20',
+      },
+      true,
+      this.logFile('relay-pg'),
+      this.nodePath,
+    );
+    const ready = await waitForMessage<{ type: string; port: number }>(this.relayPg, 'ready');
+    this.relayPgPort = ready.port;
+    this.relayPgUrl = `http://127.0.0.1:${ready.port}`;
+    this.log(`persisting relay on ${this.relayPgUrl} (${this.relayDatabase!.kind} database)`);
+  }
+
+  /** Starts the persisting relay when there is a PostgreSQL database for it; on failure, says why. */
+  private async startAndCheckRelayPg(): Promise<void> {
+    if (!this.relayDatabase || this.relayDatabase.kind !== 'postgresql') {
+      this.relayPgUnavailable =
+        'it needs a PostgreSQL server (DATABASE_URL, or --relay-pg-url with the embedded database)';
+      this.notes.push(`The persisting relay was not measured: ${this.relayPgUnavailable}.`);
+      return;
+    }
+    try {
+      await this.startRelayPg();
+      for (const stream of [false, true]) {
+        const probe = await this.once(
+          'relayPg',
+          this.turnWorkload('relayPg', stream ? 'stream' : 'one-word', { input: 'Hi', stream }),
+        );
+        if (!probe.ok) throw new Error(`a ${stream ? 'streamed' : 'JSON'} turn failed (${probe.error})`);
+      }
+    } catch (error) {
+      this.relayPgUnavailable = error instanceof Error ? error.message : String(error);
+      this.notes.push(`The persisting relay was not measured: ${this.relayPgUnavailable}.`);
+      this.log(`relay-pg arm unavailable: ${this.relayPgUnavailable}`);
+      await this.relayPg?.stop();
+      this.relayPg = undefined;
+    }
+  }
+
   /**
    * The peer gateway (bench/peer.ts), installed on first use, on the same Node as the service.
    * `--headless` leaves out its web UI and log streaming; NODE_ENV=production as for the service.
@@ -442,9 +524,15 @@ export class Bench {
    */
   private async restartServers(): Promise<void> {
     const peer = this.peerAvailable;
-    await Promise.all([this.service?.stop(), this.relay?.stop(), this.peer?.stop()]);
-    await Promise.all([this.startService(), this.startRelay(), peer ? this.startPeer() : undefined]);
-    for (const arm of SERVER_ARMS.filter((candidate) => candidate !== 'peer' || peer)) {
+    const relayPg = this.relayPgAvailable;
+    await Promise.all([this.service?.stop(), this.relay?.stop(), this.relayPg?.stop(), this.peer?.stop()]);
+    await Promise.all([
+      this.startService(),
+      this.startRelay(),
+      relayPg ? this.startRelayPg() : undefined,
+      peer ? this.startPeer() : undefined,
+    ]);
+    for (const arm of SERVER_ARMS.filter((candidate) => this.available(candidate))) {
       for (let turn = 0; turn < 20; turn++) {
         await this.once(arm, this.turnWorkload(arm, 'one-word', { input: 'Warm up.', stream: true }));
       }
@@ -460,7 +548,7 @@ export class Bench {
     this.agent.destroy();
     // The replica first: on the embedded database it reads through the service's server.
     await this.replica?.stop();
-    const children = [this.loadgen, this.relay, this.peer, this.service, this.upstream].filter(
+    const children = [this.loadgen, this.relay, this.relayPg, this.peer, this.service, this.upstream].filter(
       (child) => child !== undefined,
     );
     await Promise.all(children.map((child) => child.stop()));
@@ -486,6 +574,7 @@ export class Bench {
     const processes = {
       service: read(this.service),
       relay: read(this.relay),
+      relayPg: read(this.relayPg),
       peer: read(this.peer),
       upstream: read(this.upstream),
       loadgen: read(this.loadgen),
@@ -493,6 +582,15 @@ export class Bench {
     };
     const database = new Map<number, number>();
     const replicaDatabase = new Map<number, number>();
+    const relayPgDatabase = new Map<number, number>();
+    const relayPgPids =
+      this.relayPg && this.relayDatabase?.kind === 'postgresql'
+        ? this.relayDatabase.backendPids(RELAY_APPLICATION)
+        : Promise.resolve([]);
+    for (const pid of await relayPgPids) {
+      const value = cpuMs(pid);
+      if (value !== null) relayPgDatabase.set(pid, value);
+    }
     if (this.database.kind === 'postgresql') {
       const [all, replica] = await Promise.all([
         this.database.backendPids(),
@@ -500,14 +598,15 @@ export class Bench {
       ]);
       for (const pid of all) {
         const value = cpuMs(pid);
-        if (value !== null) database.set(pid, value);
+        // The persisting relay's backends share the bench database: they are not the service's.
+        if (value !== null && !relayPgDatabase.has(pid)) database.set(pid, value);
       }
       for (const pid of replica) {
         const value = database.get(pid);
         if (value !== undefined) replicaDatabase.set(pid, value);
       }
     }
-    return { ...processes, database, replicaDatabase };
+    return { ...processes, database, replicaDatabase, relayPgDatabase };
   }
 
   private async runPhase(
@@ -541,7 +640,7 @@ export class Bench {
     const cpu: Partial<Record<Process, number>> = {};
     if (start && end) {
       const [before, after] = await Promise.all([start, end]);
-      for (const key of ['service', 'relay', 'peer', 'upstream', 'loadgen', 'replica'] as const) {
+      for (const key of ['service', 'relay', 'relayPg', 'peer', 'upstream', 'loadgen', 'replica'] as const) {
         const a = before[key];
         const b = after[key];
         if (a !== null && b !== null) cpu[key] = b - a;
@@ -554,6 +653,12 @@ export class Bench {
         let replica = 0;
         for (const [pid, value] of after.replicaDatabase) replica += value - (before.database.get(pid) ?? 0);
         cpu.replicaDatabase = replica;
+      }
+      if (after.relayPgDatabase.size > 0 || before.relayPgDatabase.size > 0) {
+        let relayPg = 0;
+        for (const [pid, value] of after.relayPgDatabase)
+          relayPg += value - (before.relayPgDatabase.get(pid) ?? 0);
+        cpu.relayPgDatabase = relayPg;
       }
     }
     return { result, cpu, loop: (await loop) ?? {} };
@@ -602,7 +707,7 @@ export class Bench {
       };
     }
     return {
-      baseUrl: arm === 'relay' ? this.relayUrl : this.serviceUrl,
+      baseUrl: arm === 'relay' ? this.relayUrl : arm === 'relayPg' ? this.relayPgUrl : this.serviceUrl,
       path: '/v1/responses',
       headers: { 'x-api-key': this.seeded!.apiKey },
       protocol: 'responses',
@@ -729,7 +834,7 @@ export class Bench {
       for (const arm of [...arms]) {
         const problem = await definition.check(arm);
         if (!problem) continue;
-        if (arm !== 'service' && arm !== 'peer')
+        if (arm !== 'service' && arm !== 'peer' && arm !== 'relayPg')
           throw new Error(`${definition.key}: the ${arm} baseline failed its check: ${problem}`);
         notes.push(`${arm} excluded: its reply failed the check (${problem})`);
         this.excluded.push(`${definition.key}: ${arm} (${problem})`);
@@ -799,7 +904,7 @@ export class Bench {
       const loop = scenario.arms[arm]?.loop;
       if (loop)
         this.log(
-          `  ${arm} event loop: busy ${(loop.utilization * 100).toFixed(0)}%, delay p50 ${fmt(loop.delayP50Ms)} p99 ${fmt(loop.delayP99Ms)} ms`,
+          `  ${arm} event loop: busy ${(loop.utilization * 100).toFixed(0)}%, delay p50 ${fmt(loop.delayP50Ms)} p99 ${fmt(loop.delayP99Ms)} ms${loop.pool ? `; pool: ${loop.pool.waited}/${loop.pool.acquisitions} acquisitions queued, wait p50 ${fmt(loop.pool.waitP50Ms)} p99 ${fmt(loop.pool.waitP99Ms)} max ${fmt(loop.pool.waitMaxMs)} ms, ${loop.pool.maxWaiting} queued at most, ${loop.pool.maxOpen} open` : ''}`,
         );
     }
     return scenario;
@@ -835,7 +940,7 @@ export class Bench {
   async scenarios(): Promise<ScenarioResult[]> {
     const o = this.options;
     const want = (key: string) => o.only.length === 0 || o.only.includes(key);
-    const all: Arm[] = ['upstream', 'relay', 'peer', 'service'];
+    const all: Arm[] = ['upstream', 'relay', 'relayPg', 'peer', 'service'];
     const results: ScenarioResult[] = [];
     const textCheck = (assistant: string, stream: boolean, tokens: number) => (arm: Arm) =>
       this.checkReply(arm, this.turnWorkload(arm, assistant, { input: 'Hello', stream }), tokens);
@@ -904,7 +1009,7 @@ export class Bench {
             key: `throughput-${interval}`,
             title: `Relayed tokens: ${o.concurrency} streams at one token per ${interval} ms`,
             setup: `${o.concurrency} clients back to back; ${Math.round((o.concurrency * 1000) / Math.max(0.1, interval))} tokens/s offered`,
-            arms: ['relay', 'peer', 'service'],
+            arms: ['relay', 'relayPg', 'peer', 'service'],
             phase: {
               ...this.closedPhase(o.concurrency, 6, Math.min(4, 1 + streamMs / 1000), interval),
               rampMs: Math.min(streamMs, 3000),
@@ -1020,7 +1125,7 @@ export class Bench {
       key: 'background',
       title: `Background ${o.tokens}-token turn, stream resumed on its replica`,
       setup: `1 client back to back; POST /v1/responses with background: true (JSON, answers queued), then at once GET /v1/responses/{id}?stream=true on the same instance; TTFT = first text delta, total = response.completed, both from the POST; first token after ${o.ttftMs} ms, then all ${o.tokens} tokens as fast as they go. The bare relay has no background mode: its arm is the same reply streamed in the foreground`,
-      arms: ['relay', 'service'],
+      arms: ['relay', 'relayPg', 'service'],
       phase: this.closedPhase(1, 6, 1.5, 0),
       workload,
       check: (arm) => this.checkReply(arm, workload(arm), o.tokens),
@@ -1199,7 +1304,7 @@ export class Bench {
 
   /** Builds one thread per length and arm, turn by turn, through the relay and the service. */
   private async buildThreads(): Promise<void> {
-    const arms: Arm[] = this.serviceAvailable ? ['relay', 'service'] : ['relay'];
+    const arms = RESPONSES_ARMS.filter((arm) => this.available(arm));
     const started = performance.now();
     await Promise.all(
       arms.flatMap((arm) =>
@@ -1671,7 +1776,7 @@ function armResult(arm: Arm, entry: Accumulated): ArmResult {
   const windowMs = entry.results.reduce((sum, r) => sum + r.windowMs, 0);
   const turns = entry.results.reduce((sum, r) => sum + r.turnsInWindow, 0);
   const tokens = entry.results.reduce((sum, r) => sum + r.tokensInWindow, 0);
-  const server: Process = arm === 'upstream' ? 'upstream' : arm;
+  const server: Process = arm;
   const perTurn = (process: Process) =>
     entry.cpuKnown[process] && turns > 0 ? entry.cpu[process] / turns : null;
   return {
@@ -1686,7 +1791,8 @@ function armResult(arm: Arm, entry: Accumulated): ArmResult {
     turnsPerSecond: windowMs > 0 ? (turns * 1000) / windowMs : null,
     cpuMsPerTurn: perTurn(server),
     upstreamCpuMsPerTurn: perTurn('upstream'),
-    databaseCpuMsPerTurn: arm === 'service' ? perTurn('database') : null,
+    databaseCpuMsPerTurn:
+      arm === 'service' ? perTurn('database') : arm === 'relayPg' ? perTurn('relayPgDatabase') : null,
     loop: mergeLoops(entry.loops),
     ...(entry.results.some((r) => r.accepted) ? { accepted: summarize(merge((r) => r.accepted ?? [])) } : {}),
   };
@@ -1703,6 +1809,22 @@ function mergeLoops(loops: LoopStats[]): LoopStats | null {
     delayP99Ms: Math.max(...loops.map((loop) => loop.delayP99Ms)),
     delayMaxMs: Math.max(...loops.map((loop) => loop.delayMaxMs)),
     samples: loops.reduce((sum, loop) => sum + loop.samples, 0),
+    pool: mergePools(loops.flatMap((loop) => (loop.pool ? [loop.pool] : []))),
+  };
+}
+
+/** Several windows' pool figures as one: sums, mean median wait, worst p99 and maxima. */
+function mergePools(pools: PoolStats[]): PoolStats | null {
+  if (pools.length === 0) return null;
+  const most = (pick: (pool: PoolStats) => number) => Math.max(...pools.map(pick));
+  return {
+    acquisitions: pools.reduce((sum, pool) => sum + pool.acquisitions, 0),
+    waited: pools.reduce((sum, pool) => sum + pool.waited, 0),
+    waitP50Ms: pools.reduce((sum, pool) => sum + pool.waitP50Ms, 0) / pools.length,
+    waitP99Ms: most((pool) => pool.waitP99Ms),
+    waitMaxMs: most((pool) => pool.waitMaxMs),
+    maxWaiting: most((pool) => pool.maxWaiting),
+    maxOpen: most((pool) => pool.maxOpen),
   };
 }
 

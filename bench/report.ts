@@ -145,6 +145,22 @@ export function evaluateTargets(results: BenchResults): TargetCheck[] {
       : 'not measured',
     pass: worst ? worst.service! <= 2 && abovePeer.length === 0 : null,
   });
+  const persisted = results.scenarios
+    .filter((s) => s.arms.service && s.arms.relayPg && !DURABLE_SCENARIOS.has(s.key))
+    .map((s) => ({ s, ratio: multiple(cpuWithDatabase(s.arms.service), cpuWithDatabase(s.arms.relayPg)) }))
+    .filter((entry) => entry.ratio !== null);
+  const worstPersisted = persisted.reduce<(typeof persisted)[number] | null>(
+    (max, entry) => (max === null || entry.ratio! > max.ratio! ? entry : max),
+    null,
+  );
+  checks.push({
+    target:
+      "CPU per turn (process + database backends) ≤ 2× the persisting relay's (relay-pg) in every scenario (issue 27; background turns not judged)",
+    measured: worstPersisted
+      ? `worst ${times(worstPersisted.ratio)} (${worstPersisted.s.title}); ${persisted.map((entry) => `${entry.s.key} ${times(entry.ratio)}`).join(', ')}`
+      : 'not measured (relay-pg needs PostgreSQL)',
+    pass: worstPersisted ? worstPersisted.ratio! <= 2 : null,
+  });
   const short = scenario(results, 'thread-1');
   const long = scenario(results, 'thread-200');
   const ratio =
@@ -197,6 +213,38 @@ function sideBySide(results: BenchResults): string[] {
   return lines;
 }
 
+/**
+ * Every arm against the persisting relay (the floor of a persisted turn, issue 27): CPU per turn
+ * with database backends, as a multiple of relay-pg's, the database's share, and turns per second.
+ */
+function againstPersisting(results: BenchResults): string[] {
+  const rows = results.scenarios.filter((s) => s.arms.relayPg);
+  if (rows.length === 0) return [];
+  const lines = [
+    '### Side by side with the persisting relay (same run)',
+    '',
+    "The persisting relay (relay-pg) is the bare relay plus one prepared INSERT (id, model, input, output) per turn into its own table of the same PostgreSQL database, awaited before the final event: the least a gateway can spend on a stored turn. CPU is the serving process's plus its PostgreSQL backends' (relay-pg's and the service's told apart by `application_name`), ms per completed turn.",
+    '',
+    '| Scenario | CPU ms/turn: relay | relay-pg | peer | service | × relay-pg: relay | peer | service | DB CPU ms/turn: relay-pg | service | × | Turns/s: relay-pg | peer | service | service ÷ relay-pg |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const s of rows) {
+    const base = cpuWithDatabase(s.arms.relayPg);
+    const relay = s.arms.relay?.cpuMsPerTurn ?? null;
+    const peer = s.arms.peer?.cpuMsPerTurn ?? null;
+    const service = cpuWithDatabase(s.arms.service);
+    const dbBase = s.arms.relayPg?.databaseCpuMsPerTurn ?? null;
+    const dbService = s.arms.service?.databaseCpuMsPerTurn ?? null;
+    const tps = (arm: ArmResult | undefined) => arm?.turnsPerSecond ?? null;
+    const ratio = multiple(tps(s.arms.service), tps(s.arms.relayPg));
+    lines.push(
+      `| ${s.title} | ${ms(relay)} | ${ms(base)} | ${ms(peer)} | ${ms(service)} | ${times(multiple(relay, base))} | ${times(multiple(peer, base))} | ${times(multiple(service, base))} | ${ms(dbBase)} | ${ms(dbService)} | ${times(multiple(dbService, dbBase))} | ${whole(tps(s.arms.relayPg))} | ${whole(tps(s.arms.peer))} | ${whole(tps(s.arms.service))} | ${ratio === null ? '–' : ratio.toFixed(2)} |`,
+    );
+  }
+  lines.push('');
+  return lines;
+}
+
 /** The highest rate up to which every rate of the sweep was held; null if the first was not. */
 export function heldRate(sweep: SweepStep[]): number | null {
   let held: number | null = null;
@@ -228,6 +276,7 @@ function armRow(label: string, arm: ArmResult | undefined, database?: number | n
 }
 
 const PEER_LABEL = 'Peer gateway (Portkey)';
+const RELAY_PG_LABEL = 'Persisting relay (relay-pg)';
 
 /** Peer minus relay, as `added` is service minus relay. */
 function peerAdded(s: ScenarioResult): ScenarioResult['added'] {
@@ -273,18 +322,25 @@ function loopTable(s: ScenarioResult): string[] {
   const rows = (
     [
       ['Bare relay', s.arms.relay],
+      [RELAY_PG_LABEL, s.arms.relayPg],
       [PEER_LABEL, s.arms.peer],
       ['Service', s.arms.service],
     ] as const
   ).filter(([, arm]) => arm?.loop);
   if (rows.length === 0) return [];
+  const pool = (arm: ArmResult | undefined) => {
+    const p = arm?.loop?.pool;
+    return p
+      ? `${p.waited} / ${p.acquisitions} | ${ms(p.waitP50Ms)} / ${ms(p.waitP99Ms)} / ${ms(p.waitMaxMs)} | ${p.maxWaiting} | ${p.maxOpen}`
+      : '– | – | – | –';
+  };
   return [
     '',
-    `Event loop of each server over the measurement windows: busy share (\`performance.eventLoopUtilization\`) and how late a ${LOOP_RESOLUTION}-ms timer fired (\`monitorEventLoopDelay\`), ms; p99 and max of the worst window.`,
+    `Event loop of each server over the measurement windows: busy share (\`performance.eventLoopUtilization\`) and how late a ${LOOP_RESOLUTION}-ms timer fired (\`monitorEventLoopDelay\`), ms; p99 and max of the worst window. Pool: node-postgres acquisitions that queued (no idle connection, pool full) of all, the wait for a connection p50 / p99 / max in ms, the most callers queued at once and the most connections open (bench/pool-monitor.ts).`,
     '',
-    '| Event loop | Busy | Delay p50 | Delay p99 | Delay max |',
-    '| --- | --- | --- | --- | --- |',
-    ...rows.map(([label, arm]) => `| ${label} | ${loopCells(arm?.loop)} |`),
+    '| Event loop | Busy | Delay p50 | Delay p99 | Delay max | Pool: queued / acquisitions | Wait p50 / p99 / max | Most queued | Most open |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...rows.map(([label, arm]) => `| ${label} | ${loopCells(arm?.loop)} | ${pool(arm)} |`),
   ];
 }
 
@@ -325,6 +381,7 @@ function scenarioSection(s: ScenarioResult): string[] {
   );
   lines.push(...armRow('Upstream direct', s.arms.upstream));
   lines.push(...armRow('Bare relay', s.arms.relay));
+  lines.push(...armRow(RELAY_PG_LABEL, s.arms.relayPg, s.arms.relayPg?.databaseCpuMsPerTurn));
   lines.push(...armRow(PEER_LABEL, s.arms.peer));
   lines.push(...armRow('Service', s.arms.service, s.arms.service?.databaseCpuMsPerTurn));
   const a = s.added;
@@ -339,10 +396,20 @@ function scenarioSection(s: ScenarioResult): string[] {
       `| **Service − relay** | ${signed(a.ttftP50)} | ${signed(a.ttftP99)} | ${signed(a.totalP50)} | ${signed(a.totalP99)} | ${signed(a.gapP99)} | ${signed(a.stalls, 0)} | | ${signed(a.cpuMsPerTurn)} | |`,
     );
   }
+  const persisting = s.arms.relayPg;
+  if (s.arms.service && persisting) {
+    const d = (a: number | null | undefined, b: number | null | undefined) =>
+      a === null || a === undefined || b === null || b === undefined ? null : a - b;
+    const service = s.arms.service;
+    lines.push(
+      `| **Service − relay-pg** | ${signed(d(service.ttft?.p50, persisting.ttft?.p50))} | ${signed(d(service.ttft?.p99, persisting.ttft?.p99))} | ${signed(d(service.total?.p50, persisting.total?.p50))} | ${signed(d(service.total?.p99, persisting.total?.p99))} | ${signed(d(service.gap?.p99, persisting.gap?.p99))} | ${signed(service.stalls - persisting.stalls, 0)} | | ${signed(d(cpuWithDatabase(service), cpuWithDatabase(persisting)))} (with db) | |`,
+    );
+  }
   if (isConcurrent(s)) lines.push(...loopTable(s));
   if (s.remote) lines.push(...remoteTable(s));
   const errorLines = Object.entries({
     relay: s.arms.relay,
+    'relay-pg': s.arms.relayPg,
     peer: s.arms.peer,
     service: s.arms.service,
     upstream: s.arms.upstream,
@@ -436,6 +503,7 @@ export function renderMarkdown(results: BenchResults): string {
   }
   lines.push('', 'Times in ms. TTFT is stamped at the first text delta.', '');
   lines.push(...sideBySide(results));
+  lines.push(...againstPersisting(results));
 
   lines.push('## Scenarios', '');
   for (const s of results.scenarios) lines.push(...scenarioSection(s));
@@ -449,13 +517,13 @@ export function renderMarkdown(results: BenchResults): string {
       '',
       '![Latency above the fake model against arrival rate](benchmark-latency.svg)',
       '',
-      '| Arrivals/s | Relay p50 | Relay p99 | Peer p50 | Peer p99 | Peer errors | Service p50 | Service p99 | Added p99 | Service errors | Service completed/s | Held |',
-      '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+      '| Arrivals/s | Relay p50 | Relay p99 | Relay-pg p50 | Relay-pg p99 | Peer p50 | Peer p99 | Peer errors | Service p50 | Service p99 | Added p99 | Service errors | Service completed/s | Held |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     );
     const errorRate = (arm: SweepStep['service']) => (arm ? `${(arm.errorRate * 100).toFixed(1)}%` : '–');
     for (const step of results.sweep) {
       lines.push(
-        `| ${step.rate} | ${ms(step.relay?.p50)} | ${ms(step.relay?.p99)} | ${ms(step.peer?.p50)} | ${ms(step.peer?.p99)} | ${errorRate(step.peer)} | ${ms(step.service?.p50)} | ${ms(step.service?.p99)} | ${signed(step.addedP99)} | ${errorRate(step.service)} | ${whole(step.service?.achievedRate)} | ${step.held === null ? '–' : step.held ? 'yes' : 'no'} |`,
+        `| ${step.rate} | ${ms(step.relay?.p50)} | ${ms(step.relay?.p99)} | ${ms(step.relayPg?.p50)} | ${ms(step.relayPg?.p99)} | ${ms(step.peer?.p50)} | ${ms(step.peer?.p99)} | ${errorRate(step.peer)} | ${ms(step.service?.p50)} | ${ms(step.service?.p99)} | ${signed(step.addedP99)} | ${errorRate(step.service)} | ${whole(step.service?.achievedRate)} | ${step.held === null ? '–' : step.held ? 'yes' : 'no'} |`,
       );
     }
     lines.push('');
@@ -463,14 +531,14 @@ export function renderMarkdown(results: BenchResults): string {
       lines.push(
         `Event loop of each server at each rate (busy share; how late a ${LOOP_RESOLUTION}-ms timer fired, ms: p50 / p99):`,
         '',
-        '| Arrivals/s | Relay busy | Relay delay | Peer busy | Peer delay | Service busy | Service delay |',
-        '| --- | --- | --- | --- | --- | --- | --- |',
+        '| Arrivals/s | Relay busy | Relay delay | Relay-pg busy | Relay-pg delay | Peer busy | Peer delay | Service busy | Service delay |',
+        '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
         ...results.sweep.map((step) => {
           const cells = (loop: LoopStats | null | undefined) =>
             loop
               ? `${Math.round(loop.utilization * 100)}% | ${ms(loop.delayP50Ms)} / ${ms(loop.delayP99Ms)}`
               : '– | –';
-          return `| ${step.rate} | ${cells(step.relay?.loop)} | ${cells(step.peer?.loop)} | ${cells(step.service?.loop)} |`;
+          return `| ${step.rate} | ${cells(step.relay?.loop)} | ${cells(step.relayPg?.loop)} | ${cells(step.peer?.loop)} | ${cells(step.service?.loop)} |`;
         }),
         '',
       );
@@ -489,6 +557,7 @@ export function renderMarkdown(results: BenchResults): string {
     for (const m of results.memory) {
       for (const [name, arm] of [
         ['Bare relay', m.relay],
+        [RELAY_PG_LABEL, m.relayPg],
         [PEER_LABEL, m.peer],
         ['Service', m.service],
       ] as const) {

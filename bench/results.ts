@@ -8,6 +8,8 @@ import type { Distribution } from './stats.js';
 
 /** A server's event loop over a measurement window (measured by loop-monitor.ts). */
 export interface LoopStats {
+  /** node-postgres pools of the server, if it has any (service, persisting relay). */
+  pool?: PoolStats | null;
   /** Share of the window the event loop was busy (performance.eventLoopUtilization). */
   utilization: number;
   /** How late a LOOP_RESOLUTION_MS timer fired, ms (monitorEventLoopDelay minus the resolution). */
@@ -17,12 +19,31 @@ export interface LoopStats {
   samples: number;
 }
 
+/**
+ * A server's node-postgres pools over a measurement window: how long a query waited for a
+ * connection (from pool.connect() to the connection) and how many waited at once.
+ */
+export interface PoolStats {
+  acquisitions: number;
+  /** Acquisitions that had to wait for a connection (none idle, pool at its size). */
+  waited: number;
+  waitP50Ms: number;
+  waitP99Ms: number;
+  waitMaxMs: number;
+  /** Most callers queued at once, and most connections open. */
+  maxWaiting: number;
+  maxOpen: number;
+}
+
 /** Sampling interval of the event-loop delay histogram: Node's default, as prom-client's lag metric. */
 export const LOOP_RESOLUTION_MS = 10;
 
-/** upstream: the fake model called directly; relay: the bare relay; peer: the peer gateway. */
-export type Arm = 'upstream' | 'relay' | 'peer' | 'service';
-export const ARMS: readonly Arm[] = ['upstream', 'relay', 'peer', 'service'];
+/**
+ * upstream: the fake model called directly; relay: the bare relay; relayPg: the persisting relay
+ * (the bare relay plus one INSERT per turn, PostgreSQL only); peer: the peer gateway.
+ */
+export type Arm = 'upstream' | 'relay' | 'relayPg' | 'peer' | 'service';
+export const ARMS: readonly Arm[] = ['upstream', 'relay', 'relayPg', 'peer', 'service'];
 /** The arms that relay the upstream (everything but the direct call). */
 export type ServerArm = Exclude<Arm, 'upstream'>;
 
@@ -40,7 +61,7 @@ export interface ArmResult {
   cpuMsPerTurn: number | null;
   /** CPU ms per turn of the fake upstream while this arm ran (should be equal across arms). */
   upstreamCpuMsPerTurn: number | null;
-  /** CPU ms per turn of the PostgreSQL server backends (service arm on PostgreSQL only). */
+  /** CPU ms per turn of the PostgreSQL server backends (service and persisting relay on PostgreSQL). */
   databaseCpuMsPerTurn: number | null;
   /** The serving process's event loop over the measurement windows (worst window; see loop-monitor.ts). */
   loop?: LoopStats | null;
@@ -97,6 +118,7 @@ export interface ScenarioResult {
 export interface SweepStep {
   rate: number;
   relay?: StepArm;
+  relayPg?: StepArm;
   peer?: StepArm;
   service?: StepArm;
   addedP99: number | null;
@@ -136,6 +158,7 @@ export interface MemoryResult {
   streams: number;
   intervalMs: number;
   relay?: MemoryArm;
+  relayPg?: MemoryArm;
   peer?: MemoryArm;
   service?: MemoryArm;
   /** With --profile-scenarios: the service's profile while the streams opened and were held. */
