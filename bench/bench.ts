@@ -23,6 +23,7 @@ import {
 } from './load-protocol.js';
 import type { BenchOptions } from './options.js';
 import { ensurePeer, peerHeaders, type PeerInstall } from './peer.js';
+import { measureTurns, type DatabaseProbe } from './db-probe.js';
 import { PgCounter } from './pg-counter.js';
 import { RELAY_APPLICATION } from './relay-store.js';
 import { cpuMs, freePort, rssKiB, startNode, waitForHttp, waitForMessage, type Child } from './processes.js';
@@ -43,6 +44,7 @@ import type {
   SweepStep,
 } from './results.js';
 import type { SeedRequest, SeedResult } from './seed.js';
+import { openWalMeter, type WalMeter } from './wal-meter.js';
 import { median, minus, summarize } from './stats.js';
 import {
   BENCH_TOOL,
@@ -1552,6 +1554,76 @@ export class Bench {
 
   // ---------------------------------------------------------------- statements per turn and CPU profile
 
+  /** pg_waldump on the database's server, when it is local and readable (else a note says why). */
+  private async walMeter(database: BenchDatabase): Promise<WalMeter | null> {
+    if (!database.server) return null;
+    const opened = await openWalMeter(database.server.url, database.server.database);
+    if ('meter' in opened) return opened.meter;
+    this.notes.push(`WAL per turn not measured: ${opened.unavailable}.`);
+    return null;
+  }
+
+  /**
+   * The persisting relay's turns counted the same way as the service's: a second relay-pg process
+   * whose pool goes through a counting proxy, JSON and streamed turns one after another.
+   */
+  private async probeRelayPg(repetitions: number): Promise<StatementsResult[]> {
+    if (!this.relayPgAvailable || !this.relayDatabase) return [];
+    const address = await this.relayDatabase.address();
+    const counter = new PgCounter(address.host, address.port);
+    const url = new URL(address.url);
+    url.hostname = '127.0.0.1';
+    url.port = String(await counter.start());
+    const relay = startNode(
+      'probe relay-pg',
+      [join(DIST, 'bench/relay.js')],
+      {
+        BENCH_UPSTREAM_URL: `${this.upstreamUrl}/v1`,
+        BENCH_RELAY_ASSISTANTS: this.relayRoutes,
+        BENCH_PORT: '0',
+        BENCH_RELAY_DATABASE_URL: url.toString(),
+        BENCH_RELAY_POOL_MAX: process.env.DATABASE_POOL_MAX ?? '20',
+      },
+      true,
+      this.logFile('probe-relay-pg'),
+      this.nodePath,
+    );
+    const wal = await this.walMeter(this.relayDatabase);
+    const results: StatementsResult[] = [];
+    try {
+      const ready = await waitForMessage<{ type: string; port: number }>(relay, 'ready');
+      const base = `http://127.0.0.1:${ready.port}`;
+      const database = this.relayDatabase;
+      const probe: DatabaseProbe = { counter, wal, backends: () => database.backendPids(RELAY_APPLICATION) };
+      for (const [kind, workload] of [
+        [
+          'new turn, JSON reply',
+          this.turnWorkload('relayPg', 'one-word', { input: 'Say one word.', stream: false }),
+        ],
+        [
+          `new turn, streamed ${this.options.tokens} tokens`,
+          this.turnWorkload('relayPg', 'stream', { input: 'Tell me a story.', stream: true }),
+        ],
+      ] as const) {
+        const onProbe: Workload = { ...workload, target: { ...workload.target, baseUrl: base } };
+        for (let warm = 0; warm < 2; warm++) await this.once('relayPg', onProbe);
+        const measured = await measureTurns(
+          probe,
+          kind,
+          'relayPg',
+          repetitions,
+          async () => (await this.once('relayPg', onProbe)).ok,
+        );
+        if (measured) results.push(measured);
+      }
+    } finally {
+      await relay.stop();
+      await counter.stop();
+      await wal?.close();
+    }
+    return results;
+  }
+
   /**
    * A second service instance on the same database, reached through the counting proxy, so
    * statements are counted without slowing the measured instance; it is also the one profiled.
@@ -1645,29 +1717,39 @@ export class Bench {
       ];
       if (o.statements) {
         const repetitions = o.quick ? 5 : 20;
-        for (const { kind, workload } of kinds) {
-          const probeWorkload = onProbe(workload);
-          for (let warm = 0; warm < 2; warm++) await this.once('service', probeWorkload);
-          counter.take();
-          let ok = 0;
-          for (let index = 0; index < repetitions; index++)
-            if ((await this.once('service', probeWorkload)).ok) ok++;
-          const counts = counter.take();
-          if (ok === 0) continue;
-          statements.push({
-            kind,
-            turns: ok,
-            perTurn: {
-              statements: counts.statements / ok,
-              roundTrips: counts.roundTrips / ok,
-              byVerb: Object.fromEntries(
-                Object.entries(counts.byVerb).map(([verb, count]) => [verb, count / ok]),
-              ),
-            },
-          });
+        const wal = await this.walMeter(this.database);
+        const relayPids = () =>
+          this.relayDatabase?.kind === 'postgresql'
+            ? this.relayDatabase.backendPids(RELAY_APPLICATION)
+            : Promise.resolve([]);
+        const dbProbe: DatabaseProbe = {
+          counter,
+          wal,
+          // The probe instance's backends (the measured instance and relay-pg are idle meanwhile).
+          backends: async () => {
+            const relay = new Set(await relayPids());
+            return (await this.database.backendPids()).filter((pid) => !relay.has(pid));
+          },
+        };
+        try {
+          for (const { kind, workload } of kinds) {
+            const probeWorkload = onProbe(workload);
+            for (let warm = 0; warm < 2; warm++) await this.once('service', probeWorkload);
+            const measured = await measureTurns(
+              dbProbe,
+              kind,
+              'service',
+              repetitions,
+              async () => (await this.once('service', probeWorkload)).ok,
+            );
+            if (measured) statements.push(measured);
+          }
+          statements.push(...(await this.probeRelayPg(repetitions)));
+        } finally {
+          await wal?.close();
         }
         this.log(
-          `statements per turn: ${statements.map((s) => `${s.kind} ${s.perTurn.statements.toFixed(1)}`).join('; ')}`,
+          `statements per turn: ${statements.map((s) => `${s.arm === 'relayPg' ? 'relay-pg: ' : ''}${s.kind} ${s.perTurn.statements.toFixed(1)} (WAL ${s.perTurn.wal ? Math.round(s.perTurn.wal.bytes) : '-'} B, db CPU ${fmt(s.perTurn.databaseCpuMs)} ms)`).join('; ')}`,
         );
       }
       if (o.profile) {

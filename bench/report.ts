@@ -7,6 +7,7 @@ import {
   type SweepStep,
   type TargetCheck,
 } from './results.js';
+import { databaseSection } from './report-database.js';
 
 /**
  * Renders a run: the targets of the issue with pass/miss, the table of what the service adds, one
@@ -473,7 +474,9 @@ export function renderMarkdown(results: BenchResults): string {
   }
   lines.push('');
 
-  const statements = new Map(results.statements.map((s) => [s.kind, s.perTurn.statements]));
+  const statements = new Map(
+    results.statements.filter((s) => s.arm !== 'relayPg').map((s) => [s.kind, s.perTurn.statements]),
+  );
   const statementsFor = (key: string): string => {
     const kind = {
       'one-word': 'new turn, JSON reply',
@@ -590,26 +593,7 @@ export function renderMarkdown(results: BenchResults): string {
     );
   }
 
-  if (results.statements.length) {
-    lines.push(
-      '### Database statements per turn',
-      '',
-      'Counted on the PostgreSQL wire protocol by a proxy in front of a second service instance (simple queries plus extended-protocol executes; round trips are syncs plus simple queries).',
-      '',
-      '| Turn | Statements | Round trips | By kind |',
-      '| --- | --- | --- | --- |',
-    );
-    for (const s of results.statements) {
-      const verbs = Object.entries(s.perTurn.byVerb)
-        .sort((a, b) => b[1] - a[1])
-        .map(([verb, count]) => `${verb} ${ms(count, 1)}`)
-        .join(', ');
-      lines.push(
-        `| ${s.kind} | ${ms(s.perTurn.statements, 1)} | ${ms(s.perTurn.roundTrips, 1)} | ${verbs} |`,
-      );
-    }
-    lines.push('');
-  }
+  lines.push(...databaseSection(results));
 
   const scenarioProfiles = [
     ...results.scenarios.flatMap((s) => (s.profile ? [s.profile] : [])),

@@ -1,6 +1,7 @@
 import type { MachineInfo } from './environment.js';
 import type { BenchOptions } from './options.js';
-import type { StatementCounts } from './pg-counter.js';
+import type { StatementCounts, StatementStats } from './pg-counter.js';
+import type { WalUsage } from './wal-meter.js';
 import type { ProfileSummary } from './profile-summary.js';
 import type { Distribution } from './stats.js';
 
@@ -177,8 +178,20 @@ export interface SoakResult {
 
 export interface StatementsResult {
   kind: string;
+  /** The server that ran the turns (default: the service). */
+  arm?: 'service' | 'relayPg';
   turns: number;
-  perTurn: { statements: number; roundTrips: number; byVerb: Record<string, number> };
+  perTurn: {
+    statements: number;
+    roundTrips: number;
+    byVerb: Record<string, number>;
+    /** Per distinct statement: calls, rows (command tags), wall ms (loaded machine: a ranking only). */
+    byStatement?: Record<string, StatementStats>;
+    /** WAL the bench database wrote (PostgreSQL with a local data directory; see wal-meter.ts). */
+    wal?: WalUsage | null;
+    /** CPU of the database backends (PostgreSQL; /proc/<pid>/schedstat). */
+    databaseCpuMs?: number | null;
+  };
 }
 
 export interface ProfileResult {
