@@ -23,6 +23,7 @@ import {
 } from './load-protocol.js';
 import type { BenchOptions } from './options.js';
 import { ensurePeer, peerHeaders, type PeerInstall } from './peer.js';
+import { DbActivitySampler, type ActivityWindow } from './db-activity.js';
 import { measureTurns, type DatabaseProbe } from './db-probe.js';
 import { PgCounter } from './pg-counter.js';
 import { RELAY_APPLICATION } from './relay-store.js';
@@ -124,6 +125,7 @@ interface Comparison {
 interface Accumulated {
   results: PhaseResult[];
   loops: LoopStats[];
+  activity: ActivityWindow[];
   cpu: Record<Process, number>;
   cpuKnown: Record<Process, boolean>;
 }
@@ -171,6 +173,8 @@ export class Bench {
   private relayRoutes = '{}';
   private peerPort = 0;
   private peerInstall?: PeerInstall;
+  /** pg_stat_activity sampled during measurement windows (PostgreSQL only). */
+  private activity?: DbActivitySampler;
   private peerUnavailable: string | undefined;
   /** Node.js binary of the measured servers (--node), and its version. */
   private readonly nodePath: string;
@@ -350,6 +354,14 @@ export class Bench {
     );
     this.relayRoutes = JSON.stringify(routes);
     await this.startRelay();
+    const servers = [this.database, this.relayDatabase].filter((db) => db?.server);
+    if (servers.length > 0) {
+      this.activity = await DbActivitySampler.open(
+        servers[0]!.server!.url,
+        [...new Set(servers.map((db) => db!.server!.database))],
+        RELAY_APPLICATION,
+      ).catch(() => undefined);
+    }
     await this.startAndCheckRelayPg();
 
     this.loadgen = startNode(
@@ -547,6 +559,7 @@ export class Bench {
 
   async stop(): Promise<void> {
     this.loadgen?.process.send?.({ type: 'exit' });
+    await this.activity?.close();
     this.agent.destroy();
     // The replica first: on the embedded database it reads through the service's server.
     await this.replica?.stop();
@@ -618,11 +631,13 @@ export class Bench {
     result: PhaseResult;
     cpu: Partial<Record<Process, number>>;
     loop: Partial<Record<ServerArm, LoopStats | null>>;
+    activity: ActivityWindow | undefined;
   }> {
     const id = this.nextPhase++;
     let start: Promise<CpuSnapshot> | undefined;
     let end: Promise<CpuSnapshot> | undefined;
     let loop: Promise<Partial<Record<ServerArm, LoopStats | null>>> | undefined;
+    let activity: ActivityWindow | undefined;
     const result = await new Promise<PhaseResult>((resolvePhase) => {
       this.waiting.set(id, {
         resolve: resolvePhase,
@@ -630,7 +645,9 @@ export class Bench {
           if (edge === 'start') {
             start = this.snapshot();
             void this.loopWindow('start');
+            this.activity?.start();
           } else {
+            activity = this.activity?.stop();
             end = this.snapshot();
             loop = this.loopWindow('end');
           }
@@ -663,7 +680,7 @@ export class Bench {
         cpu.relayPgDatabase = relayPg;
       }
     }
-    return { result, cpu, loop: (await loop) ?? {} };
+    return { result, cpu, loop: (await loop) ?? {}, activity };
   }
 
   /**
@@ -853,7 +870,7 @@ export class Bench {
         const durationMs = definition.phase.durationMs - definition.phase.warmupMs + warmupMs;
         const profiling = arm === 'service' && round === 0 && this.options.profileScenarios;
         if (profiling) this.service!.process.kill('SIGUSR2');
-        const { result, cpu, loop } = await this.runPhase({
+        const { result, cpu, loop, activity } = await this.runPhase({
           ...definition.phase,
           warmupMs,
           durationMs,
@@ -861,7 +878,7 @@ export class Bench {
         });
         if (profiling)
           profiles.push(...(await this.stopScenarioProfile(definition.title, result.turnsInWindow)));
-        accumulate(accumulated, arm, result, cpu, arm === 'upstream' ? undefined : loop[arm]);
+        accumulate(accumulated, arm, result, cpu, arm === 'upstream' ? undefined : loop[arm], activity);
       }
     }
     const scenario: ScenarioResult = {
@@ -1825,16 +1842,18 @@ function accumulate<K>(
   result: PhaseResult,
   cpu: Partial<Record<Process, number>>,
   loop: LoopStats | null | undefined,
+  activity?: ActivityWindow,
 ): void {
   let entry = accumulated.get(key);
   if (!entry) {
     const zero = Object.fromEntries(PROCESSES.map((process) => [process, 0])) as Record<Process, number>;
     const known = Object.fromEntries(PROCESSES.map((process) => [process, true])) as Record<Process, boolean>;
-    entry = { results: [], loops: [], cpu: zero, cpuKnown: known };
+    entry = { results: [], loops: [], activity: [], cpu: zero, cpuKnown: known };
     accumulated.set(key, entry);
   }
   entry.results.push(result);
   if (loop) entry.loops.push(loop);
+  if (activity) entry.activity.push(activity);
   for (const process of PROCESSES) {
     const value = cpu[process];
     if (value === undefined) entry.cpuKnown[process] = false;
@@ -1876,8 +1895,19 @@ function armResult(arm: Arm, entry: Accumulated): ArmResult {
     databaseCpuMsPerTurn:
       arm === 'service' ? perTurn('database') : arm === 'relayPg' ? perTurn('relayPgDatabase') : null,
     loop: mergeLoops(entry.loops),
+    databaseSessions: arm === 'service' || arm === 'relayPg' ? sessions(entry.activity, arm) : null,
     ...(entry.results.some((r) => r.accepted) ? { accepted: summarize(merge((r) => r.accepted ?? [])) } : {}),
   };
+}
+
+/** Average sessions per state of one side's backends over the windows (null without samples). */
+function sessions(windows: ActivityWindow[], side: 'service' | 'relayPg'): Record<string, number> | null {
+  const samples = windows.reduce((sum, window) => sum + window.samples, 0);
+  if (samples === 0) return null;
+  const total: Record<string, number> = {};
+  for (const window of windows)
+    for (const [state, count] of Object.entries(window[side])) total[state] = (total[state] ?? 0) + count;
+  return Object.fromEntries(Object.entries(total).map(([state, count]) => [state, count / samples]));
 }
 
 /** Several windows' event-loop figures as one: mean utilisation and median, worst p99 and max. */

@@ -345,6 +345,33 @@ function loopTable(s: ScenarioResult): string[] {
   ];
 }
 
+/** Average database sessions by state (pg_stat_activity every 50 ms, db-activity.ts). */
+function sessionLines(s: ScenarioResult): string[] {
+  const describe = (label: string, sessions: Record<string, number> | null | undefined) =>
+    sessions
+      ? [
+          `- ${label}: ${
+            Object.entries(sessions)
+              .sort((a, b) => b[1] - a[1])
+              .map(([state, count]) => `${state} ${count.toFixed(2)}`)
+              .join(', ') || 'none active'
+          }`,
+        ]
+      : [];
+  const lines = [
+    ...describe('Service', s.arms.service?.databaseSessions),
+    ...describe('Persisting relay', s.arms.relayPg?.databaseSessions),
+  ];
+  return lines.length === 0
+    ? []
+    : [
+        '',
+        "Database sessions of each arm's backends, on average over the windows (pg_stat_activity every 50 ms; `CPU` = active without a wait event, `Lock:*` = waiting for another transaction's row or tuple lock, `IO:WALSync`/`LWLock:WALWrite` = commit flushes):",
+        '',
+        ...lines,
+      ];
+}
+
 /** resume-remote: how much later the second replica saw the events, and what following cost. */
 function remoteTable(s: ScenarioResult): string[] {
   const r = s.remote!;
@@ -406,7 +433,7 @@ function scenarioSection(s: ScenarioResult): string[] {
       `| **Service − relay-pg** | ${signed(d(service.ttft?.p50, persisting.ttft?.p50))} | ${signed(d(service.ttft?.p99, persisting.ttft?.p99))} | ${signed(d(service.total?.p50, persisting.total?.p50))} | ${signed(d(service.total?.p99, persisting.total?.p99))} | ${signed(d(service.gap?.p99, persisting.gap?.p99))} | ${signed(service.stalls - persisting.stalls, 0)} | | ${signed(d(cpuWithDatabase(service), cpuWithDatabase(persisting)))} (with db) | |`,
     );
   }
-  if (isConcurrent(s)) lines.push(...loopTable(s));
+  if (isConcurrent(s)) lines.push(...loopTable(s), ...sessionLines(s));
   if (s.remote) lines.push(...remoteTable(s));
   const errorLines = Object.entries({
     relay: s.arms.relay,

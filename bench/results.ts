@@ -66,6 +66,11 @@ export interface ArmResult {
   databaseCpuMsPerTurn: number | null;
   /** The serving process's event loop over the measurement windows (worst window; see loop-monitor.ts). */
   loop?: LoopStats | null;
+  /**
+   * PostgreSQL: average sessions of this arm's backends in each state over the measurement
+   * windows (pg_stat_activity every 50 ms: `CPU`, `Lock:tuple`, `IO:WALSync`, …; db-activity.ts).
+   */
+  databaseSessions?: Record<string, number> | null;
   /** Background turns: time until the POST answered (`queued`), ms. */
   accepted?: Distribution | null;
 }
