@@ -1432,7 +1432,7 @@ export class Bench {
       }
       steps.push(step);
       this.log(
-        `  ${rate}/s relay p50 ${fmt(relay?.p50)} p99 ${fmt(relay?.p99)} | peer p50 ${fmt(peer?.p50)} p99 ${fmt(peer?.p99)} | service p50 ${fmt(service?.p50)} p99 ${fmt(service?.p99)} err ${service ? (service.errorRate * 100).toFixed(1) : '-'}% ${step.held === null ? '' : step.held ? 'held' : 'NOT held'}`,
+        `  ${rate}/s relay p50 ${fmt(relay?.p50)} p99 ${fmt(relay?.p99)} | relay-pg p50 ${fmt(step.relayPg?.p50)} p99 ${fmt(step.relayPg?.p99)} | peer p50 ${fmt(peer?.p50)} p99 ${fmt(peer?.p99)} | service p50 ${fmt(service?.p50)} p99 ${fmt(service?.p99)} err ${service ? (service.errorRate * 100).toFixed(1) : '-'}% ${step.held === null ? '' : step.held ? 'held' : 'NOT held'}`,
       );
       // Without a relay that keeps up, "service minus relay" means nothing any more; once the
       // service has missed twice in a row, higher rates only repeat the miss.

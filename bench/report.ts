@@ -704,7 +704,7 @@ export function mergeIntoDocument(existing: string | null, block: string, preamb
 
 // ---------------------------------------------------------------- the plot
 
-const COLORS = { relay: '#1f77b4', peer: '#7048e8', service: '#d9480f' };
+const COLORS = { relay: '#1f77b4', relayPg: '#2b8a3e', peer: '#7048e8', service: '#d9480f' };
 
 /**
  * Latency above the fake model's own time against arrival rate, p50 dashed and p99 solid, on a
@@ -727,6 +727,8 @@ export function renderPlot(results: BenchResults): string {
   const values = steps.flatMap((s) => [
     s.relay?.p50,
     s.relay?.p99,
+    s.relayPg?.p50,
+    s.relayPg?.p99,
     s.peer?.p50,
     s.peer?.p99,
     s.service?.p50,
@@ -772,7 +774,7 @@ export function renderPlot(results: BenchResults): string {
       `<text x="${x(target) + 4}" y="${top + plotH - 8}" fill="#2b8a3e">target 500/s</text>`,
     );
   }
-  const series = (arm: 'relay' | 'peer' | 'service', key: 'p50' | 'p99') => {
+  const series = (arm: 'relay' | 'relayPg' | 'peer' | 'service', key: 'p50' | 'p99') => {
     const points = steps
       .map((s) => [s.rate, s[arm]?.[key]] as const)
       .filter((p): p is readonly [number, number] => p[1] !== null && p[1] !== undefined);
@@ -790,6 +792,8 @@ export function renderPlot(results: BenchResults): string {
   };
   series('relay', 'p50');
   series('relay', 'p99');
+  series('relayPg', 'p50');
+  series('relayPg', 'p99');
   series('peer', 'p50');
   series('peer', 'p99');
   series('service', 'p50');
@@ -806,6 +810,12 @@ export function renderPlot(results: BenchResults): string {
     ['service p50', COLORS.service, true],
     ['bare relay p99', COLORS.relay, false],
     ['bare relay p50', COLORS.relay, true],
+    ...(steps.some((s) => s.relayPg)
+      ? ([
+          ['relay-pg p99', COLORS.relayPg, false],
+          ['relay-pg p50', COLORS.relayPg, true],
+        ] as const)
+      : []),
     ...(steps.some((s) => s.peer)
       ? ([
           ['peer gateway p99', COLORS.peer, false],
@@ -821,8 +831,8 @@ export function renderPlot(results: BenchResults): string {
     );
   });
   parts.push(
-    `<text x="${left + plotW + 15}" y="${top + 150}" fill="#555">${results.machine.cpus} cores, ${results.machine.database.split(' ')[0]}</text>`,
-    `<text x="${left + plotW + 15}" y="${top + 166}" fill="#555">${results.startedAt.slice(0, 10)}</text>`,
+    `<text x="${left + plotW + 15}" y="${top + 30 + legend.length * 20}" fill="#555">${results.machine.cpus} cores, ${results.machine.database.split(' ')[0]}</text>`,
+    `<text x="${left + plotW + 15}" y="${top + 46 + legend.length * 20}" fill="#555">${results.startedAt.slice(0, 10)}</text>`,
     '</svg>',
   );
   return parts.join('\n') + '\n';
