@@ -27,7 +27,16 @@ import { DbActivitySampler, type ActivityWindow } from './db-activity.js';
 import { measureTurns, type DatabaseProbe } from './db-probe.js';
 import { PgCounter } from './pg-counter.js';
 import { RELAY_APPLICATION } from './relay-store.js';
-import { cpuMs, freePort, rssKiB, startNode, waitForHttp, waitForMessage, type Child } from './processes.js';
+import {
+  cpuMs,
+  freePort,
+  rssKiB,
+  runMs,
+  startNode,
+  waitForHttp,
+  waitForMessage,
+  type Child,
+} from './processes.js';
 import { summarizeAllocations, summarizeProfile, type ProfileSummary } from './profile-summary.js';
 import type {
   Arm,
@@ -583,7 +592,11 @@ export class Bench {
     }
   }
 
-  /** CPU times now; the database's backends are looked up (they come and go with the pool). */
+  /**
+   * CPU times now; the database's backends are looked up (they come and go with the pool). A
+   * backend's time comes from schedstat (nanoseconds): it runs in bursts far shorter than the
+   * 10-ms ticks /proc/<pid>/stat is sampled in, which read as 0 for a backend with few turns.
+   */
   private async snapshot(): Promise<CpuSnapshot> {
     const read = (child: Child | undefined) => (child ? cpuMs(child.pid) : null);
     const processes = {
@@ -603,7 +616,7 @@ export class Bench {
         ? this.relayDatabase.backendPids(RELAY_APPLICATION)
         : Promise.resolve([]);
     for (const pid of await relayPgPids) {
-      const value = cpuMs(pid);
+      const value = runMs(pid);
       if (value !== null) relayPgDatabase.set(pid, value);
     }
     if (this.database.kind === 'postgresql') {
@@ -612,7 +625,7 @@ export class Bench {
         this.replica ? this.database.backendPids(REPLICA_APPLICATION) : Promise.resolve([]),
       ]);
       for (const pid of all) {
-        const value = cpuMs(pid);
+        const value = runMs(pid);
         // The persisting relay's backends share the bench database: they are not the service's.
         if (value !== null && !relayPgDatabase.has(pid)) database.set(pid, value);
       }
