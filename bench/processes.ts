@@ -147,6 +147,18 @@ export function cpuMs(pid: number): number | null {
   }
 }
 
+/**
+ * CPU time of a process from /proc/<pid>/schedstat (nanoseconds on the CPU), in ms: finer than
+ * the clock ticks of /proc/<pid>/stat, for the sub-millisecond work of a database backend per turn.
+ */
+export function runMs(pid: number): number | null {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return null;
+  }
+}
+
 /** Resident memory of a process in KiB (VmRSS); null when unreadable. */
 export function rssKiB(pid: number): number | null {
   try {

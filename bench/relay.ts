@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { openRelayStore, type RelayStore } from './relay-store.js';
 
 /**
  * The baseline: the least a Node.js process can do to serve the service's requests. It accepts
@@ -8,6 +9,7 @@ import type { AddressInfo } from 'node:net';
  * and writes the same Responses events (one write each, backpressure honoured), so the client
  * parses identical streams. It keeps threads in a bounded in-memory map: no authentication, no
  * validation, no database. Service minus relay is therefore what the service's features cost.
+ * With a store (relay-store.ts) it is the persisting relay: the same, plus one INSERT per turn.
  */
 
 type ChatMessage =
@@ -32,6 +34,8 @@ export interface RelayOptions {
   upstreamBaseUrl: string;
   /** Assistant id (bare UUID) → upstream model and instructions. */
   assistants: Record<string, AssistantRoute>;
+  /** The persisting relay: each completed turn is stored before its final event. */
+  store?: RelayStore;
 }
 
 export function createRelay(options: RelayOptions): http.Server {
@@ -123,7 +127,15 @@ export function createRelay(options: RelayOptions): http.Server {
           upstreamRes.on('end', () => {
             const transcript = [...history, ...added, turn.assistantMessage()];
             remember(turn.id, transcript);
-            turn.finish();
+            const response = turn.complete();
+            if (!response) return;
+            if (!options.store) return turn.deliver(response);
+            options.store
+              .save({ id: turn.id, model: response.model, input: body.input, output: response.output })
+              .then(
+                () => turn.deliver(response),
+                () => turn.fail(),
+              );
           });
         },
       );
@@ -218,8 +230,9 @@ class Turn {
     };
   }
 
-  finish(): void {
-    if (this.failed) return;
+  /** Closes the open output items (their done events) and returns the final Response object. */
+  complete(): ReturnType<Turn['object']> | undefined {
+    if (this.failed) return undefined;
     this.endMessage();
     for (const call of this.calls) {
       const item = this.output[call.index];
@@ -234,7 +247,12 @@ class Turn {
       });
       this.emit('response.output_item.done', { output_index: call.index, item });
     }
-    const response = this.object(this.calls.length > 0 ? 'requires_action' : 'completed');
+    return this.object(this.calls.length > 0 ? 'requires_action' : 'completed');
+  }
+
+  /** The final event (or the JSON body): after the turn is stored, for the persisting relay. */
+  deliver(response: ReturnType<Turn['object']>): void {
+    if (this.failed) return;
     if (!this.streaming) {
       this.res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(response));
       return;
@@ -340,7 +358,7 @@ class Turn {
     });
   }
 
-  private object(status: string) {
+  object(status: string) {
     return {
       id: this.id,
       object: 'response',
@@ -363,10 +381,16 @@ class Turn {
 }
 
 // Run as a child of the bench: routes come from the environment, the port goes back over IPC.
+// BENCH_RELAY_DATABASE_URL makes it the persisting relay (pool of BENCH_RELAY_POOL_MAX connections).
 if (process.argv[1]?.endsWith('relay.js')) {
+  const databaseUrl = process.env.BENCH_RELAY_DATABASE_URL;
+  const store = databaseUrl
+    ? await openRelayStore(databaseUrl, Number(process.env.BENCH_RELAY_POOL_MAX ?? 20))
+    : undefined;
   const server = createRelay({
     upstreamBaseUrl: process.env.BENCH_UPSTREAM_URL ?? 'http://127.0.0.1:8081/v1',
     assistants: JSON.parse(process.env.BENCH_RELAY_ASSISTANTS ?? '{}') as Record<string, AssistantRoute>,
+    store,
   });
   server.maxRequestsPerSocket = 0;
   server.listen(Number(process.env.BENCH_PORT ?? 0), '127.0.0.1', () => {

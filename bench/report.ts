@@ -7,6 +7,7 @@ import {
   type SweepStep,
   type TargetCheck,
 } from './results.js';
+import { databaseSection } from './report-database.js';
 
 /**
  * Renders a run: the targets of the issue with pass/miss, the table of what the service adds, one
@@ -145,6 +146,22 @@ export function evaluateTargets(results: BenchResults): TargetCheck[] {
       : 'not measured',
     pass: worst ? worst.service! <= 2 && abovePeer.length === 0 : null,
   });
+  const persisted = results.scenarios
+    .filter((s) => s.arms.service && s.arms.relayPg && !DURABLE_SCENARIOS.has(s.key))
+    .map((s) => ({ s, ratio: multiple(cpuWithDatabase(s.arms.service), cpuWithDatabase(s.arms.relayPg)) }))
+    .filter((entry) => entry.ratio !== null);
+  const worstPersisted = persisted.reduce<(typeof persisted)[number] | null>(
+    (max, entry) => (max === null || entry.ratio! > max.ratio! ? entry : max),
+    null,
+  );
+  checks.push({
+    target:
+      "CPU per turn (process + database backends) ≤ 2× the persisting relay's (relay-pg) in every scenario (issue 27; background turns not judged)",
+    measured: worstPersisted
+      ? `worst ${times(worstPersisted.ratio)} (${worstPersisted.s.title}); ${persisted.map((entry) => `${entry.s.key} ${times(entry.ratio)}`).join(', ')}`
+      : 'not measured (relay-pg needs PostgreSQL)',
+    pass: worstPersisted ? worstPersisted.ratio! <= 2 : null,
+  });
   const short = scenario(results, 'thread-1');
   const long = scenario(results, 'thread-200');
   const ratio =
@@ -197,6 +214,38 @@ function sideBySide(results: BenchResults): string[] {
   return lines;
 }
 
+/**
+ * Every arm against the persisting relay (the floor of a persisted turn, issue 27): CPU per turn
+ * with database backends, as a multiple of relay-pg's, the database's share, and turns per second.
+ */
+function againstPersisting(results: BenchResults): string[] {
+  const rows = results.scenarios.filter((s) => s.arms.relayPg);
+  if (rows.length === 0) return [];
+  const lines = [
+    '### Side by side with the persisting relay (same run)',
+    '',
+    "The persisting relay (relay-pg) is the bare relay plus one prepared INSERT (id, model, input, output) per turn into its own table of the same PostgreSQL database, awaited before the final event: the least a gateway can spend on a stored turn. CPU is the serving process's plus its PostgreSQL backends' (relay-pg's and the service's told apart by `application_name`), ms per completed turn.",
+    '',
+    '| Scenario | CPU ms/turn: relay | relay-pg | peer | service | × relay-pg: relay | peer | service | DB CPU ms/turn: relay-pg | service | × | Turns/s: relay-pg | peer | service | service ÷ relay-pg |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const s of rows) {
+    const base = cpuWithDatabase(s.arms.relayPg);
+    const relay = s.arms.relay?.cpuMsPerTurn ?? null;
+    const peer = s.arms.peer?.cpuMsPerTurn ?? null;
+    const service = cpuWithDatabase(s.arms.service);
+    const dbBase = s.arms.relayPg?.databaseCpuMsPerTurn ?? null;
+    const dbService = s.arms.service?.databaseCpuMsPerTurn ?? null;
+    const tps = (arm: ArmResult | undefined) => arm?.turnsPerSecond ?? null;
+    const ratio = multiple(tps(s.arms.service), tps(s.arms.relayPg));
+    lines.push(
+      `| ${s.title} | ${ms(relay)} | ${ms(base)} | ${ms(peer)} | ${ms(service)} | ${times(multiple(relay, base))} | ${times(multiple(peer, base))} | ${times(multiple(service, base))} | ${ms(dbBase)} | ${ms(dbService)} | ${times(multiple(dbService, dbBase))} | ${whole(tps(s.arms.relayPg))} | ${whole(tps(s.arms.peer))} | ${whole(tps(s.arms.service))} | ${ratio === null ? '–' : ratio.toFixed(2)} |`,
+    );
+  }
+  lines.push('');
+  return lines;
+}
+
 /** The highest rate up to which every rate of the sweep was held; null if the first was not. */
 export function heldRate(sweep: SweepStep[]): number | null {
   let held: number | null = null;
@@ -228,6 +277,7 @@ function armRow(label: string, arm: ArmResult | undefined, database?: number | n
 }
 
 const PEER_LABEL = 'Peer gateway (Portkey)';
+const RELAY_PG_LABEL = 'Persisting relay (relay-pg)';
 
 /** Peer minus relay, as `added` is service minus relay. */
 function peerAdded(s: ScenarioResult): ScenarioResult['added'] {
@@ -273,19 +323,53 @@ function loopTable(s: ScenarioResult): string[] {
   const rows = (
     [
       ['Bare relay', s.arms.relay],
+      [RELAY_PG_LABEL, s.arms.relayPg],
       [PEER_LABEL, s.arms.peer],
       ['Service', s.arms.service],
     ] as const
   ).filter(([, arm]) => arm?.loop);
   if (rows.length === 0) return [];
+  const pool = (arm: ArmResult | undefined) => {
+    const p = arm?.loop?.pool;
+    return p
+      ? `${p.waited} / ${p.acquisitions} | ${ms(p.waitP50Ms)} / ${ms(p.waitP99Ms)} / ${ms(p.waitMaxMs)} | ${p.maxWaiting} | ${p.maxOpen}`
+      : '– | – | – | –';
+  };
   return [
     '',
-    `Event loop of each server over the measurement windows: busy share (\`performance.eventLoopUtilization\`) and how late a ${LOOP_RESOLUTION}-ms timer fired (\`monitorEventLoopDelay\`), ms; p99 and max of the worst window.`,
+    `Event loop of each server over the measurement windows: busy share (\`performance.eventLoopUtilization\`) and how late a ${LOOP_RESOLUTION}-ms timer fired (\`monitorEventLoopDelay\`), ms; p99 and max of the worst window. Pool: node-postgres acquisitions that queued (no idle connection, pool full) of all, the wait for a connection p50 / p99 / max in ms, the most callers queued at once and the most connections open (bench/pool-monitor.ts).`,
     '',
-    '| Event loop | Busy | Delay p50 | Delay p99 | Delay max |',
-    '| --- | --- | --- | --- | --- |',
-    ...rows.map(([label, arm]) => `| ${label} | ${loopCells(arm?.loop)} |`),
+    '| Event loop | Busy | Delay p50 | Delay p99 | Delay max | Pool: queued / acquisitions | Wait p50 / p99 / max | Most queued | Most open |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...rows.map(([label, arm]) => `| ${label} | ${loopCells(arm?.loop)} | ${pool(arm)} |`),
   ];
+}
+
+/** Average database sessions by state (pg_stat_activity every 50 ms, db-activity.ts). */
+function sessionLines(s: ScenarioResult): string[] {
+  const describe = (label: string, sessions: Record<string, number> | null | undefined) =>
+    sessions
+      ? [
+          `- ${label}: ${
+            Object.entries(sessions)
+              .sort((a, b) => b[1] - a[1])
+              .map(([state, count]) => `${state} ${count.toFixed(2)}`)
+              .join(', ') || 'none active'
+          }`,
+        ]
+      : [];
+  const lines = [
+    ...describe('Service', s.arms.service?.databaseSessions),
+    ...describe('Persisting relay', s.arms.relayPg?.databaseSessions),
+  ];
+  return lines.length === 0
+    ? []
+    : [
+        '',
+        "Database sessions of each arm's backends, on average over the windows (pg_stat_activity every 50 ms; `CPU` = active without a wait event, `Lock:*` = waiting for another transaction's row or tuple lock, `IO:WALSync`/`LWLock:WALWrite` = commit flushes):",
+        '',
+        ...lines,
+      ];
 }
 
 /** resume-remote: how much later the second replica saw the events, and what following cost. */
@@ -325,6 +409,7 @@ function scenarioSection(s: ScenarioResult): string[] {
   );
   lines.push(...armRow('Upstream direct', s.arms.upstream));
   lines.push(...armRow('Bare relay', s.arms.relay));
+  lines.push(...armRow(RELAY_PG_LABEL, s.arms.relayPg, s.arms.relayPg?.databaseCpuMsPerTurn));
   lines.push(...armRow(PEER_LABEL, s.arms.peer));
   lines.push(...armRow('Service', s.arms.service, s.arms.service?.databaseCpuMsPerTurn));
   const a = s.added;
@@ -339,10 +424,20 @@ function scenarioSection(s: ScenarioResult): string[] {
       `| **Service − relay** | ${signed(a.ttftP50)} | ${signed(a.ttftP99)} | ${signed(a.totalP50)} | ${signed(a.totalP99)} | ${signed(a.gapP99)} | ${signed(a.stalls, 0)} | | ${signed(a.cpuMsPerTurn)} | |`,
     );
   }
-  if (isConcurrent(s)) lines.push(...loopTable(s));
+  const persisting = s.arms.relayPg;
+  if (s.arms.service && persisting) {
+    const d = (a: number | null | undefined, b: number | null | undefined) =>
+      a === null || a === undefined || b === null || b === undefined ? null : a - b;
+    const service = s.arms.service;
+    lines.push(
+      `| **Service − relay-pg** | ${signed(d(service.ttft?.p50, persisting.ttft?.p50))} | ${signed(d(service.ttft?.p99, persisting.ttft?.p99))} | ${signed(d(service.total?.p50, persisting.total?.p50))} | ${signed(d(service.total?.p99, persisting.total?.p99))} | ${signed(d(service.gap?.p99, persisting.gap?.p99))} | ${signed(service.stalls - persisting.stalls, 0)} | | ${signed(d(cpuWithDatabase(service), cpuWithDatabase(persisting)))} (with db) | |`,
+    );
+  }
+  if (isConcurrent(s)) lines.push(...loopTable(s), ...sessionLines(s));
   if (s.remote) lines.push(...remoteTable(s));
   const errorLines = Object.entries({
     relay: s.arms.relay,
+    'relay-pg': s.arms.relayPg,
     peer: s.arms.peer,
     service: s.arms.service,
     upstream: s.arms.upstream,
@@ -406,7 +501,9 @@ export function renderMarkdown(results: BenchResults): string {
   }
   lines.push('');
 
-  const statements = new Map(results.statements.map((s) => [s.kind, s.perTurn.statements]));
+  const statements = new Map(
+    results.statements.filter((s) => s.arm !== 'relayPg').map((s) => [s.kind, s.perTurn.statements]),
+  );
   const statementsFor = (key: string): string => {
     const kind = {
       'one-word': 'new turn, JSON reply',
@@ -436,6 +533,7 @@ export function renderMarkdown(results: BenchResults): string {
   }
   lines.push('', 'Times in ms. TTFT is stamped at the first text delta.', '');
   lines.push(...sideBySide(results));
+  lines.push(...againstPersisting(results));
 
   lines.push('## Scenarios', '');
   for (const s of results.scenarios) lines.push(...scenarioSection(s));
@@ -449,13 +547,13 @@ export function renderMarkdown(results: BenchResults): string {
       '',
       '![Latency above the fake model against arrival rate](benchmark-latency.svg)',
       '',
-      '| Arrivals/s | Relay p50 | Relay p99 | Peer p50 | Peer p99 | Peer errors | Service p50 | Service p99 | Added p99 | Service errors | Service completed/s | Held |',
-      '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+      '| Arrivals/s | Relay p50 | Relay p99 | Relay-pg p50 | Relay-pg p99 | Peer p50 | Peer p99 | Peer errors | Service p50 | Service p99 | Added p99 | Service errors | Service completed/s | Held |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     );
     const errorRate = (arm: SweepStep['service']) => (arm ? `${(arm.errorRate * 100).toFixed(1)}%` : '–');
     for (const step of results.sweep) {
       lines.push(
-        `| ${step.rate} | ${ms(step.relay?.p50)} | ${ms(step.relay?.p99)} | ${ms(step.peer?.p50)} | ${ms(step.peer?.p99)} | ${errorRate(step.peer)} | ${ms(step.service?.p50)} | ${ms(step.service?.p99)} | ${signed(step.addedP99)} | ${errorRate(step.service)} | ${whole(step.service?.achievedRate)} | ${step.held === null ? '–' : step.held ? 'yes' : 'no'} |`,
+        `| ${step.rate} | ${ms(step.relay?.p50)} | ${ms(step.relay?.p99)} | ${ms(step.relayPg?.p50)} | ${ms(step.relayPg?.p99)} | ${ms(step.peer?.p50)} | ${ms(step.peer?.p99)} | ${errorRate(step.peer)} | ${ms(step.service?.p50)} | ${ms(step.service?.p99)} | ${signed(step.addedP99)} | ${errorRate(step.service)} | ${whole(step.service?.achievedRate)} | ${step.held === null ? '–' : step.held ? 'yes' : 'no'} |`,
       );
     }
     lines.push('');
@@ -463,14 +561,14 @@ export function renderMarkdown(results: BenchResults): string {
       lines.push(
         `Event loop of each server at each rate (busy share; how late a ${LOOP_RESOLUTION}-ms timer fired, ms: p50 / p99):`,
         '',
-        '| Arrivals/s | Relay busy | Relay delay | Peer busy | Peer delay | Service busy | Service delay |',
-        '| --- | --- | --- | --- | --- | --- | --- |',
+        '| Arrivals/s | Relay busy | Relay delay | Relay-pg busy | Relay-pg delay | Peer busy | Peer delay | Service busy | Service delay |',
+        '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
         ...results.sweep.map((step) => {
           const cells = (loop: LoopStats | null | undefined) =>
             loop
               ? `${Math.round(loop.utilization * 100)}% | ${ms(loop.delayP50Ms)} / ${ms(loop.delayP99Ms)}`
               : '– | –';
-          return `| ${step.rate} | ${cells(step.relay?.loop)} | ${cells(step.peer?.loop)} | ${cells(step.service?.loop)} |`;
+          return `| ${step.rate} | ${cells(step.relay?.loop)} | ${cells(step.relayPg?.loop)} | ${cells(step.peer?.loop)} | ${cells(step.service?.loop)} |`;
         }),
         '',
       );
@@ -489,6 +587,7 @@ export function renderMarkdown(results: BenchResults): string {
     for (const m of results.memory) {
       for (const [name, arm] of [
         ['Bare relay', m.relay],
+        [RELAY_PG_LABEL, m.relayPg],
         [PEER_LABEL, m.peer],
         ['Service', m.service],
       ] as const) {
@@ -521,26 +620,7 @@ export function renderMarkdown(results: BenchResults): string {
     );
   }
 
-  if (results.statements.length) {
-    lines.push(
-      '### Database statements per turn',
-      '',
-      'Counted on the PostgreSQL wire protocol by a proxy in front of a second service instance (simple queries plus extended-protocol executes; round trips are syncs plus simple queries).',
-      '',
-      '| Turn | Statements | Round trips | By kind |',
-      '| --- | --- | --- | --- |',
-    );
-    for (const s of results.statements) {
-      const verbs = Object.entries(s.perTurn.byVerb)
-        .sort((a, b) => b[1] - a[1])
-        .map(([verb, count]) => `${verb} ${ms(count, 1)}`)
-        .join(', ');
-      lines.push(
-        `| ${s.kind} | ${ms(s.perTurn.statements, 1)} | ${ms(s.perTurn.roundTrips, 1)} | ${verbs} |`,
-      );
-    }
-    lines.push('');
-  }
+  lines.push(...databaseSection(results));
 
   const scenarioProfiles = [
     ...results.scenarios.flatMap((s) => (s.profile ? [s.profile] : [])),
@@ -624,7 +704,7 @@ export function mergeIntoDocument(existing: string | null, block: string, preamb
 
 // ---------------------------------------------------------------- the plot
 
-const COLORS = { relay: '#1f77b4', peer: '#7048e8', service: '#d9480f' };
+const COLORS = { relay: '#1f77b4', relayPg: '#2b8a3e', peer: '#7048e8', service: '#d9480f' };
 
 /**
  * Latency above the fake model's own time against arrival rate, p50 dashed and p99 solid, on a
@@ -647,6 +727,8 @@ export function renderPlot(results: BenchResults): string {
   const values = steps.flatMap((s) => [
     s.relay?.p50,
     s.relay?.p99,
+    s.relayPg?.p50,
+    s.relayPg?.p99,
     s.peer?.p50,
     s.peer?.p99,
     s.service?.p50,
@@ -692,7 +774,7 @@ export function renderPlot(results: BenchResults): string {
       `<text x="${x(target) + 4}" y="${top + plotH - 8}" fill="#2b8a3e">target 500/s</text>`,
     );
   }
-  const series = (arm: 'relay' | 'peer' | 'service', key: 'p50' | 'p99') => {
+  const series = (arm: 'relay' | 'relayPg' | 'peer' | 'service', key: 'p50' | 'p99') => {
     const points = steps
       .map((s) => [s.rate, s[arm]?.[key]] as const)
       .filter((p): p is readonly [number, number] => p[1] !== null && p[1] !== undefined);
@@ -710,6 +792,8 @@ export function renderPlot(results: BenchResults): string {
   };
   series('relay', 'p50');
   series('relay', 'p99');
+  series('relayPg', 'p50');
+  series('relayPg', 'p99');
   series('peer', 'p50');
   series('peer', 'p99');
   series('service', 'p50');
@@ -726,6 +810,12 @@ export function renderPlot(results: BenchResults): string {
     ['service p50', COLORS.service, true],
     ['bare relay p99', COLORS.relay, false],
     ['bare relay p50', COLORS.relay, true],
+    ...(steps.some((s) => s.relayPg)
+      ? ([
+          ['relay-pg p99', COLORS.relayPg, false],
+          ['relay-pg p50', COLORS.relayPg, true],
+        ] as const)
+      : []),
     ...(steps.some((s) => s.peer)
       ? ([
           ['peer gateway p99', COLORS.peer, false],
@@ -741,8 +831,8 @@ export function renderPlot(results: BenchResults): string {
     );
   });
   parts.push(
-    `<text x="${left + plotW + 15}" y="${top + 150}" fill="#555">${results.machine.cpus} cores, ${results.machine.database.split(' ')[0]}</text>`,
-    `<text x="${left + plotW + 15}" y="${top + 166}" fill="#555">${results.startedAt.slice(0, 10)}</text>`,
+    `<text x="${left + plotW + 15}" y="${top + 30 + legend.length * 20}" fill="#555">${results.machine.cpus} cores, ${results.machine.database.split(' ')[0]}</text>`,
+    `<text x="${left + plotW + 15}" y="${top + 46 + legend.length * 20}" fill="#555">${results.startedAt.slice(0, 10)}</text>`,
     '</svg>',
   );
   return parts.join('\n') + '\n';

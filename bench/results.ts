@@ -1,6 +1,7 @@
 import type { MachineInfo } from './environment.js';
 import type { BenchOptions } from './options.js';
-import type { StatementCounts } from './pg-counter.js';
+import type { StatementCounts, StatementStats } from './pg-counter.js';
+import type { WalUsage } from './wal-meter.js';
 import type { ProfileSummary } from './profile-summary.js';
 import type { Distribution } from './stats.js';
 
@@ -8,6 +9,8 @@ import type { Distribution } from './stats.js';
 
 /** A server's event loop over a measurement window (measured by loop-monitor.ts). */
 export interface LoopStats {
+  /** node-postgres pools of the server, if it has any (service, persisting relay). */
+  pool?: PoolStats | null;
   /** Share of the window the event loop was busy (performance.eventLoopUtilization). */
   utilization: number;
   /** How late a LOOP_RESOLUTION_MS timer fired, ms (monitorEventLoopDelay minus the resolution). */
@@ -17,12 +20,31 @@ export interface LoopStats {
   samples: number;
 }
 
+/**
+ * A server's node-postgres pools over a measurement window: how long a query waited for a
+ * connection (from pool.connect() to the connection) and how many waited at once.
+ */
+export interface PoolStats {
+  acquisitions: number;
+  /** Acquisitions that had to wait for a connection (none idle, pool at its size). */
+  waited: number;
+  waitP50Ms: number;
+  waitP99Ms: number;
+  waitMaxMs: number;
+  /** Most callers queued at once, and most connections open. */
+  maxWaiting: number;
+  maxOpen: number;
+}
+
 /** Sampling interval of the event-loop delay histogram: Node's default, as prom-client's lag metric. */
 export const LOOP_RESOLUTION_MS = 10;
 
-/** upstream: the fake model called directly; relay: the bare relay; peer: the peer gateway. */
-export type Arm = 'upstream' | 'relay' | 'peer' | 'service';
-export const ARMS: readonly Arm[] = ['upstream', 'relay', 'peer', 'service'];
+/**
+ * upstream: the fake model called directly; relay: the bare relay; relayPg: the persisting relay
+ * (the bare relay plus one INSERT per turn, PostgreSQL only); peer: the peer gateway.
+ */
+export type Arm = 'upstream' | 'relay' | 'relayPg' | 'peer' | 'service';
+export const ARMS: readonly Arm[] = ['upstream', 'relay', 'relayPg', 'peer', 'service'];
 /** The arms that relay the upstream (everything but the direct call). */
 export type ServerArm = Exclude<Arm, 'upstream'>;
 
@@ -40,10 +62,15 @@ export interface ArmResult {
   cpuMsPerTurn: number | null;
   /** CPU ms per turn of the fake upstream while this arm ran (should be equal across arms). */
   upstreamCpuMsPerTurn: number | null;
-  /** CPU ms per turn of the PostgreSQL server backends (service arm on PostgreSQL only). */
+  /** CPU ms per turn of the PostgreSQL server backends (service and persisting relay on PostgreSQL). */
   databaseCpuMsPerTurn: number | null;
   /** The serving process's event loop over the measurement windows (worst window; see loop-monitor.ts). */
   loop?: LoopStats | null;
+  /**
+   * PostgreSQL: average sessions of this arm's backends in each state over the measurement
+   * windows (pg_stat_activity every 50 ms: `CPU`, `Lock:tuple`, `IO:WALSync`, …; db-activity.ts).
+   */
+  databaseSessions?: Record<string, number> | null;
   /** Background turns: time until the POST answered (`queued`), ms. */
   accepted?: Distribution | null;
 }
@@ -97,6 +124,7 @@ export interface ScenarioResult {
 export interface SweepStep {
   rate: number;
   relay?: StepArm;
+  relayPg?: StepArm;
   peer?: StepArm;
   service?: StepArm;
   addedP99: number | null;
@@ -136,6 +164,7 @@ export interface MemoryResult {
   streams: number;
   intervalMs: number;
   relay?: MemoryArm;
+  relayPg?: MemoryArm;
   peer?: MemoryArm;
   service?: MemoryArm;
   /** With --profile-scenarios: the service's profile while the streams opened and were held. */
@@ -154,8 +183,20 @@ export interface SoakResult {
 
 export interface StatementsResult {
   kind: string;
+  /** The server that ran the turns (default: the service). */
+  arm?: 'service' | 'relayPg';
   turns: number;
-  perTurn: { statements: number; roundTrips: number; byVerb: Record<string, number> };
+  perTurn: {
+    statements: number;
+    roundTrips: number;
+    byVerb: Record<string, number>;
+    /** Per distinct statement: calls, rows (command tags), wall ms (loaded machine: a ranking only). */
+    byStatement?: Record<string, StatementStats>;
+    /** WAL the bench database wrote (PostgreSQL with a local data directory; see wal-meter.ts). */
+    wal?: WalUsage | null;
+    /** CPU of the database backends (PostgreSQL; /proc/<pid>/schedstat). */
+    databaseCpuMs?: number | null;
+  };
 }
 
 export interface ProfileResult {

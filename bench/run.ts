@@ -50,6 +50,14 @@ async function main(): Promise<number> {
   const resultsDir = resolve('bench/results', started.toISOString().replaceAll(':', '-').slice(0, 19));
   await mkdir(resultsDir, { recursive: true });
   const database = await createBenchDatabase(process.env.DATABASE_URL, options.keepDatabase);
+  // The persisting relay stores its turns in the same PostgreSQL database as the service (its own
+  // table); beside the embedded database it needs a server of its own (--relay-pg-url).
+  const relayDatabase =
+    database.kind === 'postgresql'
+      ? database
+      : options.relayPgUrl
+        ? await createBenchDatabase(options.relayPgUrl, options.keepDatabase)
+        : null;
   const command = [
     'npm run bench',
     ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : []),
@@ -60,7 +68,7 @@ async function main(): Promise<number> {
   let failure: unknown;
   let bench: Bench | undefined;
   try {
-    bench = new Bench(options, database, resultsDir);
+    bench = new Bench(options, database, resultsDir, relayDatabase);
     await bench.start();
     const scenarios = await bench.scenarios();
     const sweep = await bench.sweep();
@@ -98,6 +106,7 @@ async function main(): Promise<number> {
   } finally {
     await bench?.stop().catch(() => undefined);
     await database.drop().catch(() => undefined);
+    if (relayDatabase && relayDatabase !== database) await relayDatabase.drop().catch(() => undefined);
   }
   // After stop(): every child has been reaped, so its CPU time is in this process's account.
   if (results) {
