@@ -1,5 +1,6 @@
 import { ApiError } from '../../common/errors/error-catalogue.js';
-import { parseAssistantId, parseInput, type InputItem } from './create-response.dto.js';
+import { parseAssistantId, parseInput } from './create-response.dto.js';
+import type { InputItem } from '../../turns/input-item.types.js';
 
 /** POST /v1/responses/compact (Open Responses `CompactResponseMethodPublicBody`). */
 export interface CompactResponseDto {

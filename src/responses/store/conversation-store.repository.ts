@@ -5,9 +5,8 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { TransactionalConnection } from '../../database/transactional-connection.js';
 import type { ChatMessage } from '../../llm/llm.types.js';
 import type { BranchTurn, StoredInputItem, TurnWithoutItem } from '../conversation-items.js';
-import type { StoredResponseStatus } from '../entities/response.entity.js';
-import type { OutputItem } from '../streaming/response-recorder.js';
-import type { ThreadHead } from './turn-store.repository.js';
+import type { TurnStatus, ThreadHead } from '../../turns/turn.types.js';
+import type { OutputItem } from '../../turns/output-item.types.js';
 
 /** A conversation as the Conversations API sees it. */
 export interface StoredConversationRecord {
@@ -272,7 +271,7 @@ export class ConversationStore {
       {
         id: string;
         depth: number;
-        status: StoredResponseStatus;
+        status: TurnStatus;
         output: OutputItem[];
         active_agent: string | null;
         transcript: ChatMessage[];

@@ -1,41 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { ChatMessage } from '../../llm/llm.types.js';
-import type { StoredResponseStatus } from '../entities/response.entity.js';
-import type { TurnRecord } from './turn-store.repository.js';
 import { preparedQuery, type PreparedStatement } from '../../database/prepared-query.js';
 import { CONVERSATION_CTE, conversationParams, insertMessages, messagesParam } from './turn-sql.js';
-
-/** What a turn stores when it starts: enough that a lost replica leaves a findable, honest row. */
-export interface TurnStart {
-  responseId: string;
-  organizationId: string;
-  assistantId: string;
-  conversationId: string;
-  newConversationTitle: string | null;
-  previousResponseId: string | null;
-  userId: string | null;
-  status: 'queued' | 'in_progress';
-  depth: number;
-  activeAgent: string | null;
-  instructions: string | null;
-  input: unknown[];
-  /** The input as the model sees it: a lost turn keeps it in the thread, as a failed one does. */
-  transcript: ChatMessage[];
-  background: boolean;
-  /** The Response object the start announces (JSON text), until the final write replaces it. */
-  body: string;
-  ownerId: string;
-  leaseMs: number;
-  createdAt: Date;
-  messages: TurnRecord['messages'];
-}
+import type { TurnStart, TurnStatus } from '../../turns/turn.types.js';
 
 /** The state of a turn that resuming and cancelling need. */
 export interface TurnState {
   id: string;
-  status: StoredResponseStatus;
+  status: TurnStatus;
   background: boolean;
   error: { type: string; code: string; message: string } | null;
 }
@@ -144,7 +117,7 @@ export class TurnLedger {
   ): Promise<TurnState | null> {
     const rows: {
       id: string;
-      status: StoredResponseStatus;
+      status: TurnStatus;
       background: boolean;
       error: TurnState['error'];
     }[] = await this.dataSource.query(

@@ -2,76 +2,19 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { ChatMessage } from '../../llm/llm.types.js';
-import type { StoredResponseStatus } from '../entities/response.entity.js';
-import type { OutputItem } from '../streaming/response-recorder.js';
 import { inSpan } from '../../common/tracing/tracing.js';
 import { preparedQuery, type PreparedStatement } from '../../database/prepared-query.js';
 import { CONVERSATION_CTE, conversationParams, insertMessages, messagesParam } from './turn-sql.js';
-
-/** The end of the branch a new turn continues, with the whole model transcript before it. */
-export interface ThreadHead {
-  responseId: string;
-  conversationId: string;
-  depth: number;
-  status: StoredResponseStatus;
-  output: OutputItem[];
-  activeAgent: string | null;
-  transcript: ChatMessage[];
-  /** False when a response of the chain was deleted: the thread cannot be rebuilt whole. */
-  complete: boolean;
-}
-
-/** Everything one finished turn writes, in a single statement. */
-export interface TurnRecord {
-  responseId: string;
-  organizationId: string;
-  assistantId: string;
-  conversationId: string;
-  /** Set only when this turn starts the conversation. */
-  newConversationTitle: string | null;
-  previousResponseId: string | null;
-  userId: string | null;
-  status: StoredResponseStatus;
-  depth: number;
-  activeAgent: string | null;
-  instructions: string | null;
-  input: unknown[];
-  output: OutputItem[];
-  outputText: string;
-  transcript: ChatMessage[];
-  usage: object | null;
-  error: { type: string; code: string; message: string } | null;
-  createdAt: Date;
-  completedAt: Date;
-  /** The Response object exactly as the client was sent it, for GET (JSON text, key order kept). */
-  body: string | null;
-  /** The API key that asked, for the usage rollup. */
-  apiKeyId: string;
-  /**
-   * The turn's tokens by currency of the models' prices (`''`: unpriced), upserted into the
-   * day's usage rollup; the first row counts the turn. Empty when the upstream reported nothing.
-   */
-  usageRows: TurnUsageRow[];
-  /** Chat-history messages: the user's text, and the reply unless the turn failed. */
-  messages: { id: string; role: 'user' | 'assistant'; content: string; position: number; createdAt: Date }[];
-}
-
-export interface TurnUsageRow {
-  currency: string;
-  turns: number;
-  inputTokens: number;
-  cachedTokens: number;
-  outputTokens: number;
-  reasoningTokens: number;
-  cost: number;
-}
+import type { TurnStatus } from '../../turns/turn.types.js';
+import type { OutputItem } from '../../turns/output-item.types.js';
+import type { ThreadHead, TurnRecord } from '../../turns/turn.types.js';
 
 export interface StoredResponse {
   id: string;
   assistantId: string;
   conversationId: string;
   previousResponseId: string | null;
-  status: StoredResponseStatus;
+  status: TurnStatus;
   instructions: string | null;
   output: OutputItem[];
   outputText: string;
@@ -89,7 +32,7 @@ interface ChainRow {
   id: string;
   conversation_id: string;
   depth: number;
-  status: StoredResponseStatus;
+  status: TurnStatus;
   output: OutputItem[] | null;
   active_agent: string | null;
   transcript: ChatMessage[];
@@ -311,7 +254,7 @@ export class TurnStore {
       assistantId: row.assistant_id as string,
       conversationId: row.conversation_id as string,
       previousResponseId: row.previous_response_id as string | null,
-      status: row.status as StoredResponseStatus,
+      status: row.status as TurnStatus,
       instructions: row.instructions as string | null,
       output: row.output as OutputItem[],
       outputText: row.output_text as string,
