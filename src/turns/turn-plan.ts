@@ -1,4 +1,5 @@
 import type { ChatMessage, ModelOptions, ModelTool, TokenUsage, UpstreamAccess } from '../llm/llm.types.js';
+import { costOf, type ModelPrices } from '../llm/model-settings.js';
 import type { AgentProfile, AgentRoster } from '../specialists/agent-roster.service.js';
 import type { ServerTool, ToolExecutionContext } from '../tools/server-tool.js';
 
@@ -64,5 +65,24 @@ export class TurnProgress {
   constructor(plan: TurnPlan) {
     this.transcript = [...plan.newMessages];
     this.activeAgent = plan.startAgent;
+  }
+
+  /** One model call's usage, and its cost at the agent's model prices (none: unpriced). */
+  addUsage(usage: TokenUsage, prices: ModelPrices | undefined): void {
+    this.usage.inputTokens += usage.inputTokens;
+    this.usage.outputTokens += usage.outputTokens;
+    this.usage.cachedTokens += usage.cachedTokens ?? 0;
+    this.usage.reasoningTokens += usage.reasoningTokens ?? 0;
+    const currency = prices?.currency ?? '';
+    let spent = this.spend.get(currency);
+    if (!spent) {
+      spent = { inputTokens: 0, outputTokens: 0, cachedTokens: 0, reasoningTokens: 0, cost: 0 };
+      this.spend.set(currency, spent);
+    }
+    spent.inputTokens += usage.inputTokens;
+    spent.outputTokens += usage.outputTokens;
+    spent.cachedTokens += usage.cachedTokens ?? 0;
+    spent.reasoningTokens += usage.reasoningTokens ?? 0;
+    if (prices) spent.cost += costOf(usage, prices);
   }
 }
