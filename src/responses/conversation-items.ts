@@ -1,6 +1,6 @@
 import type { ChatMessage } from '../llm/llm.types.js';
 import { inputItemObject, type InputItemObject } from './input-item-view.js';
-import { inputToTranscript } from './transcript.js';
+import { inputToTranscript } from '../turns/transcript.js';
 import type { InputItem } from '../turns/input-item.types.js';
 import type { OutputItem } from '../turns/output-item.types.js';
 

@@ -23,7 +23,7 @@ import { ModelAccess } from './model-access.js';
 import { ConversationStore } from './store/conversation-store.repository.js';
 import { UsageBudgetService } from '../usage/usage-budget.service.js';
 import { TurnStore } from './store/turn-store.repository.js';
-import { inputToTranscript } from './transcript.js';
+import { inputToTranscript } from '../turns/transcript.js';
 import {
   checkOptionsForAssistant,
   echoedParams,

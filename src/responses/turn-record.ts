@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ApiError } from '../common/errors/error-catalogue.js';
 import { responseObject, type ResponseObject } from './response-view.js';
 import { ResponseRecorder } from './streaming/response-recorder.js';
-import { conversationTitle, inputToTranscript, userTextOf } from './transcript.js';
+import { conversationTitle, inputToTranscript, userTextOf } from '../turns/transcript.js';
 import type { PreparedTurn } from './turn-preparer.js';
 import type { TurnStart, TurnRecord } from '../turns/turn.types.js';
 import type { TurnProgress } from '../turns/turn-plan.js';
