@@ -46,6 +46,36 @@ export default {
     layer('shared-services-over-common', ['database', 'lifecycle', 'llm'], ['common', 'config']),
     layer('admin-framework-imports-no-feature', ['admin-framework'], ['database', 'common', 'config']),
     {
+      name: 'turn-core-imports-no-transport-storage-or-admin',
+      severity: 'error',
+      comment:
+        'src/turns (the turn types and the "turn recorded" hook) is imported by the transports, the turn store and usage; it imports only foundations and the agent/tool types a turn plan names.',
+      from: { path: '^src/turns/' },
+      to: { path: '^src/', pathNot: '^src/(turns|common|config|llm|specialists|tools)/' },
+    },
+    {
+      name: 'hot-path-does-not-reach-the-admin-api',
+      severity: 'error',
+      comment:
+        'A turn (src/responses, src/turns, and usage recording) must not load the admin API: the usage report lives in UsageModule, in the admin graph; the hot path imports UsageBudgetsModule.',
+      from: {
+        path: '^src/(responses|turns)/|^src/usage/usage-(budgets\\.module|budget\\.service|recorder)\\.ts$',
+      },
+      to: { path: '^src/admin-api/', reachable: true },
+    },
+    {
+      name: 'conversations-use-the-turn-store-api',
+      severity: 'error',
+      comment:
+        'conversations/ reads and writes turns and threads through the turn store (src/responses/store), the turn core (src/turns) and the item views and request parsing it shares with POST /v1/responses; never the executor, runner, streams or durable turns.',
+      from: { path: '^src/conversations/' },
+      to: {
+        path: '^src/responses/',
+        pathNot:
+          '^src/responses/(store/(turn-store\\.module|conversation-store\\.repository|chat-history\\.repository)\\.ts|dto/|conversation-items\\.ts$|input-item-view\\.ts$)',
+      },
+    },
+    {
       name: 'composition-roots-are-imported-by-roots-only',
       severity: 'error',
       comment:

@@ -4,8 +4,9 @@ import { AssistantEntity } from '../src/assistants/entities/assistant.entity.js'
 import { TransactionalConnection } from '../src/database/transactional-connection.js';
 import { OrganizationEntity } from '../src/organizations/entities/organization.entity.js';
 import { ConversationStore } from '../src/responses/store/conversation-store.repository.js';
-import { TurnStore, type TurnRecord } from '../src/responses/store/turn-store.repository.js';
+import { TurnStore } from '../src/responses/store/turn-store.repository.js';
 import { openTestDataSource, type TestDataSource } from './support/test-data-source.js';
+import type { TurnRecord } from '../src/turns/turn.types.js';
 
 /**
  * The Conversations API's SQL against a real (embedded or server) database: a conversation made

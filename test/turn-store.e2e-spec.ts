@@ -7,8 +7,9 @@ import {
   type ConversationCursor,
   type MessageCursor,
 } from '../src/responses/store/chat-history.repository.js';
-import { TurnStore, type TurnRecord } from '../src/responses/store/turn-store.repository.js';
+import { TurnStore } from '../src/responses/store/turn-store.repository.js';
 import { openTestDataSource, type TestDataSource } from './support/test-data-source.js';
+import type { TurnRecord } from '../src/turns/turn.types.js';
 
 /**
  * The turn store's SQL against a real (embedded or server) database, without the HTTP layer: the

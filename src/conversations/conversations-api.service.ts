@@ -17,7 +17,7 @@ import {
   ConversationStore,
   type StoredConversationRecord,
 } from '../responses/store/conversation-store.repository.js';
-import { conversationTitle, inputToTranscript } from '../responses/transcript.js';
+import { conversationTitle, inputToTranscript } from '../turns/transcript.js';
 
 /** Who is asking: the key's organization and the end user (`x-user-id`), null for anonymous. */
 export interface ConversationOwner {

@@ -9,7 +9,7 @@ import { parseResponseId } from './dto/create-response.dto.js';
 import type { CompactResponseDto } from './dto/compact-response.dto.js';
 import { sealSummary } from './compaction-content.js';
 import { TurnStore } from './store/turn-store.repository.js';
-import { inputToTranscript } from './transcript.js';
+import { inputToTranscript } from '../turns/transcript.js';
 
 /** Open Responses `CompactResource`. */
 export interface CompactionObject {

@@ -1,6 +1,6 @@
 import { branchItems, removeItem, type BranchTurn } from './conversation-items.js';
 import { inputItemObject } from './input-item-view.js';
-import type { OutputItem } from './streaming/response-recorder.js';
+import type { OutputItem } from '../turns/output-item.types.js';
 
 const TURN_ID = '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0';
 

@@ -1,8 +1,8 @@
 import type { ChatMessage } from '../llm/llm.types.js';
-import type { InputItem } from './dto/create-response.dto.js';
-import type { OutputItem } from './streaming/response-recorder.js';
 import { inputItemObject, type InputItemObject } from './input-item-view.js';
-import { inputToTranscript } from './transcript.js';
+import { inputToTranscript } from '../turns/transcript.js';
+import type { InputItem } from '../turns/input-item.types.js';
+import type { OutputItem } from '../turns/output-item.types.js';
 
 /**
  * A conversation's items are the turns of its current branch, oldest first: each turn's input

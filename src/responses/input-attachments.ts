@@ -4,7 +4,7 @@ import { ApiError } from '../common/errors/error-catalogue.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { GuardedFetch, readCappedBytes } from '../tools/ssrf/guarded-fetch.js';
 import { SsrfRefusedError } from '../common/network/ssrf-policy.js';
-import type { InputItem, InputPart } from './dto/create-response.dto.js';
+import type { InputItem, InputPart } from '../turns/input-item.types.js';
 
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 

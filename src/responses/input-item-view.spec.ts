@@ -1,5 +1,5 @@
-import type { InputItem } from './dto/create-response.dto.js';
 import { inputItemObject, inputItemPage } from './input-item-view.js';
+import type { InputItem } from '../turns/input-item.types.js';
 
 const RESPONSE = '0b5a3c1e-0000-4000-8000-000000000001';
 const HEX = RESPONSE.replaceAll('-', '');

@@ -1,6 +1,6 @@
 import { ApiError } from '../common/errors/error-catalogue.js';
-import type { InputItem, InputPart } from './dto/create-response.dto.js';
 import type { ListInputItemsQuery } from './dto/list-input-items.dto.js';
+import type { InputItem, InputPart } from '../turns/input-item.types.js';
 
 /** An input item as GET /v1/responses/{id}/input_items shows it (OpenAI's item shapes). */
 export type InputItemObject = Record<string, unknown> & { id: string; type: string };

@@ -1,10 +1,10 @@
-import type { StoredResponseStatus } from './entities/response.entity.js';
 import type { StoredResponse } from './store/turn-store.repository.js';
-import type { OutputItem } from './streaming/response-recorder.js';
 import { DEFAULT_ECHO, type EchoedParams } from './turn-options.js';
+import type { TurnStatus } from '../turns/turn.types.js';
+import type { OutputItem } from '../turns/output-item.types.js';
 
 /** `queued` and `cancelled` belong to background responses. */
-export type ResponseStatus = StoredResponseStatus;
+export type ResponseStatus = TurnStatus;
 
 export interface ResponseUsage {
   input_tokens: number;

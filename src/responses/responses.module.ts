@@ -5,19 +5,21 @@ import { MemoryModule } from '../memory/memory.module.js';
 import { SpecialistsModule } from '../specialists/specialists.module.js';
 import { TenantConfigModule } from '../tenant-config/tenant-config.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
+import { TurnsModule } from '../turns/turns.module.js';
 import { BackgroundResponses } from './durable/background-responses.service.js';
 import { BackgroundTurns } from './durable/background-turns.service.js';
 import { ResumedStreams } from './durable/resumed-streams.service.js';
 import { TurnLeases } from './durable/turn-leases.service.js';
 import { CompactionService } from './compaction.service.js';
 import { InputAttachments } from './input-attachments.js';
-import { UsageModule } from '../usage/usage.module.js';
+import { UsageBudgetsModule } from '../usage/usage-budgets.module.js';
 import { ResponsesController } from './responses.controller.js';
 import { ResponsesService } from './responses.service.js';
 import { TurnStoreModule } from './store/turn-store.module.js';
 import { TurnStreams } from './streaming/turn-stream.js';
 import { ModelAccess } from './model-access.js';
 import { TurnPreparer } from './turn-preparer.js';
+import { TurnExecutor } from './turn-executor.js';
 import { TurnRunner } from './turn-runner.js';
 
 @Module({
@@ -29,7 +31,8 @@ import { TurnRunner } from './turn-runner.js';
     TenantConfigModule,
     ToolsModule,
     TurnStoreModule,
-    UsageModule,
+    TurnsModule,
+    UsageBudgetsModule,
   ],
   controllers: [ResponsesController],
   providers: [
@@ -37,6 +40,7 @@ import { TurnRunner } from './turn-runner.js';
     CompactionService,
     TurnPreparer,
     TurnRunner,
+    TurnExecutor,
     ModelAccess,
     TurnStreams,
     InputAttachments,

@@ -3,7 +3,8 @@ import { ApiError } from '../common/errors/error-catalogue.js';
 import type { ModelOptions, ModelTool } from '../llm/llm.types.js';
 import type { ServerTool } from '../tools/server-tool.js';
 import type { FunctionToolDto } from './dto/create-response.dto.js';
-import type { ResponseOptions, TextFormat, ToolChoice } from './dto/response-options.dto.js';
+import type { ResponseOptions, TextFormat } from './dto/response-options.dto.js';
+import type { ToolChoice } from '../turns/turn-plan.js';
 
 /**
  * The request's parameters as the Response echoes them: what was sent, or the value in effect

@@ -16,15 +16,14 @@ import {
   parseConversationId,
   parseResponseId,
   type CreateResponseDto,
-  type InputItem,
   type UserHeaders,
 } from './dto/create-response.dto.js';
 import { InputAttachments } from './input-attachments.js';
 import { ModelAccess } from './model-access.js';
 import { ConversationStore } from './store/conversation-store.repository.js';
 import { UsageBudgetService } from '../usage/usage-budget.service.js';
-import { TurnStore, type ThreadHead } from './store/turn-store.repository.js';
-import { inputToTranscript } from './transcript.js';
+import { TurnStore } from './store/turn-store.repository.js';
+import { inputToTranscript } from '../turns/transcript.js';
 import {
   checkOptionsForAssistant,
   echoedParams,
@@ -32,8 +31,10 @@ import {
   modelOptionsOf,
   type EchoedParams,
 } from './turn-options.js';
-import type { TurnPlan } from './turn-runner.js';
 import { inSpan } from '../common/tracing/tracing.js';
+import type { InputItem } from '../turns/input-item.types.js';
+import type { ThreadHead } from '../turns/turn.types.js';
+import type { TurnPlan } from '../turns/turn-plan.js';
 
 /** A turn validated against the database and ready to run: nothing left to read but tools' own servers. */
 export interface PreparedTurn {

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiError } from '../common/errors/error-catalogue.js';
 import { responseObject, type ResponseObject } from './response-view.js';
-import type { TurnStart } from './store/turn-ledger.repository.js';
-import type { TurnRecord } from './store/turn-store.repository.js';
 import { ResponseRecorder } from './streaming/response-recorder.js';
-import { conversationTitle, inputToTranscript, userTextOf } from './transcript.js';
+import { conversationTitle, inputToTranscript, userTextOf } from '../turns/transcript.js';
 import type { PreparedTurn } from './turn-preparer.js';
-import type { TurnProgress } from './turn-runner.js';
+import type { TurnStart, TurnRecord } from '../turns/turn.types.js';
+import type { TurnProgress } from '../turns/turn-plan.js';
 
 /** Token usage in the Response object's shape, with the upstream's cached and reasoning tokens. */
 export function usageOf(progress: TurnProgress): NonNullable<ResponseObject['usage']> {

@@ -5,7 +5,8 @@ import type { Metrics } from '../metrics/metrics.service.js';
 import type { AgentProfile } from '../specialists/agent-roster.service.js';
 import type { ServerTool, ToolExecutionContext } from '../tools/server-tool.js';
 import { ResponseRecorder, type EventSink } from './streaming/response-recorder.js';
-import { TurnProgress, TurnRunner, type TurnPlan } from './turn-runner.js';
+import { TurnRunner } from './turn-runner.js';
+import { TurnProgress, type TurnPlan } from '../turns/turn-plan.js';
 
 /** A provider that answers each model call with the next scripted list of batches. */
 class FakeProvider {

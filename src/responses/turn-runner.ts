@@ -2,88 +2,30 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { LlmProvidersService } from '../llm/llm-providers.service.js';
 import { Metrics } from '../metrics/metrics.service.js';
-import { costOf, type ModelPrices } from '../llm/model-settings.js';
 import {
   TurnAbortedError,
   UpstreamError,
   type ChatMessage,
   type ChatToolCall,
-  type ModelOptions,
   type ModelTool,
-  type TokenUsage,
-  type UpstreamAccess,
 } from '../llm/llm.types.js';
-import type { ToolChoice } from './dto/response-options.dto.js';
+import {
+  HANDOVER_PREFIX,
+  handoverAttributes,
+  handoverDefinitions,
+  handoverReason,
+  handoverTarget,
+} from './agent-handovers.js';
 import { fitToContextWindow } from './context-window.js';
+import { inChatSpan } from './model-call-span.js';
+import { runServerTools, toolMessage, type CollectedCall } from './server-tool-calls.js';
 import { callOptions } from './turn-options.js';
-import type { ServerTool, ToolExecutionContext, ToolResult } from '../tools/server-tool.js';
-import type { AgentProfile, AgentRoster } from '../specialists/agent-roster.service.js';
+import type { ServerTool } from '../tools/server-tool.js';
+import type { AgentProfile } from '../specialists/agent-roster.service.js';
 import { GENERIC_AGENT } from '../specialists/specialist-names.js';
 import { itemId, type ResponseRecorder } from './streaming/response-recorder.js';
-import type { Attributes } from '@opentelemetry/api';
-import { capturesContent, inSpan, SpanKind, tracingActive } from '../common/tracing/tracing.js';
-
-export interface TurnPlan {
-  roster: AgentRoster;
-  /** The specialist that answered last on this branch; null starts on the generic path. */
-  startAgent: string | null;
-  /** The server-side tools of an agent (its catalogue tools, and memory on the generic path). */
-  toolsFor(agent: AgentProfile): Promise<ServerTool[]>;
-  /** What an agent's model call may send and reach (ModelAccess); rejected, nothing is sent. */
-  modelAccess(agent: AgentProfile): Promise<UpstreamAccess | undefined>;
-  requestInstructions: string | null;
-  /** Claims and memory of the user, already delimited for the model; null when none. */
-  userContext: string | null;
-  history: ChatMessage[];
-  newMessages: ChatMessage[];
-  clientTools: ModelTool[];
-  toolContext: ToolExecutionContext;
-  maxIterations: number;
-  maxHandovers: number;
-  /** The request's model parameters (sampling, format, reasoning, identity), the same for every call. */
-  modelOptions: ModelOptions;
-  toolChoice: ToolChoice;
-  /** For the whole response, across the tool loop. */
-  maxOutputTokens: number | null;
-  maxToolCalls: number | null;
-  /** `auto` leaves the oldest turns out when the thread outgrows the agent's context window. */
-  truncation: 'auto' | 'disabled';
-  /**
-   * Awaited before a model call's first events are handled (the call is already on its way): a
-   * stream opens once its start row exists. Rejected, the turn ends with that error.
-   */
-  beforeFirstEvents?: Promise<unknown>;
-}
-
-/** What the turn has produced so far; kept when it fails so the partial work can be stored. */
-export class TurnProgress {
-  /** Messages this turn adds to the thread: its input, then replies, tool calls and results. */
-  readonly transcript: ChatMessage[];
-  usage: Required<TokenUsage> = { inputTokens: 0, outputTokens: 0, cachedTokens: 0, reasoningTokens: 0 };
-  /** The same tokens split by the currency of the models' prices (`''`: unpriced), with their cost. */
-  readonly spend = new Map<string, Required<TokenUsage> & { cost: number }>();
-  activeAgent: string | null;
-  status: 'completed' | 'requires_action' | 'incomplete' = 'completed';
-  /** Why the response stopped short (`max_output_tokens`), when it did. */
-  incompleteReason: 'max_output_tokens' | null = null;
-  /** Server-side tool calls made so far, against `max_tool_calls`. */
-  toolCalls = 0;
-
-  constructor(plan: TurnPlan) {
-    this.transcript = [...plan.newMessages];
-    this.activeAgent = plan.startAgent;
-  }
-}
-
-interface CollectedCall {
-  id: string;
-  name: string;
-  arguments: string;
-  kind: 'client' | 'server' | 'handover';
-  handle?: number;
-}
-
-const HANDOVER_PREFIX = 'transfer_to_';
+import { inSpan } from '../common/tracing/tracing.js';
+import type { TurnPlan, TurnProgress } from '../turns/turn-plan.js';
 
 /**
  * Runs the model loop of one turn: call the model, relay text and client function calls to the
@@ -136,7 +78,7 @@ export class TurnRunner {
         recorder.status('tool_calling', 'Calling tools', {
           tools: serverCalls.map((call) => call.name),
         });
-        const results = await this.runServerTools(serverCalls, serverTools, plan.toolContext, recorder);
+        const results = await runServerTools(serverCalls, serverTools, plan.toolContext, recorder);
         for (const [index, call] of serverCalls.entries()) {
           const result = results[index];
           progress.transcript.push({ role: 'tool', tool_call_id: call.id, content: toolMessage(result) });
@@ -210,28 +152,8 @@ export class TurnRunner {
     progress: TurnProgress,
     forced: boolean,
   ): Promise<CollectedCall[]> {
-    const call = () => this.streamModel(plan, agent, serverTools, handoverTools, recorder, progress, forced);
-    if (!tracingActive()) return call();
-    const before = { ...progress.usage };
-    const attributes = chatAttributes(agent);
-    return inSpan(
-      `chat ${String(attributes['gen_ai.request.model'])}`,
-      attributes,
-      async (span) => {
-        const calls = await call();
-        span?.setAttributes({
-          'gen_ai.usage.input_tokens': progress.usage.inputTokens - before.inputTokens,
-          'gen_ai.usage.output_tokens': progress.usage.outputTokens - before.outputTokens,
-          'gen_ai.response.finish_reasons': [
-            progress.incompleteReason ? 'length' : calls.length > 0 ? 'tool_calls' : 'stop',
-          ],
-        });
-        // Completion text only when the operator turned it on (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT).
-        if (capturesContent())
-          span?.setAttribute('gen_ai.output.messages', JSON.stringify([progress.transcript.at(-1)]));
-        return calls;
-      },
-      SpanKind.CLIENT,
+    return inChatSpan(agent, progress, () =>
+      this.streamModel(plan, agent, serverTools, handoverTools, recorder, progress, forced),
     );
   }
 
@@ -323,12 +245,7 @@ export class TurnRunner {
             } else if (event.type === 'length_limit') {
               progress.incompleteReason = 'max_output_tokens';
             } else {
-              const usage = progress.usage;
-              usage.inputTokens += event.usage.inputTokens;
-              usage.outputTokens += event.usage.outputTokens;
-              usage.cachedTokens += event.usage.cachedTokens ?? 0;
-              usage.reasoningTokens += event.usage.reasoningTokens ?? 0;
-              addSpend(progress, agent.model.prices, event.usage);
+              progress.addUsage(event.usage, agent.model.prices);
             }
           }
         });
@@ -377,125 +294,4 @@ export class TurnRunner {
     if (plan.userContext) messages.push({ role: 'system', content: plan.userContext });
     return messages;
   }
-
-  /**
-   * Runs one iteration's server tools concurrently. Web searches are announced before they
-   * start and completed in order, so their events read as the spec describes.
-   */
-  private async runServerTools(
-    calls: CollectedCall[],
-    tools: ServerTool[],
-    context: ToolExecutionContext,
-    recorder: ResponseRecorder,
-  ): Promise<ToolResult[]> {
-    const started = calls.map((call) => {
-      const tool = tools.find((candidate) => candidate.definition.name === call.name);
-      const args = parseArguments(call.arguments);
-      const complete =
-        tool?.kind === 'web_search' && args
-          ? recorder.beginWebSearch(call.id, typeof args.query === 'string' ? args.query : '')
-          : undefined;
-      return { tool, args, complete };
-    });
-    const results = await Promise.all(
-      started.map(({ tool, args }, index): Promise<ToolResult> => {
-        if (!tool) return Promise.resolve({ ok: false, error: `Unknown tool "${calls[index].name}"` });
-        if (!args) return Promise.resolve({ ok: false, error: 'The tool arguments were not a JSON object' });
-        return inSpan(`execute_tool ${tool.definition.name}`, toolAttributes(tool, calls[index].id), () =>
-          tool.execute(args, context),
-        );
-      }),
-    );
-    for (const [index, { complete }] of started.entries()) {
-      const result = results[index];
-      if (complete) complete(result.ok ? (result.webSearch?.resultsCount ?? 0) : 0);
-    }
-    return results;
-  }
-}
-
-/** Adds one model call's usage, and its cost at the agent's model prices, to the turn's spend. */
-function addSpend(progress: TurnProgress, prices: ModelPrices | undefined, usage: TokenUsage): void {
-  const currency = prices?.currency ?? '';
-  let spent = progress.spend.get(currency);
-  if (!spent) {
-    spent = { inputTokens: 0, outputTokens: 0, cachedTokens: 0, reasoningTokens: 0, cost: 0 };
-    progress.spend.set(currency, spent);
-  }
-  spent.inputTokens += usage.inputTokens;
-  spent.outputTokens += usage.outputTokens;
-  spent.cachedTokens += usage.cachedTokens ?? 0;
-  spent.reasoningTokens += usage.reasoningTokens ?? 0;
-  if (prices) spent.cost += costOf(usage, prices);
-}
-
-function parseArguments(raw: string): Record<string, unknown> | null {
-  try {
-    const parsed: unknown = raw.trim() ? JSON.parse(raw) : {};
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
-      ? (parsed as Record<string, unknown>)
-      : null;
-  } catch {
-    return null;
-  }
-}
-
-/** `transfer_to_<name>` for every other agent of the assistant, the generic path included. */
-function handoverDefinitions(roster: AgentRoster, current: AgentProfile): ModelTool[] {
-  if (roster.specialists.size === 0) return [];
-  const targets = [roster.generic, ...roster.specialists.values()].filter(
-    (agent) => agent.name !== current.name,
-  );
-  return targets.map((target) => ({
-    name: `${HANDOVER_PREFIX}${target.name ?? GENERIC_AGENT}`,
-    description: `Hand the conversation over to ${target.name ?? 'the general assistant'}: ${target.role}`,
-    parameters: {
-      type: 'object',
-      properties: { reason: { type: 'string', description: 'Why this agent should take over' } },
-      required: ['reason'],
-    },
-  }));
-}
-
-function handoverTarget(roster: AgentRoster, toolName: string): AgentProfile | undefined {
-  const name = toolName.slice(HANDOVER_PREFIX.length);
-  return name === GENERIC_AGENT ? roster.generic : roster.specialists.get(name);
-}
-
-function handoverReason(raw: string): string {
-  const reason = parseArguments(raw)?.reason;
-  return typeof reason === 'string' ? reason : '';
-}
-
-/** What the model reads back from a server tool: its output, or a readable error. */
-function toolMessage(result: ToolResult): string {
-  return result.ok ? result.output : JSON.stringify({ error: result.error });
-}
-
-/** GenAI semantic conventions of a model call: names, never prompt or completion text. */
-function chatAttributes(agent: AgentProfile): Attributes {
-  const model = agent.model;
-  return {
-    'gen_ai.operation.name': 'chat',
-    'gen_ai.provider.name': model.provider === 'offline' ? 'switchboard.offline' : 'openai',
-    'gen_ai.request.model': model.provider === 'offline' ? 'offline' : model.model,
-    'gen_ai.agent.name': agent.name ?? GENERIC_AGENT,
-    ...(model.provider === 'offline' ? {} : { 'server.address': new URL(model.baseUrl).hostname }),
-  };
-}
-
-function toolAttributes(tool: ServerTool, callId: string): Attributes {
-  return {
-    'gen_ai.operation.name': 'execute_tool',
-    'gen_ai.tool.name': tool.definition.name,
-    'gen_ai.tool.call.id': callId,
-    'gen_ai.tool.type': 'extension',
-  };
-}
-
-function handoverAttributes(from: AgentProfile, to: AgentProfile): Attributes {
-  return {
-    'switchboard.handover.from': from.name ?? GENERIC_AGENT,
-    'switchboard.handover.to': to.name ?? GENERIC_AGENT,
-  };
 }

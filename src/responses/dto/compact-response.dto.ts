@@ -1,4 +1,4 @@
-import type { InputItem } from './create-response.dto.js';
+import type { InputItem } from '../../turns/input-item.types.js';
 
 /** POST /v1/responses/compact, parsed from its schema (request-schema/compact-response.fields.ts). */
 export interface CompactResponseDto {

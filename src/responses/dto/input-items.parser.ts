@@ -1,7 +1,7 @@
 import { ApiError } from '../../common/errors/error-catalogue.js';
 import { isObject } from '../../common/request-schema/request-field.js';
 import { openSummary } from '../compaction-content.js';
-import type { ImageDetail, InputItem, InputPart } from './create-response.dto.js';
+import type { ImageDetail, InputItem, InputPart } from '../../turns/input-item.types.js';
 
 /**
  * Input items and their content parts (text, images, files), checked for shape: `input` of

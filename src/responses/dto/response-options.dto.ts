@@ -1,4 +1,5 @@
 import { absent, isObject, oneOf, refuse } from '../../common/request-schema/request-field.js';
+import type { ToolChoice } from '../../turns/turn-plan.js';
 
 /**
  * The POST /v1/responses fields that shape what the model produces or how the turn is kept:
@@ -49,19 +50,6 @@ export type TextFormat =
 export interface TextOptions {
   format: TextFormat;
   verbosity: 'low' | 'medium' | 'high' | null;
-}
-
-/**
- * `tool_choice`, normalized: `mode` says whether a call is forced, `name` which function must be
- * called, `allowed` narrows the tools offered (`allowed_tools`), `hosted` names a server tool by
- * its kind (`web_search`); `echo` is what was sent, for the Response.
- */
-export interface ToolChoice {
-  mode: 'auto' | 'none' | 'required';
-  name: string | null;
-  allowed: string[] | null;
-  hosted: 'web_search' | null;
-  echo: unknown;
 }
 
 export const METADATA_MAX_KEYS = 16;

@@ -1,45 +1,40 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { ApiKeyPrincipal } from '../../api-keys/api-keys.service.js';
 import { ApiError } from '../../common/errors/error-catalogue.js';
+import { LifecycleState } from '../../lifecycle/lifecycle.state.js';
 import { parseResponseId } from '../dto/create-response.dto.js';
 import { RUNNING_STATUSES } from '../entities/response.entity.js';
-import { storedToObject } from '../response-view.js';
-import { LifecycleState, shutdownError } from '../../lifecycle/lifecycle.state.js';
-import type { ResponseObject } from '../response-view.js';
+import { storedToObject, type ResponseObject } from '../response-view.js';
 import { TurnLedger } from '../store/turn-ledger.repository.js';
 import { TurnStore } from '../store/turn-store.repository.js';
 import { ResponseRecorder, type EventStyle } from '../streaming/response-recorder.js';
-import { turnFailure } from '../turn-failure.js';
-import { TurnPreparer, type PreparedTurn } from '../turn-preparer.js';
-import { completionRecord, turnRecord, turnResponse, turnStart } from '../turn-record.js';
-import { TurnProgress, TurnRunner } from '../turn-runner.js';
+import { TurnExecutor } from '../turn-executor.js';
+import type { PreparedTurn } from '../turn-preparer.js';
+import { turnResponse } from '../turn-record.js';
+import { BackgroundSink } from './background-sink.js';
 import { BackgroundTurns } from './background-turns.service.js';
 import type { LiveTurn } from './live-turn.js';
-import { TurnLeases } from './turn-leases.service.js';
 
 /**
  * `background: true`: the turn is recorded as `queued` (one statement), answered at once, and run
- * on this replica whether or not a client is connected. Its events are kept for resumed streams;
- * `response.completed` (or `response.error`) is stored before the row's final status, so a
- * stream that sees the final status has already seen every event.
+ * by the executor on this replica whether or not a client is connected, into a BackgroundSink
+ * that keeps its events for resumed streams.
  */
 @Injectable()
 export class BackgroundResponses {
   private readonly logger = new Logger('Responses');
 
   constructor(
-    private readonly preparer: TurnPreparer,
-    private readonly runner: TurnRunner,
+    private readonly executor: TurnExecutor,
     private readonly store: TurnStore,
     private readonly ledger: TurnLedger,
-    private readonly leases: TurnLeases,
     private readonly turns: BackgroundTurns,
     private readonly lifecycle: LifecycleState,
   ) {}
 
   async create(turn: PreparedTurn, style: EventStyle): Promise<{ response: ResponseObject; live: LiveTurn }> {
     this.turns.checkRoom(turn.principal.organizationId);
-    await this.ledger.recordStart(turnStart(turn, 'queued', this.leases));
+    await this.executor.recordStart(turn, 'queued');
     const live = this.turns.start(turn.principal.organizationId, turn.responseId, (events, signal, lost) =>
       this.run(turn, events, signal, lost, style),
     );
@@ -86,47 +81,17 @@ export class BackgroundResponses {
     return uuid;
   }
 
-  private async run(
+  private run(
     turn: PreparedTurn,
     live: LiveTurn,
     signal: AbortSignal,
     lost: AbortSignal,
     style: EventStyle,
   ): Promise<void> {
-    const recorder = new ResponseRecorder(live, style);
-    const plan = this.preparer.plan(turn, signal);
-    const progress = new TurnProgress(plan);
-    try {
-      const started = turnResponse(turn, recorder, progress, 'in_progress', null, null);
-      recorder.emit('response.created', { response: started });
-      recorder.emit('response.in_progress', { response: started });
-      await this.runner.run(plan, recorder, progress);
-      const completedAt = new Date();
-      const record = turnRecord(turn, recorder, progress, null, completedAt);
-      // The stored body is the very object the final event carries.
-      const response = turnResponse(turn, recorder, progress, record.status, null, completedAt);
-      const type = response.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
-      recorder.emit(type, { response });
-      await live.flush();
-      await this.store.saveTurn(completionRecord({ ...record, body: JSON.stringify(response) }));
-    } catch (error) {
-      if (lost.aborted) {
-        // Cancelled, or taken from this replica: the row already tells; keep what was emitted.
-        await live.flush();
-        live.stopStoring();
-        return;
-      }
-      const failure = this.lifecycle.drainDeadline.aborted
-        ? shutdownError()
-        : turnFailure(error, this.logger);
-      recorder.interrupt();
-      const completedAt = new Date();
-      const record = turnRecord(turn, recorder, progress, failure, completedAt);
-      const response = turnResponse(turn, recorder, progress, 'failed', record.error, completedAt);
-      recorder.emit('response.failed', { response });
-      recorder.emit('response.error', { error: failure.toBody().error });
-      await live.flush();
-      await this.store.saveTurn(completionRecord({ ...record, body: JSON.stringify(response) }));
-    }
+    return this.executor.run(
+      turn,
+      'recorded',
+      () => new BackgroundSink(live, signal, lost, style, this.lifecycle, this.logger),
+    );
   }
 }

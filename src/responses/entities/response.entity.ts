@@ -2,12 +2,10 @@ import { Column, Entity, Index, JoinColumn, ManyToOne } from 'typeorm';
 import { OrganizationScopedEntity } from '../../organizations/entities/organization-owned.entity.js';
 import { ConversationEntity } from './conversation.entity.js';
 import type { ChatMessage } from '../../llm/llm.types.js';
-
-export type StoredResponseStatus =
-  'queued' | 'in_progress' | 'completed' | 'requires_action' | 'incomplete' | 'failed' | 'cancelled';
+import type { TurnStatus } from '../../turns/turn.types.js';
 
 /** Statuses of a turn that is still running somewhere (its owner renews the lease). */
-export const RUNNING_STATUSES: readonly StoredResponseStatus[] = ['queued', 'in_progress'];
+export const RUNNING_STATUSES: readonly TurnStatus[] = ['queued', 'in_progress'];
 
 /**
  * One turn. `output` is what the client saw; `transcript` is what the model saw added by this
@@ -37,7 +35,7 @@ export class ResponseEntity extends OrganizationScopedEntity {
   userId!: string | null;
 
   @Column({ type: 'varchar', length: 24 })
-  status!: StoredResponseStatus;
+  status!: TurnStatus;
 
   /** Turns from the start of the conversation along this branch (1 for the first). */
   @Column({ type: 'integer' })

@@ -5,9 +5,9 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { TransactionalConnection } from '../../database/transactional-connection.js';
 import type { ChatMessage } from '../../llm/llm.types.js';
 import type { BranchTurn, StoredInputItem, TurnWithoutItem } from '../conversation-items.js';
-import type { StoredResponseStatus } from '../entities/response.entity.js';
-import type { OutputItem } from '../streaming/response-recorder.js';
-import type { ThreadHead } from './turn-store.repository.js';
+import type { ThreadHead } from '../../turns/turn.types.js';
+import type { OutputItem } from '../../turns/output-item.types.js';
+import { threadHead, type ChainRow } from './turn-sql.js';
 
 /** A conversation as the Conversations API sees it. */
 export interface StoredConversationRecord {
@@ -268,16 +268,8 @@ export class ConversationStore {
     const conversation = await this.find(organizationId, userId, conversationId);
     if (!conversation) return null;
     if (conversation.lastResponseId === null) return { conversation, head: null };
-    const rows = await this.manager().query<
-      {
-        id: string;
-        depth: number;
-        status: StoredResponseStatus;
-        output: OutputItem[];
-        active_agent: string | null;
-        transcript: ChatMessage[];
-      }[]
-    >(
+    // The same walk as TurnStore.loadThread, from the conversation's newest turn.
+    const rows = await this.manager().query<ChainRow[]>(
       `WITH RECURSIVE chain AS (
          SELECT id, previous_response_id, depth, status, output, active_agent::varchar, transcript
            FROM responses WHERE id = $1 AND organization_id = $2 AND conversation_id = $3
@@ -289,21 +281,6 @@ export class ConversationStore {
        SELECT id, depth, status, output, active_agent, transcript FROM chain ORDER BY depth`,
       [conversation.lastResponseId, organizationId, conversation.id],
     );
-    const head = rows[rows.length - 1];
-    if (!head) return { conversation, head: null };
-    return {
-      conversation,
-      head: {
-        responseId: head.id,
-        conversationId: conversation.id,
-        depth: head.depth,
-        status: head.status,
-        output: head.output ?? [],
-        activeAgent: head.active_agent,
-        transcript: rows.flatMap((row) => row.transcript),
-        // As TurnStore.loadThread: the walk reaches depth 1 unless a turn on the way was deleted.
-        complete: rows[0].depth === 1,
-      },
-    };
+    return { conversation, head: threadHead(rows, conversation.id) };
   }
 }

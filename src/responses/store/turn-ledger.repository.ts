@@ -1,41 +1,23 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { ChatMessage } from '../../llm/llm.types.js';
-import type { StoredResponseStatus } from '../entities/response.entity.js';
-import type { TurnRecord } from './turn-store.repository.js';
-import { preparedQuery, type PreparedStatement } from '../../database/prepared-query.js';
-import { CONVERSATION_CTE, conversationParams, insertMessages, messagesParam } from './turn-sql.js';
-
-/** What a turn stores when it starts: enough that a lost replica leaves a findable, honest row. */
-export interface TurnStart {
-  responseId: string;
-  organizationId: string;
-  assistantId: string;
-  conversationId: string;
-  newConversationTitle: string | null;
-  previousResponseId: string | null;
-  userId: string | null;
-  status: 'queued' | 'in_progress';
-  depth: number;
-  activeAgent: string | null;
-  instructions: string | null;
-  input: unknown[];
-  /** The input as the model sees it: a lost turn keeps it in the thread, as a failed one does. */
-  transcript: ChatMessage[];
-  background: boolean;
-  /** The Response object the start announces (JSON text), until the final write replaces it. */
-  body: string;
-  ownerId: string;
-  leaseMs: number;
-  createdAt: Date;
-  messages: TurnRecord['messages'];
-}
+import { preparedQuery } from '../../database/prepared-query.js';
+import {
+  conversationCte,
+  insertMessages,
+  messagesParam,
+  namedStatement,
+  TURN_ROW_COLUMNS,
+  TURN_ROW_KEYS,
+  turnRowSelect,
+  turnRowValues,
+} from './turn-sql.js';
+import type { TurnStart, TurnStatus } from '../../turns/turn.types.js';
 
 /** The state of a turn that resuming and cancelling need. */
 export interface TurnState {
   id: string;
-  status: StoredResponseStatus;
+  status: TurnStatus;
   background: boolean;
   error: { type: string; code: string; message: string } | null;
 }
@@ -50,20 +32,19 @@ export interface StoredEvent {
 const RUNNING = `status IN ('queued', 'in_progress')`;
 
 /** The start of a turn: conversation, response row with its lease, and the user's messages. */
-const RECORD_START: PreparedStatement = {
-  name: 'turn_start',
-  text: `WITH ${CONVERSATION_CTE}, response AS (
-    INSERT INTO responses (id, organization_id, assistant_id, conversation_id, previous_response_id, user_id,
-                           status, depth, active_agent, instructions, input, output, output_text, transcript,
+const RECORD_START = namedStatement(
+  'turn_start',
+  [...TURN_ROW_KEYS, 'transcript', 'background', 'ownerId', 'leaseMs', 'messages', 'body'],
+  (p) => `WITH ${conversationCte(p)}, response AS (
+    INSERT INTO responses (${TURN_ROW_COLUMNS}, output, output_text, transcript,
                            created_at, background, owner_id, lease_expires_at, body)
-    SELECT $6::uuid, $2::uuid, $3::uuid, conversation.id, $9::uuid, $4::varchar, $10::varchar, $11::int, $12::varchar,
-           $13::text, $14::jsonb, '[]'::jsonb, '', $15::jsonb, $7::timestamptz, $16::boolean, $17::varchar,
-           now() + $18::int * interval '1 millisecond', $20::json
+    SELECT ${turnRowSelect(p)}, '[]'::jsonb, '', ${p.transcript}::jsonb, ${p.createdAt}::timestamptz, ${p.background}::boolean, ${p.ownerId}::varchar,
+           now() + ${p.leaseMs}::int * interval '1 millisecond', ${p.body}::json
       FROM conversation
     RETURNING id, conversation_id
   )
-  ${insertMessages(19)}`,
-};
+  ${insertMessages(p)}`,
+);
 
 // UPDATE and DELETE … RETURNING are wrapped in a SELECT: TypeORM answers a bare one with
 // [rows, count] rather than rows.
@@ -82,21 +63,19 @@ export class TurnLedger {
    * status `queued` / `in_progress` with its owner's lease, and the user's chat-history messages.
    */
   async recordStart(start: TurnStart): Promise<void> {
-    await preparedQuery(this.dataSource, RECORD_START, [
-      ...conversationParams(start, start.createdAt),
-      start.previousResponseId,
-      start.status,
-      start.depth,
-      start.activeAgent,
-      start.instructions,
-      JSON.stringify(start.input),
-      JSON.stringify(start.transcript),
-      start.background,
-      start.ownerId,
-      start.leaseMs,
-      messagesParam(start.messages),
-      start.body,
-    ]);
+    await preparedQuery(
+      this.dataSource,
+      RECORD_START,
+      RECORD_START.bind({
+        ...turnRowValues(start, start.createdAt),
+        transcript: JSON.stringify(start.transcript),
+        background: start.background,
+        ownerId: start.ownerId,
+        leaseMs: start.leaseMs,
+        messages: messagesParam(start.messages),
+        body: start.body,
+      }),
+    );
   }
 
   /** A queued background turn this replica starts running. */
@@ -144,7 +123,7 @@ export class TurnLedger {
   ): Promise<TurnState | null> {
     const rows: {
       id: string;
-      status: StoredResponseStatus;
+      status: TurnStatus;
       background: boolean;
       error: TurnState['error'];
     }[] = await this.dataSource.query(

@@ -1,20 +1,76 @@
-/** A chat-history message as both statements write it. */
-interface MessageRow {
-  id: string;
-  role: 'user' | 'assistant';
-  content: string;
-  position: number;
-  createdAt: Date;
+import type { ChatMessage } from '../../llm/llm.types.js';
+import type { ThreadHead, TurnRecord, TurnStart, TurnStatus } from '../../turns/turn.types.js';
+import type { OutputItem } from '../../turns/output-item.types.js';
+import type { PreparedStatement } from '../../database/prepared-query.js';
+
+/**
+ * A prepared statement written with named parameters: `sql` gets each name's `$n` (in the order
+ * of `keys`), and `bind` puts the values in that order. The text sent is plain positional SQL,
+ * so the statement is prepared once per connection as before and costs the same.
+ */
+export interface NamedStatement<K extends string> extends PreparedStatement {
+  bind(values: Record<K, unknown>): unknown[];
+}
+
+export function namedStatement<const K extends string>(
+  name: string,
+  keys: readonly K[],
+  sql: (p: Record<K, string>) => string,
+): NamedStatement<K> {
+  const p = Object.fromEntries(keys.map((key, index) => [key, `$${index + 1}`])) as Record<K, string>;
+  return { name, text: sql(p), bind: (values) => keys.map((key) => values[key]) };
 }
 
 /**
- * SQL shared by the two statements that write a turn (its start and its end). Parameters:
- * $1 conversation id, $2 organization, $3 assistant, $4 user, $5 title of a new conversation,
- * $6 response id, $7 created at, $8 updated at.
+ * The `responses` row's columns that a turn's start and its end write alike, first in both
+ * statements: the conversation (created or touched by the row), then the response's own.
  */
-export const CONVERSATION_CTE = `conversation AS (
+export const TURN_ROW_KEYS = [
+  'conversationId',
+  'organizationId',
+  'assistantId',
+  'userId',
+  'newConversationTitle',
+  'responseId',
+  'createdAt',
+  'updatedAt',
+  'previousResponseId',
+  'status',
+  'depth',
+  'activeAgent',
+  'instructions',
+  'input',
+] as const;
+
+type TurnRowKey = (typeof TURN_ROW_KEYS)[number];
+
+/** The values of TURN_ROW_KEYS for a turn's start or its end (`updatedAt`: when it is written). */
+export function turnRowValues(turn: TurnStart | TurnRecord, updatedAt: Date): Record<TurnRowKey, unknown> {
+  return {
+    conversationId: turn.conversationId,
+    organizationId: turn.organizationId,
+    assistantId: turn.assistantId,
+    userId: turn.userId,
+    newConversationTitle: turn.newConversationTitle ?? '',
+    responseId: turn.responseId,
+    createdAt: turn.createdAt,
+    updatedAt,
+    previousResponseId: turn.previousResponseId,
+    status: turn.status,
+    depth: turn.depth,
+    activeAgent: turn.activeAgent,
+    instructions: turn.instructions,
+    input: JSON.stringify(turn.input),
+  };
+}
+
+type TurnRowParams = Record<TurnRowKey | 'messages', string>;
+
+/** The conversation a turn's row belongs to: created, or touched (its newest response). */
+export function conversationCte(p: TurnRowParams): string {
+  return `conversation AS (
   INSERT INTO conversations (id, organization_id, assistant_id, user_id, title, last_response_id, created_at, updated_at)
-  VALUES ($1::uuid, $2::uuid, $3::uuid, $4::varchar, $5::varchar, $6::uuid, $7::timestamptz, $8::timestamptz)
+  VALUES (${p.conversationId}::uuid, ${p.organizationId}::uuid, ${p.assistantId}::uuid, ${p.userId}::varchar, ${p.newConversationTitle}::varchar, ${p.responseId}::uuid, ${p.createdAt}::timestamptz, ${p.updatedAt}::timestamptz)
   ON CONFLICT (id) DO UPDATE
      SET updated_at = EXCLUDED.updated_at, last_response_id = EXCLUDED.last_response_id,
          -- A conversation created through the Conversations API takes its first assistant and title here.
@@ -23,40 +79,64 @@ export const CONVERSATION_CTE = `conversation AS (
    WHERE conversations.organization_id = EXCLUDED.organization_id
   RETURNING id
 )`;
-
-/** Inserts the chat-history messages (JSON array in `$<param>`) of the row of the CTE `response`. */
-export function insertMessages(param: number): string {
-  return `INSERT INTO messages (id, organization_id, conversation_id, response_id, user_id, role, content, position, created_at)
-  SELECT m.id, $2::uuid, response.conversation_id, response.id, $4::varchar, m.role, m.content, m.position, m.created_at
-    FROM response, jsonb_to_recordset($${param}::jsonb) AS m(id uuid, role varchar, content text, position smallint, created_at timestamptz)`;
 }
 
-/** The parameters $1 to $8 of CONVERSATION_CTE. */
-export function conversationParams(
-  turn: {
-    conversationId: string;
-    organizationId: string;
-    assistantId: string;
-    userId: string | null;
-    newConversationTitle: string | null;
-    responseId: string;
-    createdAt: Date;
-  },
-  updatedAt: Date,
-): unknown[] {
-  return [
-    turn.conversationId,
-    turn.organizationId,
-    turn.assistantId,
-    turn.userId,
-    turn.newConversationTitle ?? '',
-    turn.responseId,
-    turn.createdAt,
-    updatedAt,
-  ];
+/** The `responses` columns of TURN_ROW_KEYS, and their values as the statements' SELECT lists them. */
+export const TURN_ROW_COLUMNS =
+  'id, organization_id, assistant_id, conversation_id, previous_response_id, user_id,\n                           status, depth, active_agent, instructions, input';
+
+export function turnRowSelect(p: TurnRowParams): string {
+  return `${p.responseId}::uuid, ${p.organizationId}::uuid, ${p.assistantId}::uuid, conversation.id, ${p.previousResponseId}::uuid, ${p.userId}::varchar, ${p.status}::varchar, ${p.depth}::int, ${p.activeAgent}::varchar,
+           ${p.instructions}::text, ${p.input}::jsonb`;
+}
+
+/** Inserts the chat-history messages (JSON array in `messages`) of the row of the CTE `response`. */
+export function insertMessages(p: TurnRowParams): string {
+  return `INSERT INTO messages (id, organization_id, conversation_id, response_id, user_id, role, content, position, created_at)
+  SELECT m.id, ${p.organizationId}::uuid, response.conversation_id, response.id, ${p.userId}::varchar, m.role, m.content, m.position, m.created_at
+    FROM response, jsonb_to_recordset(${p.messages}::jsonb) AS m(id uuid, role varchar, content text, position smallint, created_at timestamptz)`;
 }
 
 /** The messages parameter of `insertMessages`. */
-export function messagesParam(messages: MessageRow[]): string {
+export function messagesParam(messages: TurnRecord['messages']): string {
   return JSON.stringify(messages.map(({ createdAt, ...message }) => ({ ...message, created_at: createdAt })));
+}
+
+/** The chain of a thread from its newest response back to its first (tenant checked on every row). */
+export const LOAD_THREAD = `WITH RECURSIVE chain AS (
+    SELECT id, previous_response_id, conversation_id, depth, status, output, active_agent::varchar, transcript
+      FROM responses
+     WHERE id = $1 AND organization_id = $2 AND assistant_id = $3 AND user_id IS NOT DISTINCT FROM $4::varchar
+    UNION ALL
+    SELECT r.id, r.previous_response_id, r.conversation_id, r.depth, r.status, NULL::jsonb, NULL::varchar, r.transcript
+      FROM responses r JOIN chain c ON r.id = c.previous_response_id
+     WHERE r.organization_id = $2
+  )
+  SELECT id, conversation_id, depth, status, output, active_agent, transcript FROM chain ORDER BY depth`;
+
+/** A row of a thread's walk along `previous_response_id`, oldest first (only the newest has output). */
+export interface ChainRow {
+  id: string;
+  depth: number;
+  status: TurnStatus;
+  output: OutputItem[] | null;
+  active_agent: string | null;
+  transcript: ChatMessage[];
+}
+
+/** The end of a thread from its walk (rows by depth); null for none. */
+export function threadHead(rows: ChainRow[], conversationId: string): ThreadHead | null {
+  const head = rows[rows.length - 1];
+  if (!head) return null;
+  return {
+    responseId: head.id,
+    conversationId,
+    depth: head.depth,
+    status: head.status,
+    output: head.output ?? [],
+    activeAgent: head.active_agent,
+    transcript: rows.flatMap((row) => row.transcript),
+    // The walk reaches depth 1 unless a turn on the way was deleted (DELETE /v1/responses/{id}).
+    complete: rows[0].depth === 1,
+  };
 }

@@ -1,77 +1,31 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import type { ChatMessage } from '../../llm/llm.types.js';
-import type { StoredResponseStatus } from '../entities/response.entity.js';
-import type { OutputItem } from '../streaming/response-recorder.js';
 import { inSpan } from '../../common/tracing/tracing.js';
-import { preparedQuery, type PreparedStatement } from '../../database/prepared-query.js';
-import { CONVERSATION_CTE, conversationParams, insertMessages, messagesParam } from './turn-sql.js';
-
-/** The end of the branch a new turn continues, with the whole model transcript before it. */
-export interface ThreadHead {
-  responseId: string;
-  conversationId: string;
-  depth: number;
-  status: StoredResponseStatus;
-  output: OutputItem[];
-  activeAgent: string | null;
-  transcript: ChatMessage[];
-  /** False when a response of the chain was deleted: the thread cannot be rebuilt whole. */
-  complete: boolean;
-}
-
-/** Everything one finished turn writes, in a single statement. */
-export interface TurnRecord {
-  responseId: string;
-  organizationId: string;
-  assistantId: string;
-  conversationId: string;
-  /** Set only when this turn starts the conversation. */
-  newConversationTitle: string | null;
-  previousResponseId: string | null;
-  userId: string | null;
-  status: StoredResponseStatus;
-  depth: number;
-  activeAgent: string | null;
-  instructions: string | null;
-  input: unknown[];
-  output: OutputItem[];
-  outputText: string;
-  transcript: ChatMessage[];
-  usage: object | null;
-  error: { type: string; code: string; message: string } | null;
-  createdAt: Date;
-  completedAt: Date;
-  /** The Response object exactly as the client was sent it, for GET (JSON text, key order kept). */
-  body: string | null;
-  /** The API key that asked, for the usage rollup. */
-  apiKeyId: string;
-  /**
-   * The turn's tokens by currency of the models' prices (`''`: unpriced), upserted into the
-   * day's usage rollup; the first row counts the turn. Empty when the upstream reported nothing.
-   */
-  usageRows: TurnUsageRow[];
-  /** Chat-history messages: the user's text, and the reply unless the turn failed. */
-  messages: { id: string; role: 'user' | 'assistant'; content: string; position: number; createdAt: Date }[];
-}
-
-export interface TurnUsageRow {
-  currency: string;
-  turns: number;
-  inputTokens: number;
-  cachedTokens: number;
-  outputTokens: number;
-  reasoningTokens: number;
-  cost: number;
-}
+import { preparedQuery } from '../../database/prepared-query.js';
+import {
+  conversationCte,
+  insertMessages,
+  messagesParam,
+  namedStatement,
+  threadHead,
+  TURN_ROW_COLUMNS,
+  TURN_ROW_KEYS,
+  turnRowSelect,
+  turnRowValues,
+  type ChainRow,
+  LOAD_THREAD,
+} from './turn-sql.js';
+import type { TurnStatus } from '../../turns/turn.types.js';
+import type { OutputItem } from '../../turns/output-item.types.js';
+import type { ThreadHead, TurnRecord } from '../../turns/turn.types.js';
 
 export interface StoredResponse {
   id: string;
   assistantId: string;
   conversationId: string;
   previousResponseId: string | null;
-  status: StoredResponseStatus;
+  status: TurnStatus;
   instructions: string | null;
   output: OutputItem[];
   outputText: string;
@@ -85,16 +39,6 @@ export interface StoredResponse {
   background: boolean;
 }
 
-interface ChainRow {
-  id: string;
-  conversation_id: string;
-  depth: number;
-  status: StoredResponseStatus;
-  output: OutputItem[] | null;
-  active_agent: string | null;
-  transcript: ChatMessage[];
-}
-
 /** Adds a row's counts to the usage rollup row of the same day and dimensions (`usage_daily AS d`). */
 const ADD_TO_USAGE_ROW = `ON CONFLICT (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency) DO UPDATE
   SET turns = d.turns + EXCLUDED.turns,
@@ -105,14 +49,24 @@ const ADD_TO_USAGE_ROW = `ON CONFLICT (organization_id, day, assistant_id, speci
       cost = d.cost + EXCLUDED.cost`;
 
 /** A finished turn: conversation, response, chat-history messages and the day's usage rollup. */
-const SAVE_TURN: PreparedStatement = {
-  name: 'turn_save',
-  text: `WITH ${CONVERSATION_CTE}, response AS (
-    INSERT INTO responses (id, organization_id, assistant_id, conversation_id, previous_response_id, user_id,
-                           status, depth, active_agent, instructions, input, output, output_text, transcript,
+const SAVE_TURN = namedStatement(
+  'turn_save',
+  [
+    ...TURN_ROW_KEYS,
+    'output',
+    'outputText',
+    'transcript',
+    'usage',
+    'error',
+    'messages',
+    'body',
+    'apiKeyId',
+    'usageRows',
+  ],
+  (p) => `WITH ${conversationCte(p)}, response AS (
+    INSERT INTO responses (${TURN_ROW_COLUMNS}, output, output_text, transcript,
                            usage, error, created_at, completed_at, body)
-    SELECT $6::uuid, $2::uuid, $3::uuid, conversation.id, $9::uuid, $4::varchar, $10::varchar, $11::int, $12::varchar,
-           $13::text, $14::jsonb, $15::jsonb, $16::text, $17::jsonb, $18::jsonb, $19::jsonb, $7::timestamptz, $8::timestamptz, $21::json
+    SELECT ${turnRowSelect(p)}, ${p.output}::jsonb, ${p.outputText}::text, ${p.transcript}::jsonb, ${p.usage}::jsonb, ${p.error}::jsonb, ${p.createdAt}::timestamptz, ${p.updatedAt}::timestamptz, ${p.body}::json
       FROM conversation
     -- The row written when the turn started is completed, unless the turn was cancelled or
     -- swept meanwhile: then it stays as it is, and so do its messages.
@@ -127,27 +81,15 @@ const SAVE_TURN: PreparedStatement = {
     -- The day's usage per dimension, in the same statement: no round trip of its own.
     INSERT INTO usage_daily AS d (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency,
                                   turns, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost)
-    SELECT $2::uuid, ($8::timestamptz AT TIME ZONE 'UTC')::date, $3::uuid, coalesce($12::varchar, ''),
-           $22::uuid, coalesce($4::varchar, ''), u.currency, u.turns, u.input_tokens, u.cached_tokens,
+    SELECT ${p.organizationId}::uuid, (${p.updatedAt}::timestamptz AT TIME ZONE 'UTC')::date, ${p.assistantId}::uuid, coalesce(${p.activeAgent}::varchar, ''),
+           ${p.apiKeyId}::uuid, coalesce(${p.userId}::varchar, ''), u.currency, u.turns, u.input_tokens, u.cached_tokens,
            u.output_tokens, u.reasoning_tokens, u.cost
-      FROM response, jsonb_to_recordset($23::jsonb) AS u(currency varchar, turns bigint, input_tokens bigint,
+      FROM response, jsonb_to_recordset(${p.usageRows}::jsonb) AS u(currency varchar, turns bigint, input_tokens bigint,
            cached_tokens bigint, output_tokens bigint, reasoning_tokens bigint, cost numeric)
     ${ADD_TO_USAGE_ROW}
   )
-  ${insertMessages(20)}`,
-};
-
-/** The chain of a thread from its newest response back to its first (tenant checked on every row). */
-const LOAD_THREAD = `WITH RECURSIVE chain AS (
-    SELECT id, previous_response_id, conversation_id, depth, status, output, active_agent::varchar, transcript
-      FROM responses
-     WHERE id = $1 AND organization_id = $2 AND assistant_id = $3 AND user_id IS NOT DISTINCT FROM $4::varchar
-    UNION ALL
-    SELECT r.id, r.previous_response_id, r.conversation_id, r.depth, r.status, NULL::jsonb, NULL::varchar, r.transcript
-      FROM responses r JOIN chain c ON r.id = c.previous_response_id
-     WHERE r.organization_id = $2
-  )
-  SELECT id, conversation_id, depth, status, output, active_agent, transcript FROM chain ORDER BY depth`;
+  ${insertMessages(p)}`,
+);
 
 /** How many rows of each table an erasure deleted. */
 export interface ErasedHistory {
@@ -180,25 +122,13 @@ export class TurnStore {
   ): Promise<ThreadHead | null> {
     // Not prepared: a generic plan of this recursive walk cost 2.4x the CPU per turn on a
     // 200-turn thread (bench `threads`, embedded database), where the planned-per-call one stays flat.
-    const rows: ChainRow[] = await this.dataSource.query(LOAD_THREAD, [
+    const rows: (ChainRow & { conversation_id: string })[] = await this.dataSource.query(LOAD_THREAD, [
       responseId,
       organizationId,
       assistantId,
       userId,
     ]);
-    const head = rows[rows.length - 1];
-    if (!head) return null;
-    return {
-      responseId: head.id,
-      conversationId: head.conversation_id,
-      depth: head.depth,
-      status: head.status,
-      output: head.output ?? [],
-      activeAgent: head.active_agent,
-      transcript: rows.flatMap((row) => row.transcript),
-      // The walk reaches depth 1 unless a turn on the way was deleted (DELETE /v1/responses/{id}).
-      complete: rows[0].depth === 1,
-    };
+    return rows.length === 0 ? null : threadHead(rows, rows[rows.length - 1].conversation_id);
   }
 
   /**
@@ -257,34 +187,32 @@ export class TurnStore {
   }
 
   private async writeTurn(turn: TurnRecord): Promise<void> {
-    await preparedQuery(this.dataSource, SAVE_TURN, [
-      ...conversationParams(turn, turn.completedAt),
-      turn.previousResponseId,
-      turn.status,
-      turn.depth,
-      turn.activeAgent,
-      turn.instructions,
-      JSON.stringify(turn.input),
-      JSON.stringify(turn.output),
-      turn.outputText,
-      JSON.stringify(turn.transcript),
-      turn.usage === null ? null : JSON.stringify(turn.usage),
-      turn.error === null ? null : JSON.stringify(turn.error),
-      messagesParam(turn.messages),
-      turn.body,
-      turn.apiKeyId,
-      JSON.stringify(
-        turn.usageRows.map((row) => ({
-          currency: row.currency,
-          turns: row.turns,
-          input_tokens: row.inputTokens,
-          cached_tokens: row.cachedTokens,
-          output_tokens: row.outputTokens,
-          reasoning_tokens: row.reasoningTokens,
-          cost: row.cost,
-        })),
-      ),
-    ]);
+    await preparedQuery(
+      this.dataSource,
+      SAVE_TURN,
+      SAVE_TURN.bind({
+        ...turnRowValues(turn, turn.completedAt),
+        output: JSON.stringify(turn.output),
+        outputText: turn.outputText,
+        transcript: JSON.stringify(turn.transcript),
+        usage: turn.usage === null ? null : JSON.stringify(turn.usage),
+        error: turn.error === null ? null : JSON.stringify(turn.error),
+        messages: messagesParam(turn.messages),
+        body: turn.body,
+        apiKeyId: turn.apiKeyId,
+        usageRows: JSON.stringify(
+          turn.usageRows.map((row) => ({
+            currency: row.currency,
+            turns: row.turns,
+            input_tokens: row.inputTokens,
+            cached_tokens: row.cachedTokens,
+            output_tokens: row.outputTokens,
+            reasoning_tokens: row.reasoningTokens,
+            cost: row.cost,
+          })),
+        ),
+      }),
+    );
   }
 
   /**
@@ -311,7 +239,7 @@ export class TurnStore {
       assistantId: row.assistant_id as string,
       conversationId: row.conversation_id as string,
       previousResponseId: row.previous_response_id as string | null,
-      status: row.status as StoredResponseStatus,
+      status: row.status as TurnStatus,
       instructions: row.instructions as string | null,
       output: row.output as OutputItem[],
       outputText: row.output_text as string,

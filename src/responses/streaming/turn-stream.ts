@@ -4,6 +4,7 @@ import type { ApiError } from '../../common/errors/error-catalogue.js';
 import { LifecycleState, shutdownError } from '../../lifecycle/lifecycle.state.js';
 import { Metrics } from '../../metrics/metrics.service.js';
 import type { ResponseObject } from '../response-view.js';
+import type { TurnEnd, TurnSink } from '../turn-executor.js';
 import { turnFailure } from '../turn-failure.js';
 import { ResponseRecorder, type EventSink, type EventStyle } from './response-recorder.js';
 
@@ -19,8 +20,10 @@ export interface StreamTarget extends EventSink {
  * when its client leaves or when this replica's grace period ends; a stream cut by shutdown tells
  * its client first and keeps the database open until the failed response is stored.
  */
-export class TurnStream {
+export class TurnStream implements TurnSink {
   readonly recorder: ResponseRecorder;
+  /** `response.created` hands out the id only once the start row exists. */
+  readonly waitsForStart = true;
   /** Aborted when the client leaves or the shutdown grace period ends. */
   readonly signal: AbortSignal;
   private readonly aborter = new AbortController();
@@ -57,30 +60,37 @@ export class TurnStream {
     return this.clientGone.aborted || this.lost?.aborted === true;
   }
 
-  /** Sends the headers; the turn is committed to answering as a stream from here on. */
-  open(): void {
+  /** Sends the headers (the turn is committed to answering as a stream from here on), then the start. */
+  started(response: ResponseObject): void {
     this.target.open();
     this.opened = true;
     this.metrics.streamOpened();
+    this.recorder.emit('response.created', { response });
+    this.recorder.emit('response.in_progress', { response });
   }
 
-  /** `response.completed` (or `response.incomplete`) with the stored response, then `[DONE]`. */
-  complete(response: ResponseObject): void {
-    const type = response.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
-    this.recorder.emit(type, { response });
+  /**
+   * Stores the response, then `response.completed` (or `response.incomplete`) with it and
+   * `[DONE]`: a client can continue from it at once on any replica.
+   */
+  async complete(end: TurnEnd): Promise<void> {
+    await end.save();
+    const type = end.response.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
+    this.recorder.emit(type, { response: end.response });
     this.target.done();
   }
 
   /**
-   * Ends a failed turn: `store` writes the failed response, which happens before the client hears
-   * `response.error` (like a completed one), unless the replica's grace period cut the stream.
+   * Ends a failed turn: the failed response is stored before the client hears `response.error`
+   * (like a completed one), unless the replica's grace period cut the stream.
    */
-  async fail(error: unknown, store: (failure: ApiError) => Promise<ResponseObject>): Promise<void> {
+  async fail(error: unknown, conclude: (failure: ApiError) => TurnEnd): Promise<void> {
     const cutByShutdown = this.lifecycle.drainDeadline.aborted && !this.abandoned;
     const failure = cutByShutdown ? shutdownError() : turnFailure(error, this.logger);
     this.recorder.interrupt();
-    const stored = store(failure).then(
-      (response) => response,
+    const end = conclude(failure);
+    const stored = end.save().then(
+      () => end.response,
       (persistError: unknown) => {
         logUnexpected(this.logger, persistError, 'could not store a failed response');
         return undefined;
@@ -105,7 +115,7 @@ export class TurnStream {
   }
 
   /** Always called last, whatever happened. */
-  end(): void {
+  close(): void {
     this.clientGone.removeEventListener('abort', this.abortFrom);
     this.lost?.removeEventListener('abort', this.abortFrom);
     this.lifecycle.drainDeadline.removeEventListener('abort', this.abortFrom);

@@ -1,5 +1,5 @@
 import type { ChatContentPart, ChatMessage, ChatToolCall } from '../llm/llm.types.js';
-import type { InputItem, InputPart } from './dto/create-response.dto.js';
+import type { InputItem, InputPart } from './input-item.types.js';
 
 /** Converts a request's input items into the Chat Completions messages the model will see. */
 export function inputToTranscript(items: InputItem[]): ChatMessage[] {

@@ -1,0 +1,72 @@
+import type { Attributes } from '@opentelemetry/api';
+import { inSpan } from '../common/tracing/tracing.js';
+import type { ServerTool, ToolExecutionContext, ToolResult } from '../tools/server-tool.js';
+import type { ResponseRecorder } from './streaming/response-recorder.js';
+
+export interface CollectedCall {
+  id: string;
+  name: string;
+  arguments: string;
+  kind: 'client' | 'server' | 'handover';
+  handle?: number;
+}
+
+/**
+ * Runs one iteration's server tools concurrently. Web searches are announced before they
+ * start and completed in order, so their events read as the spec describes.
+ */
+export async function runServerTools(
+  calls: CollectedCall[],
+  tools: ServerTool[],
+  context: ToolExecutionContext,
+  recorder: ResponseRecorder,
+): Promise<ToolResult[]> {
+  const started = calls.map((call) => {
+    const tool = tools.find((candidate) => candidate.definition.name === call.name);
+    const args = parseArguments(call.arguments);
+    const complete =
+      tool?.kind === 'web_search' && args
+        ? recorder.beginWebSearch(call.id, typeof args.query === 'string' ? args.query : '')
+        : undefined;
+    return { tool, args, complete };
+  });
+  const results = await Promise.all(
+    started.map(({ tool, args }, index): Promise<ToolResult> => {
+      if (!tool) return Promise.resolve({ ok: false, error: `Unknown tool "${calls[index].name}"` });
+      if (!args) return Promise.resolve({ ok: false, error: 'The tool arguments were not a JSON object' });
+      return inSpan(`execute_tool ${tool.definition.name}`, toolAttributes(tool, calls[index].id), () =>
+        tool.execute(args, context),
+      );
+    }),
+  );
+  for (const [index, { complete }] of started.entries()) {
+    const result = results[index];
+    if (complete) complete(result.ok ? (result.webSearch?.resultsCount ?? 0) : 0);
+  }
+  return results;
+}
+
+export function parseArguments(raw: string): Record<string, unknown> | null {
+  try {
+    const parsed: unknown = raw.trim() ? JSON.parse(raw) : {};
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/** What the model reads back from a server tool: its output, or a readable error. */
+export function toolMessage(result: ToolResult): string {
+  return result.ok ? result.output : JSON.stringify({ error: result.error });
+}
+
+function toolAttributes(tool: ServerTool, callId: string): Attributes {
+  return {
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': tool.definition.name,
+    'gen_ai.tool.call.id': callId,
+    'gen_ai.tool.type': 'extension',
+  };
+}

@@ -1,0 +1,161 @@
+import { Injectable } from '@nestjs/common';
+import type { ApiError } from '../common/errors/error-catalogue.js';
+import { TurnEvents } from '../turns/turn-events.js';
+import { TurnProgress } from '../turns/turn-plan.js';
+import { TurnLeases } from './durable/turn-leases.service.js';
+import type { ResponseObject } from './response-view.js';
+import { TurnLedger } from './store/turn-ledger.repository.js';
+import { TurnStore } from './store/turn-store.repository.js';
+import type { ResponseRecorder } from './streaming/response-recorder.js';
+import { TurnPreparer, type PreparedTurn } from './turn-preparer.js';
+import { completionRecord, turnRecord, turnResponse, turnStart } from './turn-record.js';
+import { TurnRunner } from './turn-runner.js';
+
+/** A finished (or failed) turn: its Response object, and its final write. */
+export interface TurnEnd {
+  response: ResponseObject;
+  /** The final write (nothing for `store: false`), then the "turn recorded" effects. */
+  save(): Promise<void>;
+}
+
+/**
+ * How a turn's events leave: a JSON reply, an SSE stream, or a background turn's stored events.
+ * The run is the same for all three; a sink only decides what the client sees, and when.
+ */
+export interface TurnSink {
+  readonly recorder: ResponseRecorder;
+  /** Stops the run: the client left, the lease was lost, the replica's grace period ended. */
+  readonly signal: AbortSignal;
+  /**
+   * The model's first events wait for the start row, and a start that could not be written fails
+   * the turn (a stream hands out the id only once the row exists). Otherwise a failed start is
+   * made good by the final write, which then stores the whole turn.
+   */
+  readonly waitsForStart: boolean;
+  /** The turn is recorded and running (`response.created`, `response.in_progress`). */
+  started(response: ResponseObject): void;
+  /** The run ended; the sink calls `end.save()` before or after its last events. */
+  complete(end: TurnEnd): Promise<void>;
+  /** The run failed; `conclude` builds the failed response and its final write. */
+  fail(error: unknown, conclude: (failure: ApiError) => TurnEnd): Promise<void>;
+  /** Always called last, whatever happened. */
+  close(): void;
+}
+
+/**
+ * `with-run`: a foreground turn, whose start row (one statement) is written while the model call
+ * is on its way and whose lease is held here once the row exists. `recorded`: a background turn,
+ * whose start row was written before it was answered and whose lease its queue holds.
+ */
+export type TurnStartMode = 'with-run' | 'recorded';
+
+/**
+ * The one executor of a turn: the preparer's plan, the runner's model loop, the start row and the
+ * lease, the final write and the "turn recorded" event; foreground JSON, foreground stream and
+ * background differ only in their sink. A `store: false` turn writes nothing, so it has no start
+ * row and no lease.
+ */
+@Injectable()
+export class TurnExecutor {
+  constructor(
+    private readonly preparer: TurnPreparer,
+    private readonly runner: TurnRunner,
+    private readonly store: TurnStore,
+    private readonly ledger: TurnLedger,
+    private readonly leases: TurnLeases,
+    private readonly events: TurnEvents,
+  ) {}
+
+  /** The start row of a stored turn (`queued` for a background turn), owned by this replica. */
+  recordStart(turn: PreparedTurn, status: 'queued' | 'in_progress'): Promise<void> {
+    return this.ledger.recordStart(turnStart(turn, status, this.leases));
+  }
+
+  /** Runs the turn to its end; `sinkFor` gets the signal that aborts when the lease is lost. */
+  async run(
+    turn: PreparedTurn,
+    mode: TurnStartMode,
+    sinkFor: (lost: AbortSignal) => TurnSink,
+  ): Promise<void> {
+    const stored = turn.request.options.store;
+    // Aborted when the lease is lost, or when a start the sink waits for could not be recorded.
+    const ownership = new AbortController();
+    const sink = sinkFor(ownership.signal);
+    const plan = this.preparer.plan(turn, sink.signal);
+    const progress = new TurnProgress(plan);
+    const announce = <T>(lease: T): T => {
+      sink.started(turnResponse(turn, sink.recorder, progress, 'in_progress', null, null));
+      return lease;
+    };
+    // A recorded (background) turn announces itself before its first model call.
+    const opened =
+      mode === 'recorded' ? Promise.resolve(announce(null)) : this.open(turn, ownership).then(announce);
+    const held = opened.catch(() => null);
+    const startFailure = opened.then(
+      () => null,
+      (error: unknown) => {
+        if (sink.waitsForStart) ownership.abort();
+        return error;
+      },
+    );
+    const recordedStart = async () => stored && (await startFailure) === null;
+    try {
+      const waited = sink.waitsForStart ? { ...plan, beforeFirstEvents: opened } : plan;
+      await this.runner.run(waited, sink.recorder, progress);
+      if (sink.waitsForStart) await opened;
+      await sink.complete(this.conclude(turn, sink.recorder, progress, null, await recordedStart()));
+    } catch (error) {
+      const failedStart = sink.waitsForStart ? await startFailure : null;
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- the ledger's error, for the filter to map
+      if (failedStart !== null) throw failedStart;
+      const started = await recordedStart();
+      await sink.fail(error, (failure) => this.conclude(turn, sink.recorder, progress, failure, started));
+    } finally {
+      (await held)?.release();
+      sink.close();
+    }
+  }
+
+  /**
+   * Writes the start row of a foreground turn and then holds its lease (a renewal before the row
+   * exists would find none and abort); a background turn's row and lease exist already.
+   */
+  private async open(turn: PreparedTurn, ownership: AbortController): Promise<{ release(): void } | null> {
+    if (!turn.request.options.store) return null;
+    await this.recordStart(turn, 'in_progress');
+    const lease = this.leases.hold(turn.responseId);
+    lease.lost.addEventListener('abort', () => ownership.abort(), { once: true });
+    return lease;
+  }
+
+  /**
+   * The turn's end: its Response object (the stored body is the very object the client gets)
+   * and its final write — response, conversation and messages in one statement, completing the
+   * row its start wrote — followed by the "turn recorded" event.
+   */
+  private conclude(
+    turn: PreparedTurn,
+    recorder: ResponseRecorder,
+    progress: TurnProgress,
+    failure: ApiError | null,
+    startRecorded: boolean,
+  ): TurnEnd {
+    const completedAt = new Date();
+    const record = turnRecord(turn, recorder, progress, failure, completedAt);
+    const response = turnResponse(turn, recorder, progress, record.status, record.error, completedAt);
+    const save = async () => {
+      if (!turn.request.options.store) return;
+      const full = { ...record, body: JSON.stringify(response) };
+      await this.store.saveTurn(startRecorded ? completionRecord(full) : full);
+      this.events.recorded({
+        responseId: turn.responseId,
+        organizationId: record.organizationId,
+        assistantId: record.assistantId,
+        status: record.status,
+        background: turn.params.background,
+        usage: { ...progress.usage },
+      });
+    };
+    return { response, save };
+  }
+}

@@ -1,0 +1,50 @@
+import type { TokenLogprob } from '../llm/llm.types.js';
+
+export interface OutputTextPart {
+  type: 'output_text';
+  text: string;
+  annotations: unknown[];
+  /** Filled when the request includes `message.output_text.logprobs`. */
+  logprobs: TokenLogprob[];
+}
+
+export interface ReasoningTextPart {
+  type: 'reasoning_text';
+  text: string;
+}
+
+export type OutputItem =
+  | { type: 'message'; id: string; status: ItemStatus; role: 'assistant'; content: OutputTextPart[] }
+  | {
+      type: 'function_call';
+      id: string;
+      call_id: string;
+      name: string;
+      arguments: string;
+      status: ItemStatus;
+    }
+  | { type: 'handover'; id: string; from_specialist: string; to_specialist: string; reason: string }
+  | {
+      type: 'oauth_required';
+      id: string;
+      plugin_id: string;
+      plugin_name: string;
+      provider_id: string;
+      required_scopes: string[];
+      auth_url: string;
+    }
+  | {
+      type: 'reasoning';
+      id: string;
+      status: ItemStatus;
+      summary: { type: 'summary_text'; text: string }[];
+      content: ReasoningTextPart[];
+    }
+  | {
+      type: 'web_search_call';
+      id: string;
+      status: ItemStatus | 'searching';
+      action: { type: 'search'; query: string };
+    };
+
+export type ItemStatus = 'in_progress' | 'completed' | 'incomplete';

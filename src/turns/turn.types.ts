@@ -1,0 +1,89 @@
+import type { ChatMessage } from '../llm/llm.types.js';
+import type { OutputItem } from './output-item.types.js';
+
+/** What the turn's rows say of it; `queued` and `in_progress` while it runs somewhere. */
+export type TurnStatus =
+  'queued' | 'in_progress' | 'completed' | 'requires_action' | 'incomplete' | 'failed' | 'cancelled';
+
+/** The end of the branch a new turn continues, with the whole model transcript before it. */
+export interface ThreadHead {
+  responseId: string;
+  conversationId: string;
+  depth: number;
+  status: TurnStatus;
+  output: OutputItem[];
+  activeAgent: string | null;
+  transcript: ChatMessage[];
+  /** False when a response of the chain was deleted: the thread cannot be rebuilt whole. */
+  complete: boolean;
+}
+
+/** Everything one finished turn writes, in a single statement. */
+export interface TurnRecord {
+  responseId: string;
+  organizationId: string;
+  assistantId: string;
+  conversationId: string;
+  /** Set only when this turn starts the conversation. */
+  newConversationTitle: string | null;
+  previousResponseId: string | null;
+  userId: string | null;
+  status: TurnStatus;
+  depth: number;
+  activeAgent: string | null;
+  instructions: string | null;
+  input: unknown[];
+  output: OutputItem[];
+  outputText: string;
+  transcript: ChatMessage[];
+  usage: object | null;
+  error: { type: string; code: string; message: string } | null;
+  createdAt: Date;
+  completedAt: Date;
+  /** The Response object exactly as the client was sent it, for GET (JSON text, key order kept). */
+  body: string | null;
+  /** The API key that asked, for the usage rollup. */
+  apiKeyId: string;
+  /**
+   * The turn's tokens by currency of the models' prices (`''`: unpriced), upserted into the
+   * day's usage rollup; the first row counts the turn. Empty when the upstream reported nothing.
+   */
+  usageRows: TurnUsageRow[];
+  /** Chat-history messages: the user's text, and the reply unless the turn failed. */
+  messages: { id: string; role: 'user' | 'assistant'; content: string; position: number; createdAt: Date }[];
+}
+
+export interface TurnUsageRow {
+  currency: string;
+  turns: number;
+  inputTokens: number;
+  cachedTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+  cost: number;
+}
+
+/** What a turn stores when it starts: enough that a lost replica leaves a findable, honest row. */
+export interface TurnStart {
+  responseId: string;
+  organizationId: string;
+  assistantId: string;
+  conversationId: string;
+  newConversationTitle: string | null;
+  previousResponseId: string | null;
+  userId: string | null;
+  status: 'queued' | 'in_progress';
+  depth: number;
+  activeAgent: string | null;
+  instructions: string | null;
+  input: unknown[];
+  /** The input as the model sees it: a lost turn keeps it in the thread, as a failed one does. */
+  transcript: ChatMessage[];
+  background: boolean;
+  /** The Response object the start announces (JSON text), until the final write replaces it. */
+  body: string;
+  ownerId: string;
+  leaseMs: number;
+  createdAt: Date;
+  messages: TurnRecord['messages'];
+}

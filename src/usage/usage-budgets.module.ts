@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+import { TurnsModule } from '../turns/turns.module.js';
+import { UsageBudgetService } from './usage-budget.service.js';
+import { UsageRecorder } from './usage-recorder.js';
+import { UsageRepository } from './usage.repository.js';
+
+/**
+ * Usage on the hot path: the monthly budget check before a turn, and the recording of every
+ * stored turn's tokens (UsageRecorder, on the turn core's "turn recorded" event). It imports
+ * nothing of the admin API; the report endpoint is UsageModule's.
+ */
+@Module({
+  imports: [TurnsModule],
+  providers: [UsageRepository, UsageBudgetService, UsageRecorder],
+  exports: [UsageBudgetService, UsageRepository],
+})
+export class UsageBudgetsModule {}

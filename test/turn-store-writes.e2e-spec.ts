@@ -1,0 +1,239 @@
+import { randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { AssistantEntity } from '../src/assistants/entities/assistant.entity.js';
+import { TransactionalConnection } from '../src/database/transactional-connection.js';
+import { OrganizationEntity } from '../src/organizations/entities/organization.entity.js';
+import { ConversationStore } from '../src/responses/store/conversation-store.repository.js';
+import { TurnLedger } from '../src/responses/store/turn-ledger.repository.js';
+import { TurnStore } from '../src/responses/store/turn-store.repository.js';
+import type { TurnRecord, TurnStart } from '../src/turns/turn.types.js';
+import { openTestDataSource, type TestDataSource } from './support/test-data-source.js';
+
+/**
+ * The turn store's two writers of a `responses` row against a real (embedded or server)
+ * database, without the application: the start (TurnLedger.recordStart) and the end
+ * (TurnStore.saveTurn) share one column map, so the end completes exactly the row the start
+ * wrote; the tenant is part of both; and the thread head reads the same through the turn store and
+ * the conversation store.
+ */
+describe('turn store writes: start and end of a turn (SQL)', () => {
+  let database: TestDataSource;
+  let dataSource: DataSource;
+  let store: TurnStore;
+  let ledger: TurnLedger;
+  let conversations: ConversationStore;
+  const orgA = randomUUID();
+  const orgB = randomUUID();
+  const asstA = randomUUID();
+  const asstB = randomUUID();
+  const KEY = randomUUID();
+
+  beforeAll(async () => {
+    database = await openTestDataSource();
+    dataSource = database.dataSource;
+    store = new TurnStore(dataSource);
+    ledger = new TurnLedger(dataSource);
+    conversations = new ConversationStore(dataSource, new TransactionalConnection(dataSource));
+    const now = new Date();
+    await dataSource.getRepository(OrganizationEntity).insert([
+      { id: orgA, slug: `a-${orgA}`, name: 'A', rateLimitPerMinute: null, createdAt: now },
+      { id: orgB, slug: `b-${orgB}`, name: 'B', rateLimitPerMinute: null, createdAt: now },
+    ]);
+    await dataSource.getRepository(AssistantEntity).insert(
+      [
+        [asstA, orgA],
+        [asstB, orgB],
+      ].map(([id, organizationId]) => ({
+        id,
+        organizationId,
+        name: id,
+        instructions: '',
+        model: { provider: 'offline' as const, functionCalling: true },
+        toolNames: [],
+        createdAt: now,
+        updatedAt: now,
+      })),
+    );
+  });
+
+  afterAll(() => database?.close());
+
+  function start(overrides: Partial<TurnStart> = {}): TurnStart {
+    const at = new Date();
+    return {
+      responseId: randomUUID(),
+      organizationId: orgA,
+      assistantId: asstA,
+      conversationId: randomUUID(),
+      newConversationTitle: 'hello',
+      previousResponseId: null,
+      userId: 'u1',
+      status: 'in_progress',
+      depth: 1,
+      activeAgent: null,
+      instructions: 'Be brief.',
+      input: [{ type: 'message', role: 'user', text: 'hello' }],
+      transcript: [{ role: 'user', content: 'hello' }],
+      background: true,
+      body: '{"status":"in_progress"}',
+      ownerId: 'replica-1',
+      leaseMs: 60_000,
+      createdAt: at,
+      messages: [{ id: randomUUID(), role: 'user', content: 'hello', position: 0, createdAt: at }],
+      ...overrides,
+    };
+  }
+
+  /** The end of `begun` as the executor writes it after a recorded start: only the reply's message. */
+  function end(begun: TurnStart, overrides: Partial<TurnRecord> = {}): TurnRecord {
+    const at = new Date(begun.createdAt.getTime() + 1000);
+    return {
+      ...begun,
+      status: 'completed',
+      activeAgent: 'generic',
+      output: [],
+      outputText: 'hi there',
+      transcript: [...begun.transcript, { role: 'assistant', content: 'hi there' }],
+      usage: { input_tokens: 3, output_tokens: 2, total_tokens: 5 },
+      error: null,
+      completedAt: at,
+      body: '{"status":"completed"}',
+      apiKeyId: KEY,
+      usageRows: [
+        {
+          currency: '',
+          turns: 1,
+          inputTokens: 3,
+          cachedTokens: 0,
+          outputTokens: 2,
+          reasoningTokens: 0,
+          cost: 0,
+        },
+      ],
+      messages: [{ id: randomUUID(), role: 'assistant', content: 'hi there', position: 1, createdAt: at }],
+      ...overrides,
+    };
+  }
+
+  const responseRow = async (id: string) => {
+    const [row] = await dataSource.query<Record<string, unknown>[]>(
+      `SELECT organization_id, status, instructions, input, output_text, transcript, usage, body::text AS body,
+              background, owner_id, lease_expires_at IS NOT NULL AS leased, completed_at IS NOT NULL AS completed
+         FROM responses WHERE id = $1`,
+      [id],
+    );
+    return row;
+  };
+
+  it('completes the row its start wrote: the same columns, the lease cleared, messages in order', async () => {
+    const begun = start();
+    await ledger.recordStart(begun);
+    expect(await responseRow(begun.responseId)).toMatchObject({
+      organization_id: orgA,
+      status: 'in_progress',
+      instructions: 'Be brief.',
+      input: begun.input,
+      output_text: '',
+      background: true,
+      owner_id: 'replica-1',
+      leased: true,
+      completed: false,
+      body: '{"status":"in_progress"}',
+    });
+
+    await store.saveTurn(end(begun));
+    expect(await responseRow(begun.responseId)).toMatchObject({
+      status: 'completed',
+      instructions: 'Be brief.',
+      input: begun.input,
+      output_text: 'hi there',
+      usage: { input_tokens: 3, output_tokens: 2, total_tokens: 5 },
+      background: true,
+      leased: false,
+      completed: true,
+      body: '{"status":"completed"}',
+    });
+    const messages = await dataSource.query<{ role: string; content: string }[]>(
+      'SELECT role, content FROM messages WHERE response_id = $1 ORDER BY position',
+      [begun.responseId],
+    );
+    expect(messages).toEqual([
+      { role: 'user', content: 'hello' },
+      { role: 'assistant', content: 'hi there' },
+    ]);
+    const [usage] = await dataSource.query<{ turns: string; input_tokens: string }[]>(
+      'SELECT turns, input_tokens FROM usage_daily WHERE organization_id = $1 AND api_key_id = $2',
+      [orgA, KEY],
+    );
+    expect(Number(usage.turns)).toBe(1);
+    expect(Number(usage.input_tokens)).toBe(3);
+  });
+
+  it('leaves a cancelled turn as it is: the final write changes neither the row nor its messages', async () => {
+    const begun = start();
+    await ledger.recordStart(begun);
+    expect(await ledger.cancel(orgA, begun.responseId)).toBe(true);
+    await store.saveTurn(end(begun));
+    expect(await responseRow(begun.responseId)).toMatchObject({ status: 'cancelled', output_text: '' });
+    const [{ count }] = await dataSource.query<{ count: number }[]>(
+      'SELECT count(*)::int AS count FROM messages WHERE response_id = $1',
+      [begun.responseId],
+    );
+    expect(count).toBe(1);
+  });
+
+  it("never completes another organization's row, nor touches its conversation", async () => {
+    const begun = start();
+    await ledger.recordStart(begun);
+    // The same ids written as organization B's: the tenant is part of both conflict clauses.
+    await store
+      .saveTurn(end(begun, { organizationId: orgB, assistantId: asstB, messages: [] }))
+      .catch(() => undefined);
+    expect(await responseRow(begun.responseId)).toMatchObject({
+      organization_id: orgA,
+      status: 'in_progress',
+    });
+    const [conversation] = await dataSource.query<{ organization_id: string; last_response_id: string }[]>(
+      'SELECT organization_id, last_response_id FROM conversations WHERE id = $1',
+      [begun.conversationId],
+    );
+    expect(conversation).toEqual({ organization_id: orgA, last_response_id: begun.responseId });
+  });
+
+  it('reads the same thread head through the turn store and the conversation store', async () => {
+    const first = start({ background: false });
+    await ledger.recordStart(first);
+    await store.saveTurn(end(first));
+    const second = start({
+      conversationId: first.conversationId,
+      previousResponseId: first.responseId,
+      newConversationTitle: null,
+      depth: 2,
+      input: [{ type: 'message', role: 'user', text: 'again' }],
+      transcript: [{ role: 'user', content: 'again' }],
+    });
+    await ledger.recordStart(second);
+    await store.saveTurn(end(second, { outputText: 'once more' }));
+
+    const byResponse = await store.loadThread(orgA, asstA, 'u1', second.responseId);
+    const byConversation = await conversations.loadThread(orgA, 'u1', first.conversationId);
+    expect(byResponse).toMatchObject({
+      responseId: second.responseId,
+      conversationId: first.conversationId,
+      depth: 2,
+      status: 'completed',
+      activeAgent: 'generic',
+      complete: true,
+    });
+    expect(byResponse?.transcript.map((message) => message.content)).toEqual([
+      'hello',
+      'hi there',
+      'again',
+      'hi there',
+    ]);
+    expect(byConversation?.head).toEqual(byResponse);
+    // Another organization's reader sees neither.
+    expect(await store.loadThread(orgB, asstA, 'u1', second.responseId)).toBeNull();
+    expect(await conversations.loadThread(orgB, 'u1', first.conversationId)).toBeNull();
+  });
+});
