@@ -18,8 +18,8 @@ export interface ThreadHead {
   complete: boolean;
 }
 
-/** Everything one finished turn writes, in a single statement. */
-export interface TurnRecord {
+/** What a turn's start and its end write alike: the row's keys, its thread and its input. */
+export interface TurnRow {
   responseId: string;
   organizationId: string;
   assistantId: string;
@@ -33,12 +33,18 @@ export interface TurnRecord {
   activeAgent: string | null;
   instructions: string | null;
   input: unknown[];
+  createdAt: Date;
+  /** Chat-history messages: the user's text, and the reply unless the turn failed. */
+  messages: { id: string; role: 'user' | 'assistant'; content: string; position: number; createdAt: Date }[];
+}
+
+/** Everything one finished turn writes, in a single statement. */
+export interface TurnRecord extends TurnRow {
   output: OutputItem[];
   outputText: string;
   transcript: ChatMessage[];
   usage: object | null;
   error: { type: string; code: string; message: string } | null;
-  createdAt: Date;
   completedAt: Date;
   /** The Response object exactly as the client was sent it, for GET (JSON text, key order kept). */
   body: string | null;
@@ -49,8 +55,6 @@ export interface TurnRecord {
    * day's usage rollup; the first row counts the turn. Empty when the upstream reported nothing.
    */
   usageRows: TurnUsageRow[];
-  /** Chat-history messages: the user's text, and the reply unless the turn failed. */
-  messages: { id: string; role: 'user' | 'assistant'; content: string; position: number; createdAt: Date }[];
 }
 
 export interface TurnUsageRow {
@@ -64,19 +68,8 @@ export interface TurnUsageRow {
 }
 
 /** What a turn stores when it starts: enough that a lost replica leaves a findable, honest row. */
-export interface TurnStart {
-  responseId: string;
-  organizationId: string;
-  assistantId: string;
-  conversationId: string;
-  newConversationTitle: string | null;
-  previousResponseId: string | null;
-  userId: string | null;
+export interface TurnStart extends TurnRow {
   status: 'queued' | 'in_progress';
-  depth: number;
-  activeAgent: string | null;
-  instructions: string | null;
-  input: unknown[];
   /** The input as the model sees it: a lost turn keeps it in the thread, as a failed one does. */
   transcript: ChatMessage[];
   background: boolean;
@@ -84,6 +77,4 @@ export interface TurnStart {
   body: string;
   ownerId: string;
   leaseMs: number;
-  createdAt: Date;
-  messages: TurnRecord['messages'];
 }

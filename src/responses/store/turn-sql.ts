@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../../llm/llm.types.js';
-import type { ThreadHead, TurnRecord, TurnStart, TurnStatus } from '../../turns/turn.types.js';
+import type { ThreadHead, TurnRecord, TurnRow, TurnStatus } from '../../turns/turn.types.js';
 import type { OutputItem } from '../../turns/output-item.types.js';
 import type { PreparedStatement } from '../../database/prepared-query.js';
 
@@ -45,7 +45,7 @@ export const TURN_ROW_KEYS = [
 type TurnRowKey = (typeof TURN_ROW_KEYS)[number];
 
 /** The values of TURN_ROW_KEYS for a turn's start or its end (`updatedAt`: when it is written). */
-export function turnRowValues(turn: TurnStart | TurnRecord, updatedAt: Date): Record<TurnRowKey, unknown> {
+export function turnRowValues(turn: TurnRow, updatedAt: Date): Record<TurnRowKey, unknown> {
   return {
     conversationId: turn.conversationId,
     organizationId: turn.organizationId,
