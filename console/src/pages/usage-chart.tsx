@@ -12,7 +12,7 @@ export function UsageChart({ lines }: { lines: UsageLine[] }) {
   const height = 180;
   const max = Math.max(1, ...lines.map((line) => line.total_tokens));
   const slot = width / lines.length;
-  const bar = Math.max(2, slot * 0.7);
+  const bar = Math.min(48, Math.max(2, slot * 0.7));
   return (
     <figure class="chart">
       <svg viewBox={`0 0 ${width} ${height + 20}`} role="img" aria-labelledby="usage-chart-title">
