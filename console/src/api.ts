@@ -35,9 +35,15 @@ export function url(path: string, query: Query = {}): URL {
   return target;
 }
 
-export async function call<T>(method: string, path: string, body?: unknown, query?: Query): Promise<T> {
+export async function call<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  query?: Query,
+  extraHeaders: Record<string, string> = {},
+): Promise<T> {
   onActivity();
-  const headers: Record<string, string> = { accept: 'application/json' };
+  const headers: Record<string, string> = { ...extraHeaders, accept: 'application/json' };
   if (credential !== null) headers.authorization = `Bearer ${credential}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
   const response = await fetch(url(path, query), {
@@ -61,7 +67,8 @@ export async function call<T>(method: string, path: string, body?: unknown, quer
   return parsed as T;
 }
 
-export const get = <T>(path: string, query?: Query) => call<T>('GET', path, undefined, query);
+export const get = <T>(path: string, query?: Query, headers?: Record<string, string>) =>
+  call<T>('GET', path, undefined, query, headers);
 export const put = <T>(path: string, body: unknown) => call<T>('PUT', path, body);
 export const post = <T>(path: string, body?: unknown) => call<T>('POST', path, body ?? {});
 export const del = <T>(path: string) => call<T>('DELETE', path);

@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { get, type List } from './api';
 import { AssistantsPage } from './pages/assistants';
 import { AuditPage } from './pages/audit';
+import { ConversationsPage } from './pages/conversations';
 import { KeysPage } from './pages/keys';
 import { OrganizationsPage } from './pages/organizations';
 import { SignInPage } from './pages/sign-in';
@@ -27,6 +28,7 @@ const ORG_PAGES = [
   ['assistants', 'Assistants'],
   ['keys', 'API keys'],
   ['usage', 'Usage and cost'],
+  ['conversations', 'Conversations'],
   ['audit', 'Audit log'],
 ] as const;
 
@@ -111,6 +113,7 @@ function Body(props: { session: Session; org?: Organization; orgRef?: string; pa
     return <ErrorNote error={new Error('Not found (or not visible to this credential).')} />;
   if (page === 'keys') return <KeysPage org={org} />;
   if (page === 'usage') return <UsagePage org={org} />;
+  if (page === 'conversations') return <ConversationsPage org={org} session={session} />;
   if (page === 'audit') return <AuditPage org={org} session={session} />;
   return <AssistantsPage org={org} />;
 }

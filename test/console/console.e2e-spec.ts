@@ -154,6 +154,7 @@ suite('web console (real browser)', () => {
     await shot('assistants');
   });
 
+  let responseId = '';
   let secret = '';
   let keyId = '';
   it('issues a key whose secret is shown once and copies it; the SDK calls the assistant with it', async () => {
@@ -183,6 +184,7 @@ suite('web console (real browser)', () => {
       { headers: { 'x-user-id': 'customer-7' } },
     );
     expect(response.status).toBe('completed');
+    responseId = response.id;
   });
 
   it('shows the turn in usage with the API totals, and exports the API lines as CSV', async () => {
@@ -262,6 +264,33 @@ suite('web console (real browser)', () => {
     await page.getByLabel('Object (type or id)').fill('assistant');
     await expect(page.getByTestId('audit-table').getByRole('row').count()).resolves.toBe(2);
     expect(cspViolations).toEqual([]);
+  });
+
+  it("shows a user's history and a response's record to a key that also has the user scope", async () => {
+    // The admin-only key: the API refuses the user routes, and the page says why.
+    await page.getByRole('link', { name: 'Conversations' }).click();
+    await page.getByLabel('End user id (x-user-id)').fill('customer-7');
+    await page.getByRole('button', { name: 'Show history' }).click();
+    await page.getByRole('alert').filter({ hasText: 'needs an API key with the "user" scope' }).waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(await app.createKey(acme.id, ['admin', 'user']));
+    await page.getByRole('link', { name: 'Conversations' }).click();
+    await page.getByLabel('End user id (x-user-id)').fill('customer-7');
+    await page.getByRole('button', { name: 'Show history' }).click();
+    await page.getByTestId('conversations-table').waitFor();
+    await page
+      .getByRole('button', { name: /^Messages/ })
+      .first()
+      .click();
+    await page
+      .getByRole('region', { name: 'Messages' })
+      .getByText('You said: Hello there, how are you today?')
+      .waitFor();
+    await page.getByLabel('Response id (resp_…)').fill(responseId);
+    await page.getByRole('button', { name: 'Show record' }).click();
+    await expect(page.getByTestId('response-record').textContent()).resolves.toContain('"usage"');
+    await expectAccessible();
+    await shot('conversations');
   });
 
   it('passes axe in dark mode and made no request outside the service', async () => {
