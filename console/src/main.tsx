@@ -7,6 +7,7 @@ import { ConversationsPage } from './pages/conversations';
 import { KeysPage } from './pages/keys';
 import { OrganizationsPage } from './pages/organizations';
 import { SignInPage } from './pages/sign-in';
+import { ToolsPage } from './pages/tools';
 import { UsagePage } from './pages/usage';
 import { href, useRoute } from './router';
 import { onSessionChange, signOut, startSessionWatch, type Session } from './session';
@@ -26,6 +27,7 @@ export interface Organization {
 
 const ORG_PAGES = [
   ['assistants', 'Assistants'],
+  ['tools', 'Tools and gateways'],
   ['keys', 'API keys'],
   ['usage', 'Usage and cost'],
   ['conversations', 'Conversations'],
@@ -111,6 +113,7 @@ function Body(props: { session: Session; org?: Organization; orgRef?: string; pa
   // Not in the list the API gave this credential: the same answer as for one that does not exist.
   if (org === undefined)
     return <ErrorNote error={new Error('Not found (or not visible to this credential).')} />;
+  if (page === 'tools') return <ToolsPage org={org} />;
   if (page === 'keys') return <KeysPage org={org} />;
   if (page === 'usage') return <UsagePage org={org} />;
   if (page === 'conversations') return <ConversationsPage org={org} session={session} />;

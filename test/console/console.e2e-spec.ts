@@ -154,6 +154,48 @@ suite('web console (real browser)', () => {
     await shot('assistants');
   });
 
+  it('manages tools, gateways and specialists, deletes included, each delete audited', async () => {
+    await page.getByRole('link', { name: 'Tools and gateways' }).click();
+    await page.getByLabel('Tool name').fill('lookup');
+    await page.getByLabel('Configuration (JSON, docs/tools.md)').fill('{"method": "GET"}');
+    await page.getByRole('button', { name: 'Save tool' }).click();
+    await page.locator('#tool-config-error').waitFor();
+    await page.getByLabel('Configuration (JSON, docs/tools.md)').fill(
+      JSON.stringify({
+        method: 'GET',
+        urlTemplate: 'https://orders.example.com/orders/{id}',
+        parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+      }),
+    );
+    await page.getByRole('button', { name: 'Save tool' }).click();
+    await page.getByTestId('tools-table').getByRole('cell', { name: 'lookup', exact: true }).waitFor();
+    await page.getByLabel('Gateway name').fill('acme-ide');
+    await page.getByRole('button', { name: 'Save gateway' }).click();
+    await page.getByTestId('gateways-table').getByRole('cell', { name: 'acme-ide', exact: true }).waitFor();
+    await expectAccessible();
+    await shot('tools');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Delete gateway acme-ide' }).click();
+    await page.getByTestId('gateways-table').waitFor({ state: 'detached' });
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Delete tool lookup' }).click();
+    await page.getByTestId('tools-table').waitFor({ state: 'detached' });
+
+    await page.getByRole('link', { name: 'Assistants' }).click();
+    await page.getByRole('button', { name: 'Specialists of Support' }).click();
+    await page.getByLabel('Specialist name').fill('billing');
+    await page.getByLabel('Role').fill('Invoices and refunds');
+    await page.getByRole('button', { name: 'Save specialist' }).click();
+    await page.getByRole('cell', { name: 'Invoices and refunds' }).waitFor();
+    await expectAccessible();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Delete specialist billing' }).click();
+    await page.getByText('No specialists.').waitFor();
+    const audit = (await api('/admin/v1/audit-log?limit=100')).body.data;
+    const deleted = audit.filter((row: any) => row.action === 'deleted').map((row: any) => row.resourceType);
+    expect(deleted.sort()).toEqual(['gateway', 'specialist', 'tool']);
+  });
+
   let responseId = '';
   let secret = '';
   let keyId = '';

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { ApiFailure, fieldOf, get, put, type List } from '../api';
 import type { Organization } from '../main';
 import { Empty, ErrorNote, Field, Loading, Page, formatDate, useLoad } from '../ui';
+import { SpecialistsPanel } from './specialists';
 
 interface Assistant {
   id: string;
@@ -19,6 +20,7 @@ export function AssistantsPage({ org }: { org: Organization }) {
   const base = `/admin/v1/organizations/${encodeURIComponent(org.slug)}`;
   const list = useLoad(() => get<List<Assistant>>(`${base}/assistants`), [org.slug]);
   const [editing, setEditing] = useState<Assistant | 'new' | null>(null);
+  const [team, setTeam] = useState<Assistant | null>(null);
   return (
     <Page
       title={`Assistants of ${org.name}`}
@@ -38,6 +40,7 @@ export function AssistantsPage({ org }: { org: Organization }) {
           }}
         />
       ) : null}
+      {team !== null ? <SpecialistsPanel base={base} assistant={team} onClose={() => setTeam(null)} /> : null}
       <Loading when={list.loading && list.data === undefined} />
       <ErrorNote error={list.error} />
       <Empty when={list.data?.data.length === 0}>No assistants yet.</Empty>
@@ -69,6 +72,9 @@ export function AssistantsPage({ org }: { org: Organization }) {
                 <td>
                   <button type="button" class="secondary" onClick={() => setEditing(assistant)}>
                     Edit<span class="sr-only"> {assistant.name}</span>
+                  </button>{' '}
+                  <button type="button" class="secondary" onClick={() => setTeam(assistant)}>
+                    Specialists<span class="sr-only"> of {assistant.name}</span>
                   </button>
                 </td>
               </tr>
