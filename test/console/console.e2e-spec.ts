@@ -1,4 +1,6 @@
 import { mkdir, readFile } from 'node:fs/promises';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import type { BrowserContext, Page } from 'playwright-core';
 import { startTestApp, type SeededOrganization, type TestApp } from '../support/test-app.js';
@@ -345,5 +347,49 @@ suite('web console (real browser)', () => {
       (url) => !url.startsWith(app.baseUrl) && !url.startsWith('blob:') && !url.startsWith('data:'),
     );
     expect(foreign).toEqual([]);
+  });
+
+  it('works behind an ingress that serves the service under a path prefix', async () => {
+    // A real reverse proxy on loopback: /sb/<path> -> the service's /<path>, as an ingress rewrites.
+    const target = new URL(app.baseUrl);
+    const proxy: Server = createServer((req, res) => {
+      if (!req.url?.startsWith('/sb/')) {
+        res.writeHead(404).end();
+        return;
+      }
+      const upstream = httpRequest(
+        {
+          host: target.hostname,
+          port: target.port,
+          method: req.method,
+          path: req.url.slice(3),
+          headers: req.headers,
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/sb`;
+    const prefixed = await context.newPage();
+    prefixed.setDefaultTimeout(10_000);
+    const seen: string[] = [];
+    prefixed.on('request', (request) => seen.push(new URL(request.url()).pathname));
+    try {
+      await prefixed.goto(`${base}/console`);
+      expect(new URL(prefixed.url()).pathname).toBe('/sb/console/');
+      await prefixed.getByLabel('Admin API key or token').fill(acme.keys.admin);
+      await prefixed.getByRole('button', { name: 'Sign in' }).click();
+      await prefixed.getByRole('cell', { name: 'acme assistant', exact: true }).waitFor();
+      expect(seen.filter((path) => !path.startsWith('/sb/'))).toEqual([]);
+      expect(seen).toContain('/sb/admin/v1/organizations');
+    } finally {
+      await prefixed.close();
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 });
