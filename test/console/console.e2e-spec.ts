@@ -392,4 +392,22 @@ suite('web console (real browser)', () => {
       await new Promise((resolve) => proxy.close(resolve));
     }
   });
+
+  it('signs out after 15 idle minutes and forgets the credential', async () => {
+    const tab = await context.newPage();
+    tab.setDefaultTimeout(10_000);
+    try {
+      // The page's clock, moved forward instead of waiting: no sleeps.
+      await tab.clock.install();
+      await tab.goto(`${app.baseUrl}/console/`);
+      await tab.getByLabel('Admin API key or token').fill(acme.keys.admin);
+      await tab.getByRole('button', { name: 'Sign in' }).click();
+      await tab.getByTestId('who').waitFor();
+      await tab.clock.fastForward('16:00');
+      await tab.getByLabel('Admin API key or token').waitFor();
+      expect(await tab.evaluate('JSON.stringify(sessionStorage)')).toBe('{}');
+    } finally {
+      await tab.close();
+    }
+  });
 });
