@@ -14,6 +14,8 @@ RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts --no-audit --no
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY migrations ./migrations
+# The web console's sources; `npm run build` bundles them into dist/console (docs/console.md).
+COPY console ./console
 RUN npm run build
 
 # --- prod-deps: production dependencies only, installed apart so no npm cache reaches the image ---

@@ -12,6 +12,7 @@ import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
 import { ApiValidationPipe } from './common/validation/validation.pipe.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
+import { ConsoleModule } from './console/console.module.js';
 import { ConversationsModule } from './conversations/conversations.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import type { DatabaseHandle } from './database/embedded-postgres.js';
@@ -57,6 +58,7 @@ export class AppModule implements NestModule {
         McpGatewayModule,
         AdminApiModule,
         OpenApiModule,
+        ConsoleModule,
       ],
       providers: [
         // Global guards run in this order: the API key names the organization, whose rate limit

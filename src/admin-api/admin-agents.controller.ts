@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Param, Put } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Param, Put } from '@nestjs/common';
 import { ADMIN_PREFIX, AdminAccess } from './admin-access.decorator.js';
 import { AdminAgentsService } from './admin-agents.service.js';
 import { Caller, type AdminCaller } from './admin-caller.js';
@@ -56,6 +56,16 @@ export class AdminAgentsController {
     return this.service.putSpecialist(caller, org, assistant, name, body);
   }
 
+  @Delete('assistants/:assistant/specialists/:name')
+  deleteSpecialist(
+    @Caller() caller: AdminCaller,
+    @Param('org') org: string,
+    @Param('assistant') assistant: string,
+    @Param('name') name: string,
+  ) {
+    return this.service.deleteSpecialist(caller, org, assistant, name);
+  }
+
   @Get('tools')
   async listTools(@Caller() caller: AdminCaller, @Param('org') org: string) {
     return { object: 'list', data: await this.service.listTools(caller, org) };
@@ -71,6 +81,11 @@ export class AdminAgentsController {
     return this.service.putTool(caller, org, name, body);
   }
 
+  @Delete('tools/:name')
+  deleteTool(@Caller() caller: AdminCaller, @Param('org') org: string, @Param('name') name: string) {
+    return this.service.deleteTool(caller, org, name);
+  }
+
   @Get('gateways')
   async listGateways(@Caller() caller: AdminCaller, @Param('org') org: string) {
     return { object: 'list', data: await this.service.listGateways(caller, org) };
@@ -84,5 +99,10 @@ export class AdminAgentsController {
     @Body() body: PutGatewayDto,
   ) {
     return this.service.putGateway(caller, org, name, body);
+  }
+
+  @Delete('gateways/:name')
+  deleteGateway(@Caller() caller: AdminCaller, @Param('org') org: string, @Param('name') name: string) {
+    return this.service.deleteGateway(caller, org, name);
   }
 }

@@ -29,6 +29,16 @@ function changed(
   return action === 'unchanged' ? [] : [{ organizationId, action, resourceType, resourceId, before, after }];
 }
 
+/** The answer and the audit row of a delete. */
+function deleted(organizationId: string, resourceType: string, id: string, name: string, before: unknown) {
+  return {
+    value: { id, name, object: resourceType, deleted: true as const },
+    changes: [
+      { organizationId, action: 'deleted' as const, resourceType, resourceId: id, before, after: null },
+    ],
+  };
+}
+
 /**
  * Assistants, specialists, tools and gateways of one organization. Writes are upserts by name,
  * as `apply` does them, through the same services, each with its audit row in its transaction.
@@ -146,6 +156,47 @@ export class AdminAgentsService {
         value: { ...after, action },
         changes: changed(organization.id, 'gateway', action, gateway.id, before, after),
       };
+    });
+  }
+
+  /**
+   * Deletes: the row and its `deleted` audit row (before: the resource, after: null) in one
+   * transaction. Something that does not exist (or is another organization's) is 404 and writes
+   * nothing. Assistants, specialists and gateways name their tools by name, so nothing else
+   * changes: a tool name that no longer resolves is skipped (ToolCatalogService.resolveLoaded).
+   */
+  async deleteSpecialist(caller: AdminCaller, ref: string, assistantRef: string, name: string) {
+    const assistant = await this.assistant(caller, ref, assistantRef);
+    const { organizationId } = assistant;
+    return this.scope.write(caller, async (manager) => {
+      const existing = await this.specialists.find(organizationId, assistant.id, name, manager);
+      if (!existing) throw new ApiError('not_found', `No specialist "${name}" in this assistant`);
+      await this.specialists.remove(organizationId, assistant.id, name, manager);
+      return deleted(organizationId, 'specialist', existing.id, name, specialistView(existing));
+    });
+  }
+
+  async deleteTool(caller: AdminCaller, ref: string, name: string) {
+    const organization = await this.scope.organization(caller, ref);
+    return this.scope.write(caller, async (manager) => {
+      const existing = await this.tools.find(organization.id, name, manager);
+      if (!existing) throw new ApiError('not_found', `No tool "${name}" in this organization`);
+      await this.tools.delete(organization.id, name, manager);
+      return deleted(organization.id, 'tool', existing.id, name, toolView(existing));
+    });
+  }
+
+  async deleteGateway(caller: AdminCaller, ref: string, name: string) {
+    const organization = await this.scope.organization(caller, ref);
+    // Read before the transaction, as for the upsert: this lookup cannot join one.
+    const existing = await this.gateways.find(organization.id, name);
+    if (!existing) throw new ApiError('not_found', `No gateway "${name}" in this organization`);
+    const before = gatewayView(existing, this.config);
+    return this.scope.write(caller, async (manager) => {
+      if (!(await this.gateways.delete(organization.id, name, manager))) {
+        throw new ApiError('not_found', `No gateway "${name}" in this organization`);
+      }
+      return deleted(organization.id, 'gateway', existing.id, name, before);
     });
   }
 

@@ -29,6 +29,10 @@ export interface AppConfig {
   quickstart: {
     enabled: boolean;
   };
+  /** The web console under /console (docs/console.md): static files, on by default. */
+  console: {
+    enabled: boolean;
+  };
   /** Upstream model calls: deadlines, retries and their budget (docs/resilience.md). */
   upstream: {
     /** Connect plus response headers, per attempt (capped by the first-token deadline). */
@@ -629,6 +633,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       // Only ever on the embedded database: a real deployment never gets a demo key.
       enabled: databaseUrl === undefined && boolean(env, 'QUICKSTART', true),
     },
+    console: { enabled: boolean(env, 'CONSOLE_ENABLED', true) },
     upstream: loadUpstream(env),
     streaming: {
       heartbeatMs: integer(env, 'SSE_HEARTBEAT_SECONDS', 15, 1, 300) * 1000,

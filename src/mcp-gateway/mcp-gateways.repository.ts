@@ -43,8 +43,14 @@ export class McpGatewaysRepository {
     return this.connection.getRepository(McpGatewayEntity, manager).save(gateway);
   }
 
-  async deleteForOrganization(organizationId: string, name: string): Promise<boolean> {
-    const result = await this.gateways.delete({ organizationId, name });
+  async deleteForOrganization(
+    organizationId: string,
+    name: string,
+    manager?: EntityManager,
+  ): Promise<boolean> {
+    const result = await this.connection
+      .getRepository(McpGatewayEntity, manager)
+      .delete({ organizationId, name });
     return (result.affected ?? 0) > 0;
   }
 

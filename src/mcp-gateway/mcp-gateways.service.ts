@@ -66,8 +66,9 @@ export class McpGatewaysService {
     return this.repository.save(gateway);
   }
 
-  delete(organizationId: string, name: string): Promise<boolean> {
-    return this.repository.deleteForOrganization(organizationId, name);
+  /** `manager` joins the caller's transaction (the admin API's audited delete). */
+  delete(organizationId: string, name: string, manager?: EntityManager): Promise<boolean> {
+    return this.repository.deleteForOrganization(organizationId, name, manager);
   }
 
   /**

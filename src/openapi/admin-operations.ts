@@ -201,6 +201,12 @@ export const ADMIN_SCHEMAS: Record<string, JsonSchema> = {
       items: { type: 'string', enum: ['full_access', 'assistant', 'user', 'admin'] },
     },
   }),
+  AdminDeleted: object({
+    id: { type: 'string' },
+    name: { type: 'string' },
+    object: { type: 'string', enum: ['tool', 'specialist', 'gateway'] },
+    deleted: { type: 'boolean', const: true },
+  }),
   ApplyDocument: anyObject(
     'The document `apply -f` reads (docs/admin-cli.md, "File format"), as JSON: `organizations[]` with ' +
       'their tools, plugins, assistants, specialists and gateways',
@@ -349,6 +355,15 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     errors: ['not_found', 'assistant_not_found', 'insufficient_scope', 'quota_exceeded'],
   }),
   operation({
+    method: 'delete',
+    paths: ['/admin/v1/organizations/{org}/assistants/{assistant}/specialists/{name}'],
+    operationId: 'adminDeleteSpecialist',
+    summary: 'Delete the specialist (audited as `deleted`)',
+    parameters: [ORG, ASSISTANT, path('name', 'The specialist name')],
+    responses: { '200': json(ref('AdminDeleted'), 'What was deleted') },
+    errors: ['not_found', 'assistant_not_found'],
+  }),
+  operation({
     method: 'get',
     paths: ['/admin/v1/organizations/{org}/tools'],
     operationId: 'adminListTools',
@@ -368,6 +383,15 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     errors: ['not_found', 'insufficient_scope', 'quota_exceeded'],
   }),
   operation({
+    method: 'delete',
+    paths: ['/admin/v1/organizations/{org}/tools/{name}'],
+    operationId: 'adminDeleteTool',
+    summary: 'Delete the tool (audited as `deleted`); names that referred to it are skipped',
+    parameters: [ORG, path('name', 'The tool name')],
+    responses: { '200': json(ref('AdminDeleted'), 'What was deleted') },
+    errors: ['not_found'],
+  }),
+  operation({
     method: 'get',
     paths: ['/admin/v1/organizations/{org}/gateways'],
     operationId: 'adminListGateways',
@@ -385,6 +409,15 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     requestBody: body(ref('AdminGatewayInput')),
     responses: { '200': json(withAction('AdminGateway'), 'The gateway and what was done') },
     errors: ['not_found', 'quota_exceeded'],
+  }),
+  operation({
+    method: 'delete',
+    paths: ['/admin/v1/organizations/{org}/gateways/{name}'],
+    operationId: 'adminDeleteGateway',
+    summary: 'Delete the gateway (audited as `deleted`)',
+    parameters: [ORG, path('name', 'The gateway name')],
+    responses: { '200': json(ref('AdminDeleted'), 'What was deleted') },
+    errors: ['not_found'],
   }),
   operation({
     method: 'get',

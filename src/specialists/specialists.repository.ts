@@ -44,8 +44,15 @@ export class SpecialistsRepository {
     return this.connection.getRepository(SpecialistEntity, manager).save(specialist);
   }
 
-  async deleteByName(organizationId: string, assistantId: string, name: string): Promise<boolean> {
-    const result = await this.specialists.delete({ organizationId, assistantId, name });
+  async deleteByName(
+    organizationId: string,
+    assistantId: string,
+    name: string,
+    manager?: EntityManager,
+  ): Promise<boolean> {
+    const result = await this.connection
+      .getRepository(SpecialistEntity, manager)
+      .delete({ organizationId, assistantId, name });
     return (result.affected ?? 0) > 0;
   }
 

@@ -47,8 +47,14 @@ export class SpecialistsService {
     return this.repository.findByName(organizationId, assistantId, name, manager);
   }
 
-  async remove(organizationId: string, assistantId: string, name: string): Promise<boolean> {
-    const removed = await this.repository.deleteByName(organizationId, assistantId, name);
+  /** `manager` joins the caller's transaction (the admin API's audited delete). */
+  async remove(
+    organizationId: string,
+    assistantId: string,
+    name: string,
+    manager?: EntityManager,
+  ): Promise<boolean> {
+    const removed = await this.repository.deleteByName(organizationId, assistantId, name, manager);
     this.rosters.invalidate(organizationId, assistantId);
     return removed;
   }

@@ -52,8 +52,8 @@ export class ToolsRepository {
     return this.connection.getRepository(ToolEntity, manager).save(tool);
   }
 
-  async deleteByName(organizationId: string, name: string): Promise<boolean> {
-    const result = await this.tools.delete({ organizationId, name });
+  async deleteByName(organizationId: string, name: string, manager?: EntityManager): Promise<boolean> {
+    const result = await this.connection.getRepository(ToolEntity, manager).delete({ organizationId, name });
     return (result.affected ?? 0) > 0;
   }
 

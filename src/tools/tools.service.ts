@@ -61,8 +61,9 @@ export class ToolsService {
     return this.repository.findByNameWithPlugin(organizationId, name, manager);
   }
 
-  delete(organizationId: string, name: string): Promise<boolean> {
-    return this.repository.deleteByName(organizationId, name);
+  /** `manager` joins the caller's transaction (the admin API's audited delete). */
+  delete(organizationId: string, name: string, manager?: EntityManager): Promise<boolean> {
+    return this.repository.deleteByName(organizationId, name, manager);
   }
 
   listPlugins(organizationId: string): Promise<PluginEntity[]> {

@@ -1,0 +1,2 @@
+/** Vite bundles imported stylesheets into the build's CSS file. */
+declare module '*.css';

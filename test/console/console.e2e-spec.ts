@@ -1,0 +1,413 @@
+import { mkdir, readFile } from 'node:fs/promises';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import OpenAI from 'openai';
+import type { BrowserContext, Page } from 'playwright-core';
+import { startTestApp, type SeededOrganization, type TestApp } from '../support/test-app.js';
+import { startTestIdentityProvider, type TestIdentityProvider } from '../support/test-identity-provider.js';
+import {
+  browserSuiteEnabled,
+  buildConsole,
+  launchBrowser,
+  seriousViolations,
+  type TestBrowser,
+} from './browser.js';
+
+const ADMIN_GROUP = '/platform/admins';
+const ADMIN_AUDIENCE = 'switchboard-admin';
+/** CONSOLE_SCREENSHOTS=1 refreshes docs/console/*.png from this run. */
+const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS === '1';
+
+const suite = browserSuiteEnabled() ? describe : describe.skip;
+
+/**
+ * The web console in Debian's Chromium against the production build, served by the service on
+ * its own database: what a platform administrator and an organization's admin do with it, each
+ * checked against what the API itself answers. No sleeps: every step waits for what it expects.
+ */
+suite('web console (real browser)', () => {
+  let app: TestApp;
+  let idp: TestIdentityProvider;
+  let chromium: TestBrowser;
+  let acme: SeededOrganization;
+  let globex: SeededOrganization;
+  let context: BrowserContext;
+  let page: Page;
+  const requests: string[] = [];
+  const cspViolations: string[] = [];
+
+  const api = async (path: string, key = acme.keys.admin) => {
+    const res = await fetch(`${app.baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  const shot = async (name: string) => {
+    if (!SCREENSHOTS) return;
+    await mkdir('docs/console', { recursive: true });
+    await page.screenshot({ path: `docs/console/${name}.png`, fullPage: true });
+  };
+  const expectAccessible = async () => expect(await seriousViolations(page)).toEqual([]);
+  const signIn = async (credential: string) => {
+    await page.goto(`${app.baseUrl}/console/`);
+    await page.getByLabel('Admin API key or token').fill(credential);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('who').waitFor();
+  };
+
+  beforeAll(async () => {
+    await buildConsole();
+    idp = await startTestIdentityProvider({ alice: [ADMIN_GROUP] });
+    app = await startTestApp({
+      API_KEY_CACHE_TTL_SECONDS: '0',
+      OIDC_ISSUER: idp.issuer,
+      OIDC_CLIENT_ID: idp.audience,
+      ADMIN_GROUP,
+      ADMIN_AUDIENCE,
+    });
+    acme = await app.seedOrganization('acme');
+    globex = await app.seedOrganization('globex');
+    chromium = await launchBrowser();
+    context = await chromium.browser.newContext({ viewport: { width: 1280, height: 800 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: app.baseUrl });
+    page = await context.newPage();
+    // Every wait is for something specific; a missing one fails in 10 s rather than 30.
+    page.setDefaultTimeout(10_000);
+    page.on('request', (request) => requests.push(request.url()));
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await chromium?.close();
+    await app?.close();
+    await idp?.close();
+  });
+
+  it('is served under /console with a strict CSP, relative assets, and a sign-in page without violations', async () => {
+    const redirect = await fetch(`${app.baseUrl}/console`, { redirect: 'manual' });
+    expect([redirect.status, redirect.headers.get('location')]).toEqual([308, 'console/']);
+    const index = await fetch(`${app.baseUrl}/console/`);
+    expect(index.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(index.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const html = await index.text();
+    expect(html).toMatch(/src="\.\/assets\/index-[\w-]+\.js"/);
+    expect(html).not.toMatch(/<script>|<script type="module">[^<]/);
+    await page.goto(`${app.baseUrl}/console/`);
+    await page.getByRole('heading', { name: 'Switchboard console' }).waitFor();
+    await expectAccessible();
+    await shot('sign-in');
+  });
+
+  it('refuses a key without the admin scope, by what the API said', async () => {
+    await page.getByLabel('Admin API key or token').fill(acme.keys.full_access);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'no admin scope' }).waitFor();
+  });
+
+  it('a platform administrator sees every organization and sets a budget', async () => {
+    await signIn(await idp.mint({ sub: 'alice', groups: [ADMIN_GROUP], aud: ADMIN_AUDIENCE }));
+    await expect(page.getByTestId('who').textContent()).resolves.toContain('Platform administrator');
+    await page.getByRole('link', { name: 'globex' }).waitFor();
+    await page.getByLabel('Slug').fill('acme');
+    await page.getByLabel('Monthly token budget (empty: none)').fill('100000');
+    const saved = page.waitForResponse(
+      (res) => res.url().endsWith('/admin/v1/organizations/acme') && res.request().method() === 'PUT',
+    );
+    await page.getByRole('button', { name: 'Save organization' }).click();
+    expect((await saved).status()).toBe(200);
+    await page.getByRole('cell', { name: '100,000' }).waitFor();
+    await expectAccessible();
+    await shot('organizations');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Admin API key or token').waitFor();
+  });
+
+  it('an organization admin signs in and sees only its organization', async () => {
+    await signIn(acme.keys.admin);
+    await expect(page.getByTestId('who').textContent()).resolves.toContain('Organization administrator');
+    await page.getByRole('cell', { name: 'acme assistant', exact: true }).waitFor();
+    expect(await page.getByRole('link', { name: 'Organizations' }).count()).toBe(0);
+    // Another organization by a direct URL: the same "not found" as for one that does not exist.
+    for (const ref of [globex.slug, globex.id]) {
+      await page.goto(`${app.baseUrl}/console/#/org/${ref}/usage`);
+      await page.getByRole('alert').filter({ hasText: 'Not found' }).waitFor();
+      expect(await page.getByText('globex').count()).toBe(0);
+    }
+    expect((await api(`/admin/v1/organizations/${globex.slug}/usage`)).status).toBe(404);
+  });
+
+  it('creates an assistant, showing a validation error next to its field first', async () => {
+    await page.goto(`${app.baseUrl}/console/#/org/acme/assistants`);
+    await page.getByRole('button', { name: 'New assistant' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('Support');
+    await page.getByLabel('Instructions').fill('Answer briefly.');
+    await page.getByLabel('Model settings (JSON)').fill('{"provider": "nope"}');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.locator('#assistant-model-error').filter({ hasText: 'model.provider' }).waitFor();
+    await expectAccessible();
+    await shot('assistant-form');
+    await page.getByLabel('Model settings (JSON)').fill('{"provider": "offline"}');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('cell', { name: 'Support', exact: true }).waitFor();
+    const listed = (await api('/admin/v1/organizations/acme/assistants')).body.data;
+    expect(listed.map((a: any) => a.name).sort()).toEqual(['Support', 'acme assistant']);
+    await expectAccessible();
+    await shot('assistants');
+  });
+
+  it('manages tools, gateways and specialists, deletes included, each delete audited', async () => {
+    await page.getByRole('link', { name: 'Tools and gateways' }).click();
+    await page.getByLabel('Tool name').fill('lookup');
+    await page.getByLabel('Configuration (JSON, docs/tools.md)').fill('{"method": "GET"}');
+    await page.getByRole('button', { name: 'Save tool' }).click();
+    await page.locator('#tool-config-error').waitFor();
+    await page.getByLabel('Configuration (JSON, docs/tools.md)').fill(
+      JSON.stringify({
+        method: 'GET',
+        urlTemplate: 'https://orders.example.com/orders/{id}',
+        parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+      }),
+    );
+    await page.getByRole('button', { name: 'Save tool' }).click();
+    await page.getByTestId('tools-table').getByRole('cell', { name: 'lookup', exact: true }).waitFor();
+    await page.getByLabel('Gateway name').fill('acme-ide');
+    await page.getByRole('button', { name: 'Save gateway' }).click();
+    await page.getByTestId('gateways-table').getByRole('cell', { name: 'acme-ide', exact: true }).waitFor();
+    await expectAccessible();
+    await shot('tools');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Delete gateway acme-ide' }).click();
+    await page.getByTestId('gateways-table').waitFor({ state: 'detached' });
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Delete tool lookup' }).click();
+    await page.getByTestId('tools-table').waitFor({ state: 'detached' });
+
+    await page.getByRole('link', { name: 'Assistants' }).click();
+    await page.getByRole('button', { name: 'Specialists of Support' }).click();
+    await page.getByLabel('Specialist name').fill('billing');
+    await page.getByLabel('Role').fill('Invoices and refunds');
+    await page.getByRole('button', { name: 'Save specialist' }).click();
+    await page.getByRole('cell', { name: 'Invoices and refunds' }).waitFor();
+    await expectAccessible();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Delete specialist billing' }).click();
+    await page.getByText('No specialists.').waitFor();
+    const audit = (await api('/admin/v1/audit-log?limit=100')).body.data;
+    const deleted = audit.filter((row: any) => row.action === 'deleted').map((row: any) => row.resourceType);
+    expect(deleted.sort()).toEqual(['gateway', 'specialist', 'tool']);
+  });
+
+  let responseId = '';
+  let secret = '';
+  let keyId = '';
+  it('issues a key whose secret is shown once and copies it; the SDK calls the assistant with it', async () => {
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('support-bot');
+    await page.getByRole('checkbox', { name: 'full_access' }).check();
+    const issued = page.waitForResponse(
+      (res) => res.url().endsWith('/keys') && res.request().method() === 'POST',
+    );
+    await page.getByRole('button', { name: 'Issue key' }).click();
+    keyId = ((await (await issued).json()) as { id: string }).id;
+    secret = (await page.getByTestId('secret').textContent()) ?? '';
+    expect(secret).toMatch(/^swb_/);
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByRole('button', { name: 'Copied' }).waitFor();
+    // The page's own clipboard, read in the page (this file is compiled without DOM types).
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(secret);
+    await expectAccessible();
+    await shot('keys');
+    await page.getByRole('button', { name: 'Done' }).click();
+    expect(await page.getByTestId('secret').count()).toBe(0);
+
+    const support = (await api('/admin/v1/organizations/acme/assistants/Support')).body;
+    const client = new OpenAI({ apiKey: secret, baseURL: `${app.baseUrl}/v1`, maxRetries: 0 });
+    const response = await client.responses.create(
+      { model: `asst_${support.id}`, input: 'Hello there, how are you today?' },
+      { headers: { 'x-user-id': 'customer-7' } },
+    );
+    expect(response.status).toBe('completed');
+    responseId = response.id;
+  });
+
+  it('shows the turn in usage with the API totals, and exports the API lines as CSV', async () => {
+    await page.getByRole('link', { name: 'Usage and cost' }).click();
+    await page.getByTestId('usage-table').waitFor();
+    const month = (await api('/admin/v1/organizations/acme/usage?period=month')).body.data;
+    expect(month).toHaveLength(1);
+    await expect(page.getByTestId('total-turns').textContent()).resolves.toBe(String(month[0].turns));
+    await expect(page.getByTestId('total-tokens').textContent()).resolves.toBe(
+      month[0].total_tokens.toLocaleString('en-US'),
+    );
+    expect(month[0].turns).toBe(1);
+    const left = (100000 - month[0].total_tokens).toLocaleString('en-US');
+    await expect(page.getByTestId('budget-left').textContent()).resolves.toBe(`${left} of 100,000`);
+    await page.getByLabel('Group by').selectOption('user');
+    const shown = page.waitForResponse((res) => res.url().includes('group_by=user'));
+    await page.getByRole('button', { name: 'Show' }).click();
+    await shown;
+    await page.getByRole('cell', { name: 'customer-7' }).waitFor();
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Export CSV' }).click();
+    const csv = await readFile(await (await download).path(), 'utf8');
+    const lines = (await api('/admin/v1/organizations/acme/usage?group_by=user')).body.data;
+    const [header, ...rows] = csv.trim().split('\r\n');
+    expect(header).toBe(
+      'period,user_id,turns,input_tokens,cached_tokens,output_tokens,reasoning_tokens,total_tokens',
+    );
+    expect(rows).toEqual(
+      lines.map((l: any) =>
+        [
+          l.period,
+          l.user_id ?? '',
+          l.turns,
+          l.input_tokens,
+          l.cached_tokens,
+          l.output_tokens,
+          l.reasoning_tokens,
+          l.total_tokens,
+        ].join(','),
+      ),
+    );
+    await expectAccessible();
+    await shot('usage');
+  });
+
+  it('revokes the key, after which the SDK is refused', async () => {
+    await page.getByRole('link', { name: 'API keys' }).click();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page
+      .locator(`tr[data-key-id="${keyId}"]`)
+      .getByRole('button', { name: /Revoke/ })
+      .click();
+    await page
+      .locator(`tr[data-key-id="${keyId}"]`)
+      .getByText(/^Revoked/)
+      .waitFor();
+    const keys = (await api('/admin/v1/organizations/acme/keys')).body.data;
+    expect(keys.find((k: any) => k.id === keyId).revokedAt).not.toBeNull();
+    const client = new OpenAI({ apiKey: secret, baseURL: `${app.baseUrl}/v1`, maxRetries: 0 });
+    await expect(
+      client.responses.create({ model: `asst_${acme.assistantId}`, input: 'hi' }),
+    ).rejects.toMatchObject({
+      status: 401,
+    });
+  });
+
+  it('shows the audit log with filters and before/after diffs', async () => {
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    await page.getByTestId('audit-table').waitFor();
+    await page.getByLabel('Action').selectOption('revoked');
+    await page.getByRole('cell', { name: new RegExp(keyId) }).waitFor();
+    await page.getByRole('button', { name: 'Changes' }).first().click();
+    await page.getByRole('row', { name: /revokedAt/ }).waitFor();
+    await expectAccessible();
+    await shot('audit-log');
+    await page.getByLabel('Action').selectOption('created');
+    await page.getByLabel('Object (type or id)').fill('assistant');
+    await expect(page.getByTestId('audit-table').getByRole('row').count()).resolves.toBe(2);
+    expect(cspViolations).toEqual([]);
+  });
+
+  it("shows a user's history and a response's record to a key that also has the user scope", async () => {
+    // The admin-only key: the API refuses the user routes, and the page says why.
+    await page.getByRole('link', { name: 'Conversations' }).click();
+    await page.getByLabel('End user id (x-user-id)').fill('customer-7');
+    await page.getByRole('button', { name: 'Show history' }).click();
+    await page.getByRole('alert').filter({ hasText: 'needs an API key with the "user" scope' }).waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(await app.createKey(acme.id, ['admin', 'user']));
+    await page.getByRole('link', { name: 'Conversations' }).click();
+    await page.getByLabel('End user id (x-user-id)').fill('customer-7');
+    await page.getByRole('button', { name: 'Show history' }).click();
+    await page.getByTestId('conversations-table').waitFor();
+    await page
+      .getByRole('button', { name: /^Messages/ })
+      .first()
+      .click();
+    await page
+      .getByRole('region', { name: 'Messages' })
+      .getByText('You said: Hello there, how are you today?')
+      .waitFor();
+    await page.getByLabel('Response id (resp_…)').fill(responseId);
+    await page.getByRole('button', { name: 'Show record' }).click();
+    await expect(page.getByTestId('response-record').textContent()).resolves.toContain('"usage"');
+    await expectAccessible();
+    await shot('conversations');
+  });
+
+  it('passes axe in dark mode and made no request outside the service', async () => {
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.getByRole('link', { name: 'Usage and cost' }).click();
+    await page.getByTestId('usage-table').waitFor();
+    await expectAccessible();
+    await shot('usage-dark');
+    const foreign = requests.filter(
+      (url) => !url.startsWith(app.baseUrl) && !url.startsWith('blob:') && !url.startsWith('data:'),
+    );
+    expect(foreign).toEqual([]);
+  });
+
+  it('works behind an ingress that serves the service under a path prefix', async () => {
+    // A real reverse proxy on loopback: /sb/<path> -> the service's /<path>, as an ingress rewrites.
+    const target = new URL(app.baseUrl);
+    const proxy: Server = createServer((req, res) => {
+      if (!req.url?.startsWith('/sb/')) {
+        res.writeHead(404).end();
+        return;
+      }
+      const upstream = httpRequest(
+        {
+          host: target.hostname,
+          port: target.port,
+          method: req.method,
+          path: req.url.slice(3),
+          headers: req.headers,
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/sb`;
+    const prefixed = await context.newPage();
+    prefixed.setDefaultTimeout(10_000);
+    const seen: string[] = [];
+    prefixed.on('request', (request) => seen.push(new URL(request.url()).pathname));
+    try {
+      await prefixed.goto(`${base}/console`);
+      expect(new URL(prefixed.url()).pathname).toBe('/sb/console/');
+      await prefixed.getByLabel('Admin API key or token').fill(acme.keys.admin);
+      await prefixed.getByRole('button', { name: 'Sign in' }).click();
+      await prefixed.getByRole('cell', { name: 'acme assistant', exact: true }).waitFor();
+      expect(seen.filter((path) => !path.startsWith('/sb/'))).toEqual([]);
+      expect(seen).toContain('/sb/admin/v1/organizations');
+    } finally {
+      await prefixed.close();
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+  });
+
+  it('signs out after 15 idle minutes and forgets the credential', async () => {
+    const tab = await context.newPage();
+    tab.setDefaultTimeout(10_000);
+    try {
+      // The page's clock, moved forward instead of waiting: no sleeps.
+      await tab.clock.install();
+      await tab.goto(`${app.baseUrl}/console/`);
+      await tab.getByLabel('Admin API key or token').fill(acme.keys.admin);
+      await tab.getByRole('button', { name: 'Sign in' }).click();
+      await tab.getByTestId('who').waitFor();
+      await tab.clock.fastForward('16:00');
+      await tab.getByLabel('Admin API key or token').waitFor();
+      expect(await tab.evaluate('JSON.stringify(sessionStorage)')).toBe('{}');
+    } finally {
+      await tab.close();
+    }
+  });
+});
