@@ -1,4 +1,10 @@
 import { compilePattern, MAX_SCRIPT_PROGRAM, PatternError } from './offline-pattern.js';
+import {
+  parseFailoverSettings,
+  TargetSettingsError,
+  type FailoverPolicy,
+  type UpstreamTarget,
+} from './upstream-targets.js';
 
 /**
  * How an assistant (or, later, a specialist) reaches its model. Stored as JSONB on the
@@ -28,6 +34,11 @@ export interface OpenAiCompatibleModelSettings {
   /** The model's context window in tokens, for `truncation: "auto"`. */
   contextWindow?: number;
   prices?: ModelPrices;
+  /** This target's share of its pool (targets of one model next to each other; upstream-targets.ts). */
+  weight?: number;
+  /** Targets tried in order when this one fails before its first output (docs/resilience.md). */
+  fallbacks?: UpstreamTarget[];
+  failover?: FailoverPolicy;
 }
 
 /**
@@ -184,18 +195,18 @@ function parseRule(rule: unknown, index: number): OfflineRule {
   return parsed;
 }
 
-function parsePrices(input: Record<string, unknown>): ModelPrices | undefined {
+function parsePrices(input: Record<string, unknown>, field = 'model.prices'): ModelPrices | undefined {
   const prices = input.prices;
   if (prices === undefined || prices === null) return undefined;
-  if (!isObject(prices)) throw new ModelSettingsError('model.prices must be an object');
+  if (!isObject(prices)) throw new ModelSettingsError(`${field} must be an object`);
   if (typeof prices.currency !== 'string' || !/^[A-Z]{3}$/.test(prices.currency)) {
-    throw new ModelSettingsError('model.prices.currency must be a three-letter currency code such as USD');
+    throw new ModelSettingsError(`${field}.currency must be a three-letter currency code such as USD`);
   }
   const price = (key: string, required: boolean): number | undefined => {
     const value = prices[key];
     if (value === undefined && !required) return undefined;
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 1_000_000) {
-      throw new ModelSettingsError(`model.prices.${key} must be a number between 0 and 1000000`);
+      throw new ModelSettingsError(`${field}.${key} must be a number between 0 and 1000000`);
     }
     return value;
   };
@@ -221,6 +232,15 @@ export function costOf(
       usage.outputTokens * prices.outputPerMillion) /
     1_000_000
   );
+}
+
+function failoverSettings(input: Record<string, unknown>) {
+  try {
+    return parseFailoverSettings(input, parsePrices);
+  } catch (error) {
+    if (error instanceof TargetSettingsError) throw new ModelSettingsError(error.message);
+    throw error;
+  }
 }
 
 /** Validates settings from the CLI or a config file; throws ModelSettingsError naming the field. */
@@ -289,6 +309,7 @@ export function parseModelSettings(input: unknown): ModelSettings {
       maxOutputTokensLimit: optionalNumber(input, 'maxOutputTokensLimit', 1, 10_000_000),
       contextWindow: optionalNumber(input, 'contextWindow', 1, 100_000_000),
       prices: parsePrices(input),
+      ...failoverSettings(input),
     };
   }
   throw new ModelSettingsError('model.provider must be "openai-compatible" or "offline"');

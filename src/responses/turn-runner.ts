@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { LlmProvidersService } from '../llm/llm-providers.service.js';
 import { Metrics } from '../metrics/metrics.service.js';
 import { costOf, type ModelPrices } from '../llm/model-settings.js';
+import { upstreamSpanAttributes } from '../llm/upstream-trace.js';
 import {
   TurnAbortedError,
   UpstreamError,
@@ -12,6 +13,8 @@ import {
   type ModelTool,
   type TokenUsage,
   type UpstreamAccess,
+  type UpstreamAttempt,
+  type UpstreamCallLog,
 } from '../llm/llm.types.js';
 import type { ToolChoice } from './dto/response-options.dto.js';
 import { fitToContextWindow } from './context-window.js';
@@ -68,6 +71,8 @@ export class TurnProgress {
   incompleteReason: 'max_output_tokens' | null = null;
   /** Server-side tool calls made so far, against `max_tool_calls`. */
   toolCalls = 0;
+  /** The upstream targets every model call tried, in order (docs/resilience.md). */
+  readonly upstreamAttempts: UpstreamAttempt[] = [];
 
   constructor(plan: TurnPlan) {
     this.transcript = [...plan.newMessages];
@@ -278,6 +283,8 @@ export class TurnRunner {
     const startedAt = performance.now();
     let firstToken = true;
     let deltas = 0;
+    // The targets tried; usage is priced as the target that answered (a fallback's own prices).
+    const log: UpstreamCallLog = { attempts: [] };
     try {
       const access = await plan.modelAccess(agent);
       for await (const batch of this.providers.for(agent.model).stream({
@@ -287,6 +294,7 @@ export class TurnRunner {
         tools,
         options,
         signal: plan.toolContext.signal,
+        log,
       })) {
         if (firstToken) {
           firstToken = false;
@@ -328,7 +336,7 @@ export class TurnRunner {
               usage.outputTokens += event.usage.outputTokens;
               usage.cachedTokens += event.usage.cachedTokens ?? 0;
               usage.reasoningTokens += event.usage.reasoningTokens ?? 0;
-              addSpend(progress, agent.model.prices, event.usage);
+              addSpend(progress, log.answeredBy ? log.answeredBy.prices : agent.model.prices, event.usage);
             }
           }
         });
@@ -342,6 +350,8 @@ export class TurnRunner {
       throw error;
     } finally {
       this.metrics.tokensRelayed(deltas);
+      progress.upstreamAttempts.push(...log.attempts);
+      upstreamSpanAttributes(log);
     }
     if (plan.toolContext.signal.aborted) throw new TurnAbortedError();
     if (progress.incompleteReason) {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import type { ChatMessage } from '../../llm/llm.types.js';
+import type { ChatMessage, UpstreamAttempt } from '../../llm/llm.types.js';
 import type { StoredResponseStatus } from '../entities/response.entity.js';
 import type { OutputItem } from '../streaming/response-recorder.js';
 import { inSpan } from '../../common/tracing/tracing.js';
@@ -47,6 +47,8 @@ export interface TurnRecord {
   body: string | null;
   /** The API key that asked, for the usage rollup. */
   apiKeyId: string;
+  /** The upstream targets the turn's model calls tried (none for the offline model). */
+  upstreamAttempts?: UpstreamAttempt[];
   /**
    * The turn's tokens by currency of the models' prices (`''`: unpriced), upserted into the
    * day's usage rollup; the first row counts the turn. Empty when the upstream reported nothing.
@@ -110,9 +112,10 @@ const SAVE_TURN: PreparedStatement = {
   text: `WITH ${CONVERSATION_CTE}, response AS (
     INSERT INTO responses (id, organization_id, assistant_id, conversation_id, previous_response_id, user_id,
                            status, depth, active_agent, instructions, input, output, output_text, transcript,
-                           usage, error, created_at, completed_at, body)
+                           usage, error, created_at, completed_at, body, upstream_attempts)
     SELECT $6::uuid, $2::uuid, $3::uuid, conversation.id, $9::uuid, $4::varchar, $10::varchar, $11::int, $12::varchar,
-           $13::text, $14::jsonb, $15::jsonb, $16::text, $17::jsonb, $18::jsonb, $19::jsonb, $7::timestamptz, $8::timestamptz, $21::json
+           $13::text, $14::jsonb, $15::jsonb, $16::text, $17::jsonb, $18::jsonb, $19::jsonb, $7::timestamptz, $8::timestamptz, $21::json,
+           $24::jsonb
       FROM conversation
     -- The row written when the turn started is completed, unless the turn was cancelled or
     -- swept meanwhile: then it stays as it is, and so do its messages.
@@ -120,7 +123,7 @@ const SAVE_TURN: PreparedStatement = {
        SET status = EXCLUDED.status, active_agent = EXCLUDED.active_agent, output = EXCLUDED.output,
            output_text = EXCLUDED.output_text, transcript = EXCLUDED.transcript, usage = EXCLUDED.usage,
            error = EXCLUDED.error, completed_at = EXCLUDED.completed_at, body = EXCLUDED.body,
-           lease_expires_at = NULL
+           upstream_attempts = EXCLUDED.upstream_attempts, lease_expires_at = NULL
      WHERE responses.status IN ('queued', 'in_progress') AND responses.organization_id = EXCLUDED.organization_id
     RETURNING id, conversation_id
   ), usage_rollup AS (
@@ -284,6 +287,7 @@ export class TurnStore {
           cost: row.cost,
         })),
       ),
+      turn.upstreamAttempts?.length ? JSON.stringify(turn.upstreamAttempts) : null,
     ]);
   }
 

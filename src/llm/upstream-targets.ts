@@ -1,0 +1,210 @@
+import type { ModelPrices, OpenAiCompatibleModelSettings } from './model-settings.js';
+import type { UpstreamErrorCode } from './llm.types.js';
+
+/**
+ * One more place an assistant's model call may go when the one before it fails (its settings'
+ * own `baseUrl`/`model`/`apiKeyEnv` are the first target). Targets of the same `model` next to
+ * each other form a pool: deployments or keys of one model, shared by `weight`.
+ */
+export interface UpstreamTarget {
+  baseUrl: string;
+  model: string;
+  /** Name of the environment variable holding this target's key (the same grant rules as `apiKeyEnv`). */
+  apiKeyEnv?: string;
+  /** Share of its pool's first attempts (default 1). */
+  weight?: number;
+  /** Declared context window: a prompt too long for one target goes to a target with a larger one. */
+  contextWindow?: number;
+  maxTokensParameter?: 'max_tokens' | 'max_completion_tokens';
+  /** What this target costs; default the settings' `prices`. */
+  prices?: ModelPrices;
+}
+
+/** The failures that move a model call to the next target (before its first output). */
+export const FAILOVER_CODES = [
+  'upstream_rate_limited',
+  'upstream_unavailable',
+  'upstream_timeout',
+  'upstream_stream_interrupted',
+  'upstream_stream_stalled',
+  'upstream_malformed_response',
+] as const satisfies readonly UpstreamErrorCode[];
+export type FailoverCode = (typeof FAILOVER_CODES)[number];
+
+export interface FailoverPolicy {
+  /** Retries on one target before the next (default 0, and UPSTREAM_MAX_RETRIES on the last). */
+  retriesPerTarget?: number;
+  /** Every target and retry of one model call starts within this (default UPSTREAM_FAILOVER_BUDGET_MS). */
+  budgetMs?: number;
+  /** Which failures fail over (default all of FAILOVER_CODES); the rest end the call. */
+  on?: FailoverCode[];
+}
+
+const MAX_FALLBACKS = 8;
+
+/** A target of a model call as the provider runs it: the settings it is called with. */
+export interface ResolvedTarget {
+  /** Position in the declared order (0: the settings' own). */
+  index: number;
+  settings: OpenAiCompatibleModelSettings;
+  weight: number;
+  /** What an operator reads in attempts and health: model and host, never a key. */
+  label: string;
+}
+
+/** The declared targets, in order: the settings' own first, then `fallbacks`. */
+export function upstreamTargets(settings: OpenAiCompatibleModelSettings): ResolvedTarget[] {
+  const { fallbacks, failover, weight, ...own } = settings;
+  void failover;
+  const first: ResolvedTarget = { index: 0, settings: own, weight: weight ?? 1, label: labelOf(own) };
+  return [
+    first,
+    ...(fallbacks ?? []).map((target, position) => {
+      const resolved: OpenAiCompatibleModelSettings = {
+        ...own,
+        baseUrl: target.baseUrl,
+        model: target.model,
+        apiKeyEnv: target.apiKeyEnv,
+        contextWindow: target.contextWindow,
+        maxTokensParameter: target.maxTokensParameter ?? own.maxTokensParameter,
+        prices: target.prices ?? own.prices,
+      };
+      return {
+        index: position + 1,
+        settings: resolved,
+        weight: target.weight ?? 1,
+        label: labelOf(resolved),
+      };
+    }),
+  ];
+}
+
+function labelOf(settings: { baseUrl: string; model: string }): string {
+  let host = settings.baseUrl;
+  try {
+    host = new URL(settings.baseUrl).host;
+  } catch {
+    // Validated when written; a label is never worth a failure.
+  }
+  return `${settings.model}@${host}`;
+}
+
+export class TargetSettingsError extends Error {}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function number(source: Record<string, unknown>, field: string, key: string, min: number, max: number) {
+  const value = source[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new TargetSettingsError(`${field}.${key} must be an integer between ${min} and ${max}`);
+  }
+  return value;
+}
+
+/** Checks a base URL as `model.baseUrl` is checked; returns it without trailing slashes. */
+export function httpBaseUrl(value: unknown, field: string): string {
+  if (typeof value !== 'string') throw new TargetSettingsError(`${field} is required`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new TargetSettingsError(`${field} must be an absolute URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new TargetSettingsError(`${field} must be http or https`);
+  }
+  return value.replace(/\/+$/, '');
+}
+
+export function envName(value: unknown, field: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(value)) {
+    throw new TargetSettingsError(`${field} must be an environment variable name`);
+  }
+  return value;
+}
+
+const TARGET_KEYS = new Set([
+  'baseUrl',
+  'model',
+  'apiKeyEnv',
+  'weight',
+  'contextWindow',
+  'maxTokensParameter',
+  'prices',
+]);
+
+/** `model.fallbacks`, `model.weight` and `model.failover` of openai-compatible settings. */
+export function parseFailoverSettings(
+  input: Record<string, unknown>,
+  parsePrices: (source: Record<string, unknown>, field: string) => ModelPrices | undefined,
+): Pick<OpenAiCompatibleModelSettings, 'fallbacks' | 'failover' | 'weight'> {
+  const parsed: Pick<OpenAiCompatibleModelSettings, 'fallbacks' | 'failover' | 'weight'> = {};
+  const weight = number(input, 'model', 'weight', 1, 1000);
+  if (weight !== undefined) parsed.weight = weight;
+  if (input.fallbacks !== undefined && input.fallbacks !== null) {
+    if (!Array.isArray(input.fallbacks))
+      throw new TargetSettingsError('model.fallbacks must be a list of targets');
+    if (input.fallbacks.length > MAX_FALLBACKS) {
+      throw new TargetSettingsError(`model.fallbacks has more than ${MAX_FALLBACKS} targets`);
+    }
+    parsed.fallbacks = input.fallbacks.map((entry: unknown, index) => {
+      const field = `model.fallbacks[${index}]`;
+      if (!isObject(entry)) throw new TargetSettingsError(`${field} must be an object`);
+      const unknown = Object.keys(entry).find((key) => !TARGET_KEYS.has(key));
+      if (unknown) throw new TargetSettingsError(`${field}.${unknown} is not a target field`);
+      if (typeof entry.model !== 'string' || entry.model.length === 0) {
+        throw new TargetSettingsError(`${field}.model (the upstream model name) is required`);
+      }
+      const target: UpstreamTarget = {
+        baseUrl: httpBaseUrl(entry.baseUrl, `${field}.baseUrl`),
+        model: entry.model,
+      };
+      const apiKeyEnv = envName(entry.apiKeyEnv, `${field}.apiKeyEnv`);
+      if (apiKeyEnv !== undefined) target.apiKeyEnv = apiKeyEnv;
+      const targetWeight = number(entry, field, 'weight', 1, 1000);
+      if (targetWeight !== undefined) target.weight = targetWeight;
+      const window = number(entry, field, 'contextWindow', 1, 100_000_000);
+      if (window !== undefined) target.contextWindow = window;
+      const parameter = entry.maxTokensParameter;
+      if (parameter !== undefined) {
+        if (parameter !== 'max_tokens' && parameter !== 'max_completion_tokens') {
+          throw new TargetSettingsError(
+            `${field}.maxTokensParameter must be "max_tokens" or "max_completion_tokens"`,
+          );
+        }
+        target.maxTokensParameter = parameter;
+      }
+      const prices = parsePrices(entry, `${field}.prices`);
+      if (prices !== undefined) target.prices = prices;
+      return target;
+    });
+  }
+  if (input.failover !== undefined && input.failover !== null) {
+    const failover = input.failover;
+    if (!isObject(failover)) throw new TargetSettingsError('model.failover must be an object');
+    const unknown = Object.keys(failover).find(
+      (key) => !['retriesPerTarget', 'budgetMs', 'on'].includes(key),
+    );
+    if (unknown) throw new TargetSettingsError(`model.failover.${unknown} is not a failover field`);
+    const policy: FailoverPolicy = {};
+    const retries = number(failover, 'model.failover', 'retriesPerTarget', 0, 10);
+    if (retries !== undefined) policy.retriesPerTarget = retries;
+    const budget = number(failover, 'model.failover', 'budgetMs', 0, 600_000);
+    if (budget !== undefined) policy.budgetMs = budget;
+    if (failover.on !== undefined) {
+      const on = failover.on;
+      if (!Array.isArray(on) || on.some((code) => !(FAILOVER_CODES as readonly unknown[]).includes(code))) {
+        throw new TargetSettingsError(
+          `model.failover.on must list some of ${FAILOVER_CODES.map((c) => `"${c}"`).join(', ')} (a content-policy refusal never fails over)`,
+        );
+      }
+      policy.on = [...new Set(on as FailoverCode[])];
+    }
+    parsed.failover = policy;
+  }
+  return parsed;
+}
