@@ -73,6 +73,28 @@ export const ADMIN_SCHEMAS: Record<string, JsonSchema> = {
     },
     createdAt: dateTime,
   }),
+  AdminUpstreamTarget: object({
+    assistantId: { type: 'string', format: 'uuid' },
+    specialist: nullable({
+      type: 'string',
+      description: "The specialist whose model this is; null: the assistant's",
+    }),
+    index: {
+      type: 'integer',
+      description: "Position in the declared order (0: the model settings' own baseUrl/model)",
+    },
+    target: { type: 'string', description: '`model@host`' },
+    model: { type: 'string' },
+    baseUrl: { type: 'string' },
+    state: {
+      type: 'string',
+      enum: ['closed', 'open', 'half_open'],
+      description:
+        'open: cooling down (tried only after every other target); half_open: the next call probes it',
+    },
+    consecutiveFailures: { type: 'integer' },
+    cooldownRemainingMs: { type: 'integer', description: "Left of an open breaker's cooldown; 0 otherwise" },
+  }),
   AdminOrganizationInput: object(
     {
       name: { type: 'string', minLength: 1, maxLength: 200 },
@@ -110,7 +132,9 @@ export const ADMIN_SCHEMAS: Record<string, JsonSchema> = {
     organizationId: { type: 'string', format: 'uuid' },
     name: { type: 'string' },
     instructions: { type: 'string' },
-    model: anyObject('Model settings, as `assistants create --model-json` (see docs/admin-cli.md)'),
+    model: anyObject(
+      'Model settings, as `assistants create --model-json` (see docs/admin-cli.md); `fallbacks`, `weight` and `failover` declare further upstream targets (docs/resilience.md)',
+    ),
     tools: strings,
     createdAt: dateTime,
     updatedAt: dateTime,
@@ -347,6 +371,16 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     requestBody: body(ref('AdminSpecialistInput')),
     responses: { '200': json(withAction('AdminSpecialist'), 'The specialist and what was done') },
     errors: ['not_found', 'assistant_not_found', 'insufficient_scope', 'quota_exceeded'],
+  }),
+  operation({
+    method: 'get',
+    paths: ['/admin/v1/organizations/{org}/upstream-targets'],
+    operationId: 'adminListUpstreamTargets',
+    summary:
+      "Every upstream target of the organization's assistants and specialists, with its circuit breaker",
+    parameters: [ORG],
+    responses: { '200': json(list('AdminUpstreamTarget'), 'The targets, in declared order per agent') },
+    errors: ['not_found'],
   }),
   operation({
     method: 'get',
