@@ -130,4 +130,22 @@ describe('circuit breakers across two replicas', () => {
     expect(await turn(first, false)).toEqual(['primary-model:completed']);
     expect((await health(first, org)).map((target) => target.state)).toEqual(['closed', 'closed']);
   });
+
+  it("holds an organization's fallbacks to its secret grants and reachable hosts, naming the field", async () => {
+    const put = (model: unknown) =>
+      call(first.baseUrl, 'PUT', `/admin/v1/organizations/${org.slug}/assistants/Fallbacks`, {
+        headers: { authorization: `Bearer ${org.keys.admin}` },
+        body: { instructions: 'x', model },
+      });
+    const base = { provider: 'openai-compatible', baseUrl: 'https://api.openai.com/v1', model: 'gpt' };
+    const secret = await put({
+      ...base,
+      fallbacks: [{ baseUrl: 'https://api.openai.com/v1', model: 'b', apiKeyEnv: 'HOME' }],
+    });
+    expect(secret.status).toBe(403);
+    expect(secret.body.error.message).toMatch(/^model\.fallbacks\[0\]\.apiKeyEnv: /);
+    const host = await put({ ...base, fallbacks: [{ baseUrl: 'http://10.0.0.1/v1', model: 'b' }] });
+    expect(host.status).toBe(400);
+    expect(host.body.error.message).toMatch(/^model\.fallbacks\[0\]\.baseUrl: /);
+  });
 });

@@ -1,4 +1,6 @@
-import type { ModelPrices, OpenAiCompatibleModelSettings } from './model-settings.js';
+import type { OpenAiCompatibleModelSettings } from './model-settings.js';
+import { parsePrices, type ModelPrices } from './model-prices.js';
+import { ModelSettingsError } from './model-settings-error.js';
 import type { UpstreamErrorCode } from './llm.types.js';
 
 /**
@@ -79,6 +81,12 @@ export function upstreamTargets(settings: OpenAiCompatibleModelSettings): Resolv
   ];
 }
 
+/** The fallbacks of settings for the admin CLI: `; then b@host, c@host` (empty without any). */
+export function fallbacksText(settings: OpenAiCompatibleModelSettings): string {
+  const fallbacks = upstreamTargets(settings).slice(1);
+  return fallbacks.length === 0 ? '' : `; then ${fallbacks.map((target) => target.label).join(', ')}`;
+}
+
 function labelOf(settings: { baseUrl: string; model: string }): string {
   let host = settings.baseUrl;
   try {
@@ -89,8 +97,6 @@ function labelOf(settings: { baseUrl: string; model: string }): string {
   return `${settings.model}@${host}`;
 }
 
-export class TargetSettingsError extends Error {}
-
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -99,22 +105,22 @@ function number(source: Record<string, unknown>, field: string, key: string, min
   const value = source[key];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new TargetSettingsError(`${field}.${key} must be an integer between ${min} and ${max}`);
+    throw new ModelSettingsError(`${field}.${key} must be an integer between ${min} and ${max}`);
   }
   return value;
 }
 
 /** Checks a base URL as `model.baseUrl` is checked; returns it without trailing slashes. */
 export function httpBaseUrl(value: unknown, field: string): string {
-  if (typeof value !== 'string') throw new TargetSettingsError(`${field} is required`);
+  if (typeof value !== 'string') throw new ModelSettingsError(`${field} is required`);
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new TargetSettingsError(`${field} must be an absolute URL`);
+    throw new ModelSettingsError(`${field} must be an absolute URL`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new TargetSettingsError(`${field} must be http or https`);
+    throw new ModelSettingsError(`${field} must be http or https`);
   }
   return value.replace(/\/+$/, '');
 }
@@ -122,7 +128,7 @@ export function httpBaseUrl(value: unknown, field: string): string {
 export function envName(value: unknown, field: string): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(value)) {
-    throw new TargetSettingsError(`${field} must be an environment variable name`);
+    throw new ModelSettingsError(`${field} must be an environment variable name`);
   }
   return value;
 }
@@ -140,24 +146,23 @@ const TARGET_KEYS = new Set([
 /** `model.fallbacks`, `model.weight` and `model.failover` of openai-compatible settings. */
 export function parseFailoverSettings(
   input: Record<string, unknown>,
-  parsePrices: (source: Record<string, unknown>, field: string) => ModelPrices | undefined,
 ): Pick<OpenAiCompatibleModelSettings, 'fallbacks' | 'failover' | 'weight'> {
   const parsed: Pick<OpenAiCompatibleModelSettings, 'fallbacks' | 'failover' | 'weight'> = {};
   const weight = number(input, 'model', 'weight', 1, 1000);
   if (weight !== undefined) parsed.weight = weight;
   if (input.fallbacks !== undefined && input.fallbacks !== null) {
     if (!Array.isArray(input.fallbacks))
-      throw new TargetSettingsError('model.fallbacks must be a list of targets');
+      throw new ModelSettingsError('model.fallbacks must be a list of targets');
     if (input.fallbacks.length > MAX_FALLBACKS) {
-      throw new TargetSettingsError(`model.fallbacks has more than ${MAX_FALLBACKS} targets`);
+      throw new ModelSettingsError(`model.fallbacks has more than ${MAX_FALLBACKS} targets`);
     }
     parsed.fallbacks = input.fallbacks.map((entry: unknown, index) => {
       const field = `model.fallbacks[${index}]`;
-      if (!isObject(entry)) throw new TargetSettingsError(`${field} must be an object`);
+      if (!isObject(entry)) throw new ModelSettingsError(`${field} must be an object`);
       const unknown = Object.keys(entry).find((key) => !TARGET_KEYS.has(key));
-      if (unknown) throw new TargetSettingsError(`${field}.${unknown} is not a target field`);
+      if (unknown) throw new ModelSettingsError(`${field}.${unknown} is not a target field`);
       if (typeof entry.model !== 'string' || entry.model.length === 0) {
-        throw new TargetSettingsError(`${field}.model (the upstream model name) is required`);
+        throw new ModelSettingsError(`${field}.model (the upstream model name) is required`);
       }
       const target: UpstreamTarget = {
         baseUrl: httpBaseUrl(entry.baseUrl, `${field}.baseUrl`),
@@ -172,7 +177,7 @@ export function parseFailoverSettings(
       const parameter = entry.maxTokensParameter;
       if (parameter !== undefined) {
         if (parameter !== 'max_tokens' && parameter !== 'max_completion_tokens') {
-          throw new TargetSettingsError(
+          throw new ModelSettingsError(
             `${field}.maxTokensParameter must be "max_tokens" or "max_completion_tokens"`,
           );
         }
@@ -185,11 +190,11 @@ export function parseFailoverSettings(
   }
   if (input.failover !== undefined && input.failover !== null) {
     const failover = input.failover;
-    if (!isObject(failover)) throw new TargetSettingsError('model.failover must be an object');
+    if (!isObject(failover)) throw new ModelSettingsError('model.failover must be an object');
     const unknown = Object.keys(failover).find(
       (key) => !['retriesPerTarget', 'budgetMs', 'on'].includes(key),
     );
-    if (unknown) throw new TargetSettingsError(`model.failover.${unknown} is not a failover field`);
+    if (unknown) throw new ModelSettingsError(`model.failover.${unknown} is not a failover field`);
     const policy: FailoverPolicy = {};
     const retries = number(failover, 'model.failover', 'retriesPerTarget', 0, 10);
     if (retries !== undefined) policy.retriesPerTarget = retries;
@@ -198,7 +203,7 @@ export function parseFailoverSettings(
     if (failover.on !== undefined) {
       const on = failover.on;
       if (!Array.isArray(on) || on.some((code) => !(FAILOVER_CODES as readonly unknown[]).includes(code))) {
-        throw new TargetSettingsError(
+        throw new ModelSettingsError(
           `model.failover.on must list some of ${FAILOVER_CODES.map((c) => `"${c}"`).join(', ')} (a content-policy refusal never fails over)`,
         );
       }
