@@ -148,4 +148,39 @@ describe('circuit breakers across two replicas', () => {
     expect(host.status).toBe(400);
     expect(host.body.error.message).toMatch(/^model\.fallbacks\[0\]\.baseUrl: /);
   });
+
+  it("shows a stored turn's attempts to its organization's admin only", async () => {
+    primary.setFallback({ status: 429 });
+    const reply = await call(first.baseUrl, 'POST', '/v1/responses', {
+      key: org.keys.full_access,
+      body: { model: org.assistantId, input: 'count to ten' },
+      headers: { 'x-user-id': `user-${++user}` },
+    });
+    primary.setFallback({ text: ANSWER });
+    expect(reply.status).toBe(200);
+    const read = (tenant: SeededOrganization) =>
+      call(
+        second.baseUrl,
+        'GET',
+        `/admin/v1/organizations/${tenant.slug}/responses/${reply.body.id}/upstream-attempts`,
+        {
+          headers: { authorization: `Bearer ${tenant.keys.admin}` },
+        },
+      );
+    const own = await read(org);
+    expect(own.status).toBe(200);
+    expect(own.body).toMatchObject({ object: 'list', response_status: 'completed' });
+    expect(own.body.data).toEqual([
+      expect.objectContaining({
+        model: 'primary-model',
+        index: 0,
+        outcome: 'upstream_rate_limited',
+        httpStatus: 429,
+      }),
+      expect.objectContaining({ model: 'fallback-model', index: 1, outcome: 'completed', answered: true }),
+    ]);
+    const foreign = await read(other);
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.error.code).toBe('response_not_found');
+  });
 });

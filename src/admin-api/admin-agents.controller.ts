@@ -21,6 +21,16 @@ export class AdminAgentsController {
     return { object: 'list', data: await this.upstreamHealth.list(caller, org) };
   }
 
+  /** The upstream targets a stored turn's model calls tried (docs/resilience.md). */
+  @Get('responses/:response/upstream-attempts')
+  responseAttempts(
+    @Caller() caller: AdminCaller,
+    @Param('org') org: string,
+    @Param('response') response: string,
+  ) {
+    return this.upstreamHealth.responseAttempts(caller, org, response);
+  }
+
   @Get('assistants')
   async listAssistants(@Caller() caller: AdminCaller, @Param('org') org: string) {
     return { object: 'list', data: await this.service.listAssistants(caller, org) };

@@ -15,6 +15,7 @@ import { AdminOrganizationsController } from './admin-organizations.controller.j
 import { AdminOrganizationsService } from './admin-organizations.service.js';
 import { AdminScope } from './admin-scope.service.js';
 import { AdminUpstreamHealthService } from './admin-upstream-health.service.js';
+import { UpstreamAttemptsRepository } from './upstream-attempts.repository.js';
 import { LlmModule } from '../llm/llm.module.js';
 import { DeniedAttemptsInterceptor } from './denied-attempts.interceptor.js';
 
@@ -44,6 +45,7 @@ import { DeniedAttemptsInterceptor } from './denied-attempts.interceptor.js';
     AdminOrganizationsService,
     AdminAgentsService,
     AdminUpstreamHealthService,
+    UpstreamAttemptsRepository,
   ],
   exports: [
     AdminAccessGuard,

@@ -4,6 +4,9 @@ import type { ModelSettings } from '../llm/model-settings.js';
 import { UpstreamBreakers, type BreakerTarget } from '../llm/upstream-breakers.js';
 import { upstreamTargets } from '../llm/upstream-targets.js';
 import { SpecialistsService } from '../specialists/specialists.service.js';
+import { ApiError } from '../common/errors/error-catalogue.js';
+import { parseResponseId } from '../responses/dto/create-response.dto.js';
+import { UpstreamAttemptsRepository } from './upstream-attempts.repository.js';
 import type { AdminCaller } from './admin-caller.js';
 import { AdminScope } from './admin-scope.service.js';
 
@@ -36,7 +39,17 @@ export class AdminUpstreamHealthService {
     private readonly assistants: AssistantsService,
     private readonly specialists: SpecialistsService,
     private readonly breakers: UpstreamBreakers,
+    private readonly attempts: UpstreamAttemptsRepository,
   ) {}
+
+  /** The upstream targets a stored turn tried, in order, the answering one marked. */
+  async responseAttempts(caller: AdminCaller, ref: string, id: string) {
+    const organization = await this.scope.organization(caller, ref);
+    const uuid = parseResponseId(id);
+    const found = uuid ? await this.attempts.findForResponse(organization.id, uuid) : null;
+    if (!found) throw new ApiError('response_not_found', `No response ${id}`);
+    return { object: 'list', response_status: found.status, data: found.attempts };
+  }
 
   async list(caller: AdminCaller, ref: string): Promise<UpstreamTargetHealth[]> {
     const organization = await this.scope.organization(caller, ref);

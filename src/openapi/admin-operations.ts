@@ -95,6 +95,24 @@ export const ADMIN_SCHEMAS: Record<string, JsonSchema> = {
     consecutiveFailures: { type: 'integer' },
     cooldownRemainingMs: { type: 'integer', description: "Left of an open breaker's cooldown; 0 otherwise" },
   }),
+  AdminUpstreamAttempt: object(
+    {
+      target: { type: 'string', description: '`model@host`' },
+      model: { type: 'string' },
+      index: { type: 'integer', description: 'Position of the target in the declared order' },
+      outcome: {
+        type: 'string',
+        description: '`completed`, or the failure code (`upstream_rate_limited`, …)',
+      },
+      httpStatus: {
+        type: 'integer',
+        description: "The upstream's HTTP status, when it answered with an error",
+      },
+      durationMs: { type: 'integer' },
+      answered: { type: 'boolean', description: "This target's output reached the turn" },
+    },
+    ['target', 'model', 'index', 'outcome', 'durationMs'],
+  ),
   AdminOrganizationInput: object(
     {
       name: { type: 'string', minLength: 1, maxLength: 200 },
@@ -381,6 +399,24 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     parameters: [ORG],
     responses: { '200': json(list('AdminUpstreamTarget'), 'The targets, in declared order per agent') },
     errors: ['not_found'],
+  }),
+  operation({
+    method: 'get',
+    paths: ['/admin/v1/organizations/{org}/responses/{response}/upstream-attempts'],
+    operationId: 'adminListUpstreamAttempts',
+    summary: "The upstream targets a stored response's model calls tried, in order",
+    parameters: [ORG, path('response', 'The response id (`resp_<uuid>` or bare)')],
+    responses: {
+      '200': json(
+        object({
+          object: { type: 'string', enum: ['list'] },
+          response_status: { type: 'string' },
+          data: { type: 'array', items: ref('AdminUpstreamAttempt') },
+        }),
+        "The attempts (empty for the offline model), with the response's status",
+      ),
+    },
+    errors: ['not_found', 'response_not_found'],
   }),
   operation({
     method: 'get',
