@@ -5,7 +5,7 @@ import { UpstreamBreakers, type BreakerTarget } from '../llm/upstream-breakers.j
 import { upstreamTargets } from '../llm/upstream-targets.js';
 import { SpecialistsService } from '../specialists/specialists.service.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
-import { parseResponseId } from '../responses/dto/create-response.dto.js';
+import { parsePrefixedUuid } from '../common/http/request-params.js';
 import { UpstreamAttemptsRepository } from './upstream-attempts.repository.js';
 import type { AdminCaller } from './admin-caller.js';
 import { AdminScope } from './admin-scope.service.js';
@@ -45,7 +45,7 @@ export class AdminUpstreamHealthService {
   /** The upstream targets a stored turn tried, in order, the answering one marked. */
   async responseAttempts(caller: AdminCaller, ref: string, id: string) {
     const organization = await this.scope.organization(caller, ref);
-    const uuid = parseResponseId(id);
+    const uuid = parsePrefixedUuid(id, 'resp_', true);
     const found = uuid ? await this.attempts.findForResponse(organization.id, uuid) : null;
     if (!found) throw new ApiError('response_not_found', `No response ${id}`);
     return { object: 'list', response_status: found.status, data: found.attempts };

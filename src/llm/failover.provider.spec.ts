@@ -1,5 +1,4 @@
 import type { AppConfig } from '../config/app-config.js';
-import type { Metrics } from '../metrics/metrics.service.js';
 import { FailoverProvider } from './failover.provider.js';
 import {
   ContextLengthError,
@@ -41,7 +40,7 @@ function breakers(failures = 2): UpstreamBreakers {
     upstream: { breakerFailures: failures, breakerCooldownMs: 60_000 },
     limits: {},
   } as unknown as AppConfig;
-  return new UpstreamBreakers(config, { upstreamBreaker: () => undefined } as unknown as Metrics);
+  return new UpstreamBreakers(config);
 }
 
 const settings: OpenAiCompatibleModelSettings = {

@@ -11,7 +11,8 @@ import {
 import type { OpenAiCompatibleModelSettings } from './model-settings.js';
 import { deferCooling, targetOrder } from './target-order.js';
 import type { BreakerReading, BreakerTarget, UpstreamBreakers } from './upstream-breakers.js';
-import { FAILOVER_CODES, upstreamTargets, type ResolvedTarget } from './upstream-targets.js';
+import { FAILOVER_CODES } from './upstream-target-settings.js';
+import { upstreamTargets, type ResolvedTarget } from './upstream-targets.js';
 
 export interface FailoverOptions {
   /** Retries on the last target tried (UPSTREAM_MAX_RETRIES); the others fail over at once. */

@@ -87,7 +87,7 @@ export interface UpstreamCallLog {
     target: string;
     model: string;
     index: number;
-    prices?: import('./model-settings.js').ModelPrices;
+    prices?: import('./model-prices.js').ModelPrices;
   };
   /** Targets whose circuit breaker was open or half-open when the call started (for the trace). */
   cooling?: string[];

@@ -1,7 +1,11 @@
 import { compilePattern, MAX_SCRIPT_PROGRAM, PatternError } from './offline-pattern.js';
 import { parsePrices, type ModelPrices } from './model-prices.js';
 import { ModelSettingsError } from './model-settings-error.js';
-import { parseFailoverSettings, type FailoverPolicy, type UpstreamTarget } from './upstream-targets.js';
+import {
+  parseFailoverSettings,
+  type FailoverPolicy,
+  type UpstreamTarget,
+} from './upstream-target-settings.js';
 
 export { costOf, type ModelPrices } from './model-prices.js';
 export { ModelSettingsError } from './model-settings-error.js';

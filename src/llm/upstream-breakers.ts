@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { Metrics } from '../metrics/metrics.service.js';
 import {
   MemoryBreakerStore,
   RedisBreakerStore,
@@ -21,6 +20,9 @@ export interface BreakerTarget {
   apiKeyEnv?: string;
   label: string;
 }
+
+/** Told every breaker state a replica reads or sets (the /metrics gauge, wired by the metrics module). */
+export type BreakerObserver = (scope: string, target: string, state: BreakerState) => void;
 
 export interface BreakerReading {
   key: string;
@@ -47,16 +49,18 @@ export class UpstreamBreakers implements OnModuleInit, OnApplicationShutdown {
   private shared: BreakerStore | undefined;
   private redis: Redis | undefined;
   private lastWarning = 0;
+  private observer: BreakerObserver = () => undefined;
   readonly limits: BreakerLimits;
 
-  constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly metrics: Metrics,
-  ) {
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     this.limits = {
       threshold: config.upstream.breakerFailures,
       cooldownMs: config.upstream.breakerCooldownMs,
     };
+  }
+
+  observe(observer: BreakerObserver): void {
+    this.observer = observer;
   }
 
   get enabled(): boolean {
@@ -111,7 +115,7 @@ export class UpstreamBreakers implements OnModuleInit, OnApplicationShutdown {
     const views = await this.use((store) => store.read(keys));
     return views.map((view, index) => {
       const reading = { key: keys[index], ...view, state: this.stateOf(view) };
-      this.metrics.upstreamBreaker(targets[index].scope, targets[index].label, reading.state);
+      this.observer(targets[index].scope, targets[index].label, reading.state);
       return reading;
     });
   }
@@ -125,14 +129,14 @@ export class UpstreamBreakers implements OnModuleInit, OnApplicationShutdown {
     if (!this.enabled) return 'closed';
     const view = await this.use((store) => store.fail(key, this.limits));
     const state = this.stateOf(view);
-    this.metrics.upstreamBreaker(target.scope, target.label, state);
+    this.observer(target.scope, target.label, state);
     return state;
   }
 
   async succeeded(target: BreakerTarget, key: string): Promise<void> {
     if (!this.enabled) return;
     await this.use((store) => store.succeed(key));
-    this.metrics.upstreamBreaker(target.scope, target.label, 'closed');
+    this.observer(target.scope, target.label, 'closed');
   }
 
   private stateOf(view: BreakerView): BreakerState {
