@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, Param, Put } from '@nestjs/common';
 import { ADMIN_PREFIX, AdminAccess } from './admin-access.decorator.js';
 import { AdminAgentsService } from './admin-agents.service.js';
+import { AdminUpstreamHealthService } from './admin-upstream-health.service.js';
 import { Caller, type AdminCaller } from './admin-caller.js';
 import { PutAssistantDto, PutGatewayDto, PutSpecialistDto, PutToolDto } from './dto/admin-bodies.dto.js';
 
@@ -9,7 +10,26 @@ const ORG = `${ADMIN_PREFIX}/organizations/:org`;
 @Controller(ORG)
 @AdminAccess()
 export class AdminAgentsController {
-  constructor(private readonly service: AdminAgentsService) {}
+  constructor(
+    private readonly service: AdminAgentsService,
+    private readonly upstreamHealth: AdminUpstreamHealthService,
+  ) {}
+
+  /** Every upstream target of the organization's assistants and specialists, with its circuit breaker. */
+  @Get('upstream-targets')
+  async listUpstreamTargets(@Caller() caller: AdminCaller, @Param('org') org: string) {
+    return { object: 'list', data: await this.upstreamHealth.list(caller, org) };
+  }
+
+  /** The upstream targets a stored turn's model calls tried (docs/resilience.md). */
+  @Get('responses/:response/upstream-attempts')
+  responseAttempts(
+    @Caller() caller: AdminCaller,
+    @Param('org') org: string,
+    @Param('response') response: string,
+  ) {
+    return this.upstreamHealth.responseAttempts(caller, org, response);
+  }
 
   @Get('assistants')
   async listAssistants(@Caller() caller: AdminCaller, @Param('org') org: string) {

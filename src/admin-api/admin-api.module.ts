@@ -14,6 +14,9 @@ import { AdminAgentsService } from './admin-agents.service.js';
 import { AdminOrganizationsController } from './admin-organizations.controller.js';
 import { AdminOrganizationsService } from './admin-organizations.service.js';
 import { AdminScope } from './admin-scope.service.js';
+import { AdminUpstreamHealthService } from './admin-upstream-health.service.js';
+import { UpstreamAttemptsRepository } from './upstream-attempts.repository.js';
+import { LlmModule } from '../llm/llm.module.js';
 import { DeniedAttemptsInterceptor } from './denied-attempts.interceptor.js';
 
 /**
@@ -32,6 +35,7 @@ import { DeniedAttemptsInterceptor } from './denied-attempts.interceptor.js';
     OidcModule,
     AuditLogModule,
     ApplyModule,
+    LlmModule,
   ],
   controllers: [AdminOrganizationsController, AdminAgentsController],
   providers: [
@@ -40,6 +44,8 @@ import { DeniedAttemptsInterceptor } from './denied-attempts.interceptor.js';
     AdminScope,
     AdminOrganizationsService,
     AdminAgentsService,
+    AdminUpstreamHealthService,
+    UpstreamAttemptsRepository,
   ],
   exports: [
     AdminAccessGuard,

@@ -44,6 +44,12 @@ export interface AppConfig {
     maxRetries: number;
     /** All attempts and waits before the first output of a model call fit in this time. */
     retryBudgetMs: number;
+    /** A model call's every target and retry start within this, unless its assistant says otherwise. */
+    failoverBudgetMs: number;
+    /** Failed calls in a row that open a target's circuit breaker (0: no breakers). */
+    breakerFailures: number;
+    /** How long an open breaker keeps its target at the back of the order before a probe. */
+    breakerCooldownMs: number;
     /** Where assistants' `apiKeyEnv` names are looked up (the process environment). */
     keyEnvironment: Readonly<Record<string, string | undefined>>;
   };
@@ -453,6 +459,10 @@ function loadUpstream(env: Env): AppConfig['upstream'] {
     stallTimeoutMs: integer(env, 'UPSTREAM_STALL_TIMEOUT_MS', timeoutMs, 50, 3_600_000),
     maxRetries: integer(env, 'UPSTREAM_MAX_RETRIES', 2, 0, 10),
     retryBudgetMs: integer(env, 'UPSTREAM_RETRY_BUDGET_MS', 15_000, 0, 600_000),
+    failoverBudgetMs: integer(env, 'UPSTREAM_FAILOVER_BUDGET_MS', 60_000, 0, 600_000),
+    breakerFailures: integer(env, 'UPSTREAM_BREAKER_FAILURES', 3, 0, 1000),
+    // At most 30 s: a recovered target gets traffic back within 30 s (issue 26).
+    breakerCooldownMs: integer(env, 'UPSTREAM_BREAKER_COOLDOWN_MS', 10_000, 100, 30_000),
     keyEnvironment: env,
   };
 }

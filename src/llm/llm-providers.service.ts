@@ -2,22 +2,31 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { ModelSettings } from './model-settings.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { LlmProvider } from './llm.types.js';
+import { FailoverProvider } from './failover.provider.js';
 import { OfflineModelProvider } from './offline-model.provider.js';
 import { OpenAiCompatibleProvider } from './openai-compatible.provider.js';
+import { UpstreamBreakers } from './upstream-breakers.js';
 
 /** Picks the provider that serves a model setting; providers keep their own connection pools. */
 @Injectable()
 export class LlmProvidersService {
   private readonly providers: Record<ModelSettings['provider'], LlmProvider>;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(@Inject(APP_CONFIG) config: AppConfig, breakers: UpstreamBreakers) {
+    const upstream = config.upstream;
+    const single = new OpenAiCompatibleProvider({
+      headersTimeoutMs: upstream.headersTimeoutMs,
+      firstTokenTimeoutMs: upstream.firstTokenTimeoutMs,
+      stallTimeoutMs: upstream.stallTimeoutMs,
+      maxRetries: upstream.maxRetries,
+      retryBudgetMs: upstream.retryBudgetMs,
+    });
     this.providers = {
-      'openai-compatible': new OpenAiCompatibleProvider({
-        headersTimeoutMs: config.upstream.headersTimeoutMs,
-        firstTokenTimeoutMs: config.upstream.firstTokenTimeoutMs,
-        stallTimeoutMs: config.upstream.stallTimeoutMs,
-        maxRetries: config.upstream.maxRetries,
-        retryBudgetMs: config.upstream.retryBudgetMs,
+      // Every upstream model call goes through its targets (one, in the single-`model` form).
+      'openai-compatible': new FailoverProvider(single, breakers, {
+        maxRetries: upstream.maxRetries,
+        retryBudgetMs: upstream.retryBudgetMs,
+        failoverBudgetMs: upstream.failoverBudgetMs,
       }),
       offline: new OfflineModelProvider(),
     };

@@ -1,8 +1,9 @@
 import { Module } from '@nestjs/common';
 import { LlmProvidersService } from './llm-providers.service.js';
+import { UpstreamBreakers } from './upstream-breakers.js';
 
 @Module({
-  providers: [LlmProvidersService],
-  exports: [LlmProvidersService],
+  providers: [LlmProvidersService, UpstreamBreakers],
+  exports: [LlmProvidersService, UpstreamBreakers],
 })
 export class LlmModule {}

@@ -35,6 +35,10 @@ export interface ModelTool {
 export interface UpstreamAccess {
   /** The value of the settings' `apiKeyEnv`, when its author may read it. */
   apiKey: string | undefined;
+  /** The readable values of every target's `apiKeyEnv`, by name (fallback targets, upstream-targets.ts). */
+  apiKeys?: Readonly<Record<string, string | undefined>>;
+  /** Whose targets these are (the organization): circuit breakers are kept per organization and target. */
+  scope?: string;
   /** Opens connections only where the organization may reach (undefined: the platform's model, unguarded). */
   connect?: import('undici').buildConnector.connector;
   /** Identifies the guard, for the connection pools kept per upstream. */
@@ -53,6 +57,40 @@ export interface ModelRequest {
   options: ModelOptions;
   /** Aborted when the client goes away or the service shuts down. */
   signal: AbortSignal;
+  /** Retries of this call before its first output; default the deployment's (UPSTREAM_MAX_RETRIES, _RETRY_BUDGET_MS). */
+  retry?: { maxRetries: number; budgetMs: number };
+  /** Filled by the provider as it goes: each target tried, and the one that answered (kept on failure too). */
+  log?: UpstreamCallLog;
+}
+
+/** One try of one target of a model call (its retries included), as stored with the turn. */
+export interface UpstreamAttempt {
+  /** `model@host` of the target, never a key. */
+  target: string;
+  /** The upstream model name. */
+  model: string;
+  /** This target's output reached the turn (whatever happened after). */
+  answered?: true;
+  /** Position of the target in the assistant's declared order (0: the settings' own). */
+  index: number;
+  /** `completed`, or the failure's catalogue code (`context_length_exceeded`, `upstream_rate_limited`, …). */
+  outcome: string;
+  /** The upstream's HTTP status, when it answered with an error. */
+  httpStatus?: number;
+  durationMs: number;
+}
+
+export interface UpstreamCallLog {
+  attempts: UpstreamAttempt[];
+  /** The target whose output the turn received; its model names the answer and its prices its usage. */
+  answeredBy?: {
+    target: string;
+    model: string;
+    index: number;
+    prices?: import('./model-prices.js').ModelPrices;
+  };
+  /** Targets whose circuit breaker was open or half-open when the call started (for the trace). */
+  cooling?: string[];
 }
 
 /**
@@ -141,6 +179,8 @@ export class UpstreamError extends Error {
     readonly code: UpstreamErrorCode,
     message: string,
     readonly retryAfterSeconds?: number,
+    /** The upstream's HTTP status, when it answered with an error (recorded with the attempt). */
+    readonly httpStatus?: number,
   ) {
     super(message);
     this.name = 'UpstreamError';

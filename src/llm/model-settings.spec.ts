@@ -70,3 +70,46 @@ describe('offline script budget', () => {
     );
   });
 });
+
+describe('fallback targets', () => {
+  it('accepts fallbacks, weights and a failover policy, and keeps them', () => {
+    const parsed = parseModelSettings({
+      ...upstream,
+      weight: 2,
+      fallbacks: [
+        { baseUrl: 'https://b.example/v1/', model: 'b', apiKeyEnv: 'B_KEY', contextWindow: 128000 },
+      ],
+      failover: { retriesPerTarget: 1, budgetMs: 20000, on: ['upstream_rate_limited', 'upstream_timeout'] },
+    });
+    expect(parsed).toMatchObject({
+      weight: 2,
+      fallbacks: [{ baseUrl: 'https://b.example/v1', model: 'b', apiKeyEnv: 'B_KEY', contextWindow: 128000 }],
+      failover: { retriesPerTarget: 1, budgetMs: 20000, on: ['upstream_rate_limited', 'upstream_timeout'] },
+    });
+  });
+
+  it('names the field that is wrong', () => {
+    expect(message({ ...upstream, fallbacks: {} })).toBe('model.fallbacks must be a list of targets');
+    expect(message({ ...upstream, fallbacks: [{ model: 'b' }] })).toBe(
+      'model.fallbacks[0].baseUrl is required',
+    );
+    expect(message({ ...upstream, fallbacks: [{ baseUrl: 'ftp://x', model: 'b' }] })).toBe(
+      'model.fallbacks[0].baseUrl must be http or https',
+    );
+    expect(message({ ...upstream, fallbacks: [{ baseUrl: 'http://x', model: 'b', key: 'sk' }] })).toBe(
+      'model.fallbacks[0].key is not a target field',
+    );
+    expect(message({ ...upstream, fallbacks: [{ baseUrl: 'http://x', model: 'b', apiKeyEnv: 'a b' }] })).toBe(
+      'model.fallbacks[0].apiKeyEnv must be an environment variable name',
+    );
+    expect(message({ ...upstream, fallbacks: [{ baseUrl: 'http://x', model: 'b', prices: 1 }] })).toBe(
+      'model.fallbacks[0].prices must be an object',
+    );
+    expect(message({ ...upstream, failover: { on: ['content_policy_violation'] } })).toMatch(
+      /^model.failover.on must list some of .* \(a content-policy refusal never fails over\)$/,
+    );
+    expect(message({ ...upstream, failover: { retriesPerTarget: 11 } })).toBe(
+      'model.failover.retriesPerTarget must be an integer between 0 and 10',
+    );
+  });
+});

@@ -1,4 +1,14 @@
 import { compilePattern, MAX_SCRIPT_PROGRAM, PatternError } from './offline-pattern.js';
+import { parsePrices, type ModelPrices } from './model-prices.js';
+import { ModelSettingsError } from './model-settings-error.js';
+import {
+  parseFailoverSettings,
+  type FailoverPolicy,
+  type UpstreamTarget,
+} from './upstream-target-settings.js';
+
+export { costOf, type ModelPrices } from './model-prices.js';
+export { ModelSettingsError } from './model-settings-error.js';
 
 /**
  * How an assistant (or, later, a specialist) reaches its model. Stored as JSONB on the
@@ -28,6 +38,11 @@ export interface OpenAiCompatibleModelSettings {
   /** The model's context window in tokens, for `truncation: "auto"`. */
   contextWindow?: number;
   prices?: ModelPrices;
+  /** This target's share of its pool (targets of one model next to each other; upstream-targets.ts). */
+  weight?: number;
+  /** Targets tried in order when this one fails before its first output (docs/resilience.md). */
+  fallbacks?: UpstreamTarget[];
+  failover?: FailoverPolicy;
 }
 
 /**
@@ -51,18 +66,6 @@ export interface OfflineModelSettings {
   prices?: ModelPrices;
 }
 
-/**
- * What the model costs, per million tokens, in the currency the operator names (an ISO 4217
- * code such as USD). Cached input tokens are priced at `cachedInputPerMillion` (default: the input
- * price); reasoning tokens are output tokens. A turn's cost is computed when it is written.
- */
-export interface ModelPrices {
-  currency: string;
-  inputPerMillion: number;
-  cachedInputPerMillion?: number;
-  outputPerMillion: number;
-}
-
 export interface OfflineRule {
   match: string;
   /** What the rule looks at: the user's latest message (default) or a tool's latest output. */
@@ -75,8 +78,6 @@ export interface OfflineRule {
 }
 
 export const OFFLINE_DEFAULT_SETTINGS: OfflineModelSettings = { provider: 'offline', functionCalling: true };
-
-export class ModelSettingsError extends Error {}
 
 /** Rules of an offline script: each is tested, in order, against up to MAX_TESTED_CHARACTERS. */
 const MAX_SCRIPT_RULES = 32;
@@ -184,45 +185,6 @@ function parseRule(rule: unknown, index: number): OfflineRule {
   return parsed;
 }
 
-function parsePrices(input: Record<string, unknown>): ModelPrices | undefined {
-  const prices = input.prices;
-  if (prices === undefined || prices === null) return undefined;
-  if (!isObject(prices)) throw new ModelSettingsError('model.prices must be an object');
-  if (typeof prices.currency !== 'string' || !/^[A-Z]{3}$/.test(prices.currency)) {
-    throw new ModelSettingsError('model.prices.currency must be a three-letter currency code such as USD');
-  }
-  const price = (key: string, required: boolean): number | undefined => {
-    const value = prices[key];
-    if (value === undefined && !required) return undefined;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 1_000_000) {
-      throw new ModelSettingsError(`model.prices.${key} must be a number between 0 and 1000000`);
-    }
-    return value;
-  };
-  const parsed: ModelPrices = {
-    currency: prices.currency,
-    inputPerMillion: price('inputPerMillion', true) as number,
-    outputPerMillion: price('outputPerMillion', true) as number,
-  };
-  const cached = price('cachedInputPerMillion', false);
-  if (cached !== undefined) parsed.cachedInputPerMillion = cached;
-  return parsed;
-}
-
-/** The cost of one model call's usage at these prices. */
-export function costOf(
-  usage: { inputTokens: number; outputTokens: number; cachedTokens?: number },
-  prices: ModelPrices,
-): number {
-  const cached = Math.min(usage.cachedTokens ?? 0, usage.inputTokens);
-  return (
-    ((usage.inputTokens - cached) * prices.inputPerMillion +
-      cached * (prices.cachedInputPerMillion ?? prices.inputPerMillion) +
-      usage.outputTokens * prices.outputPerMillion) /
-    1_000_000
-  );
-}
-
 /** Validates settings from the CLI or a config file; throws ModelSettingsError naming the field. */
 export function parseModelSettings(input: unknown): ModelSettings {
   if (!isObject(input)) throw new ModelSettingsError('model must be an object');
@@ -289,6 +251,7 @@ export function parseModelSettings(input: unknown): ModelSettings {
       maxOutputTokensLimit: optionalNumber(input, 'maxOutputTokensLimit', 1, 10_000_000),
       contextWindow: optionalNumber(input, 'contextWindow', 1, 100_000_000),
       prices: parsePrices(input),
+      ...parseFailoverSettings(input),
     };
   }
   throw new ModelSettingsError('model.provider must be "openai-compatible" or "offline"');

@@ -40,7 +40,10 @@ export class OpenAiCompatibleProvider implements LlmProvider {
       firstTokenMs: own || this.options.firstTokenTimeoutMs,
       stallMs: own || this.options.stallTimeoutMs,
     };
-    const retries = new RetryPolicy(this.options.maxRetries, this.options.retryBudgetMs);
+    const retries = new RetryPolicy(
+      request.retry?.maxRetries ?? this.options.maxRetries,
+      request.retry?.budgetMs ?? this.options.retryBudgetMs,
+    );
     for (;;) {
       let delivered = false;
       try {

@@ -126,24 +126,34 @@ function httpError(error: APIError<number, Headers | undefined>, status: number)
     return new UpstreamError(
       'content_policy_violation',
       `The upstream model refused the request under its content policy${reason ? `: ${reason}` : ''}`,
+      undefined,
+      status,
     );
   }
   if (INVALID_REQUEST_STATUS.has(status)) {
     return new UpstreamError(
       'upstream_invalid_request',
       `The upstream model rejected the request (HTTP ${status})${reason ? `: ${reason}` : ''}`,
+      undefined,
+      status,
     );
   }
   const hint = retryAfterMs(error.headers);
   const retryAfterSeconds = hint === undefined ? undefined : Math.max(1, Math.ceil(hint / 1000));
   if (status === 429 && error.code === 'insufficient_quota') {
-    return new UpstreamError('upstream_unavailable', "The upstream account's quota is exhausted (HTTP 429)");
+    return new UpstreamError(
+      'upstream_unavailable',
+      "The upstream account's quota is exhausted (HTTP 429)",
+      undefined,
+      status,
+    );
   }
   if (status === 429) {
     const upstream = new UpstreamError(
       'upstream_rate_limited',
       `The upstream model is rate-limiting the service${retryAfterSeconds ? `; retry after ${retryAfterSeconds} s` : ''}`,
       retryAfterSeconds,
+      status,
     );
     return new RetryableUpstreamError(upstream, hint);
   }
@@ -151,6 +161,7 @@ function httpError(error: APIError<number, Headers | undefined>, status: number)
     'upstream_unavailable',
     `The upstream model answered HTTP ${status}`,
     retryAfterSeconds,
+    status,
   );
   return RETRYABLE_STATUS.has(status) ? new RetryableUpstreamError(upstream, hint) : upstream;
 }

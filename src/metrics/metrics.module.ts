@@ -3,12 +3,15 @@ import { HttpObservability } from './http-observability.js';
 import { MetricsController } from './metrics.controller.js';
 import { MetricsTokenGuard } from './metrics-token.guard.js';
 import { Metrics } from './metrics.service.js';
+import { LlmModule } from '../llm/llm.module.js';
+import { UpstreamBreakerGauge } from './upstream-breaker-gauge.js';
 
 /** HttpObservability is driven by the app's edge middleware, which fixes the order of the edge. */
 @Global()
 @Module({
   controllers: [MetricsController],
-  providers: [Metrics, MetricsTokenGuard, HttpObservability],
+  imports: [LlmModule],
+  providers: [Metrics, MetricsTokenGuard, HttpObservability, UpstreamBreakerGauge],
   exports: [Metrics, HttpObservability],
 })
 export class MetricsModule {}

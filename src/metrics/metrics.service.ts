@@ -58,6 +58,12 @@ export class Metrics {
     labelNames: ['provider', 'code'] as const,
     registers: [this.registry],
   });
+  private readonly breakers = new Gauge({
+    name: 'switchboard_upstream_breaker_state',
+    help: "Upstream targets' circuit breakers as this replica last saw them: 0 closed, 1 open (cooling down), 2 half-open (probing)",
+    labelNames: ['organization_id', 'target'] as const,
+    registers: [this.registry],
+  });
   private readonly firstToken = new Histogram({
     name: 'switchboard_time_to_first_token_seconds',
     help: 'Time from the start of a model call to its first streamed event',
@@ -167,6 +173,14 @@ export class Metrics {
     if (outcome !== 'ok' && outcome !== 'aborted') {
       this.upstreamErrors.inc({ provider, code: outcome });
     }
+  }
+
+  /** A target's breaker state, whenever a replica reads or changes it (docs/resilience.md). */
+  upstreamBreaker(organizationId: string, target: string, state: 'closed' | 'open' | 'half_open'): void {
+    this.breakers.set(
+      { organization_id: organizationId, target },
+      state === 'closed' ? 0 : state === 'open' ? 1 : 2,
+    );
   }
 
   timeToFirstToken(provider: string, seconds: number): void {

@@ -73,6 +73,46 @@ export const ADMIN_SCHEMAS: Record<string, JsonSchema> = {
     },
     createdAt: dateTime,
   }),
+  AdminUpstreamTarget: object({
+    assistantId: { type: 'string', format: 'uuid' },
+    specialist: nullable({
+      type: 'string',
+      description: "The specialist whose model this is; null: the assistant's",
+    }),
+    index: {
+      type: 'integer',
+      description: "Position in the declared order (0: the model settings' own baseUrl/model)",
+    },
+    target: { type: 'string', description: '`model@host`' },
+    model: { type: 'string' },
+    baseUrl: { type: 'string' },
+    state: {
+      type: 'string',
+      enum: ['closed', 'open', 'half_open'],
+      description:
+        'open: cooling down (tried only after every other target); half_open: the next call probes it',
+    },
+    consecutiveFailures: { type: 'integer' },
+    cooldownRemainingMs: { type: 'integer', description: "Left of an open breaker's cooldown; 0 otherwise" },
+  }),
+  AdminUpstreamAttempt: object(
+    {
+      target: { type: 'string', description: '`model@host`' },
+      model: { type: 'string' },
+      index: { type: 'integer', description: 'Position of the target in the declared order' },
+      outcome: {
+        type: 'string',
+        description: '`completed`, or the failure code (`upstream_rate_limited`, …)',
+      },
+      httpStatus: {
+        type: 'integer',
+        description: "The upstream's HTTP status, when it answered with an error",
+      },
+      durationMs: { type: 'integer' },
+      answered: { type: 'boolean', description: "This target's output reached the turn" },
+    },
+    ['target', 'model', 'index', 'outcome', 'durationMs'],
+  ),
   AdminOrganizationInput: object(
     {
       name: { type: 'string', minLength: 1, maxLength: 200 },
@@ -110,7 +150,9 @@ export const ADMIN_SCHEMAS: Record<string, JsonSchema> = {
     organizationId: { type: 'string', format: 'uuid' },
     name: { type: 'string' },
     instructions: { type: 'string' },
-    model: anyObject('Model settings, as `assistants create --model-json` (see docs/admin-cli.md)'),
+    model: anyObject(
+      'Model settings, as `assistants create --model-json` (see docs/admin-cli.md); `fallbacks`, `weight` and `failover` declare further upstream targets (docs/resilience.md)',
+    ),
     tools: strings,
     createdAt: dateTime,
     updatedAt: dateTime,
@@ -362,6 +404,34 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     parameters: [ORG, ASSISTANT, path('name', 'The specialist name')],
     responses: { '200': json(ref('AdminDeleted'), 'What was deleted') },
     errors: ['not_found', 'assistant_not_found'],
+  }),
+  operation({
+    method: 'get',
+    paths: ['/admin/v1/organizations/{org}/upstream-targets'],
+    operationId: 'adminListUpstreamTargets',
+    summary:
+      "Every upstream target of the organization's assistants and specialists, with its circuit breaker",
+    parameters: [ORG],
+    responses: { '200': json(list('AdminUpstreamTarget'), 'The targets, in declared order per agent') },
+    errors: ['not_found'],
+  }),
+  operation({
+    method: 'get',
+    paths: ['/admin/v1/organizations/{org}/responses/{response}/upstream-attempts'],
+    operationId: 'adminListUpstreamAttempts',
+    summary: "The upstream targets a stored response's model calls tried, in order",
+    parameters: [ORG, path('response', 'The response id (`resp_<uuid>` or bare)')],
+    responses: {
+      '200': json(
+        object({
+          object: { type: 'string', enum: ['list'] },
+          response_status: { type: 'string' },
+          data: { type: 'array', items: ref('AdminUpstreamAttempt') },
+        }),
+        "The attempts (empty for the offline model), with the response's status",
+      ),
+    },
+    errors: ['not_found', 'response_not_found'],
   }),
   operation({
     method: 'get',

@@ -26,17 +26,24 @@ export class ModelAccess {
     const settings = agent.model;
     if (settings.provider !== 'openai-compatible') return undefined;
     const access = await this.policy.access(organizationId, agent.modelConfiguredBy);
-    const name = settings.apiKeyEnv;
-    const readable = name === undefined || name in access.secrets;
-    // Unset everywhere is the operator's "no key" (sent as before); set but not readable is refused.
-    if (!readable && this.config.upstream.keyEnvironment[name] !== undefined) {
-      throw new ApiError(
-        'upstream_unavailable',
-        "This assistant's model is misconfigured: it names a secret its organization may not use",
-      );
+    // Every target's key, checked alike: one unreadable name refuses the call before anything is sent.
+    const names = [settings.apiKeyEnv, ...(settings.fallbacks ?? []).map((target) => target.apiKeyEnv)];
+    const apiKeys: Record<string, string | undefined> = {};
+    for (const name of names) {
+      if (name === undefined) continue;
+      // Unset everywhere is the operator's "no key" (sent as before); set but not readable is refused.
+      if (!(name in access.secrets) && this.config.upstream.keyEnvironment[name] !== undefined) {
+        throw new ApiError(
+          'upstream_unavailable',
+          "This assistant's model is misconfigured: it names a secret its organization may not use",
+        );
+      }
+      apiKeys[name] = access.secrets[name];
     }
     return {
-      apiKey: name === undefined ? undefined : access.secrets[name],
+      apiKey: settings.apiKeyEnv === undefined ? undefined : apiKeys[settings.apiKeyEnv],
+      apiKeys,
+      scope: organizationId,
       connect: access.platform ? undefined : guardedConnector(access.policy),
       poolKey: access.platform ? 'platform' : access.policyKey,
       traceContext: access.platform,

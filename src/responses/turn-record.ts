@@ -155,6 +155,7 @@ export function turnRecord(
     usage: usageOf(progress),
     apiKeyId: turn.principal.keyId,
     usageRows: usageRows(progress),
+    upstreamAttempts: progress.upstreamAttempts,
     error: failure?.toBody().error ?? null,
     completedAt,
     messages,

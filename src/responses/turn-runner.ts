@@ -8,7 +8,9 @@ import {
   type ChatMessage,
   type ChatToolCall,
   type ModelTool,
+  type UpstreamCallLog,
 } from '../llm/llm.types.js';
+import { upstreamSpanAttributes } from '../llm/upstream-trace.js';
 import {
   HANDOVER_PREFIX,
   handoverAttributes,
@@ -199,6 +201,8 @@ export class TurnRunner {
     const provider = agent.model.provider;
     const startedAt = performance.now();
     let firstToken = true;
+    // The targets tried; usage is priced as the target that answered (a fallback's own prices).
+    const log: UpstreamCallLog = { attempts: [] };
     let deltas = 0;
     try {
       const access = await plan.modelAccess(agent);
@@ -209,6 +213,7 @@ export class TurnRunner {
         tools,
         options,
         signal: plan.toolContext.signal,
+        log,
       })) {
         if (firstToken) {
           firstToken = false;
@@ -245,7 +250,7 @@ export class TurnRunner {
             } else if (event.type === 'length_limit') {
               progress.incompleteReason = 'max_output_tokens';
             } else {
-              progress.addUsage(event.usage, agent.model.prices);
+              progress.addUsage(event.usage, log.answeredBy ? log.answeredBy.prices : agent.model.prices);
             }
           }
         });
@@ -259,6 +264,8 @@ export class TurnRunner {
       throw error;
     } finally {
       this.metrics.tokensRelayed(deltas);
+      progress.upstreamAttempts.push(...log.attempts);
+      upstreamSpanAttributes(log);
     }
     if (plan.toolContext.signal.aborted) throw new TurnAbortedError();
     if (progress.incompleteReason) {

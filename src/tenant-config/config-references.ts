@@ -6,11 +6,17 @@ export interface ConfigReferences {
   urls: { field: string; url: string }[];
 }
 
-/** The references of parsed model settings (`model.apiKeyEnv`, `model.baseUrl`). */
+/** The references of parsed model settings (`model.apiKeyEnv`, `model.baseUrl`, and each fallback's). */
 export function modelReferences(settings: ModelSettings): ConfigReferences {
   if (settings.provider !== 'openai-compatible') return { env: [], urls: [] };
-  return {
+  const references: ConfigReferences = {
     env: settings.apiKeyEnv ? [{ field: 'model.apiKeyEnv', name: settings.apiKeyEnv }] : [],
     urls: [{ field: 'model.baseUrl', url: settings.baseUrl }],
   };
+  for (const [index, target] of (settings.fallbacks ?? []).entries()) {
+    const field = `model.fallbacks[${index}]`;
+    if (target.apiKeyEnv) references.env.push({ field: `${field}.apiKeyEnv`, name: target.apiKeyEnv });
+    references.urls.push({ field: `${field}.baseUrl`, url: target.baseUrl });
+  }
+  return references;
 }

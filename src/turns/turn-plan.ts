@@ -1,4 +1,11 @@
-import type { ChatMessage, ModelOptions, ModelTool, TokenUsage, UpstreamAccess } from '../llm/llm.types.js';
+import type {
+  ChatMessage,
+  ModelOptions,
+  ModelTool,
+  TokenUsage,
+  UpstreamAccess,
+  UpstreamAttempt,
+} from '../llm/llm.types.js';
 import { costOf, type ModelPrices } from '../llm/model-settings.js';
 import type { AgentProfile, AgentRoster } from '../specialists/agent-roster.service.js';
 import type { ServerTool, ToolExecutionContext } from '../tools/server-tool.js';
@@ -61,6 +68,8 @@ export class TurnProgress {
   incompleteReason: 'max_output_tokens' | null = null;
   /** Server-side tool calls made so far, against `max_tool_calls`. */
   toolCalls = 0;
+  /** The upstream targets every model call tried, in order (docs/resilience.md). */
+  readonly upstreamAttempts: UpstreamAttempt[] = [];
 
   constructor(plan: TurnPlan) {
     this.transcript = [...plan.newMessages];

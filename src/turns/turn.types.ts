@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../llm/llm.types.js';
+import type { ChatMessage, UpstreamAttempt } from '../llm/llm.types.js';
 import type { OutputItem } from './output-item.types.js';
 
 /** What the turn's rows say of it; `queued` and `in_progress` while it runs somewhere. */
@@ -50,6 +50,8 @@ export interface TurnRecord extends TurnRow {
   body: string | null;
   /** The API key that asked, for the usage rollup. */
   apiKeyId: string;
+  /** The upstream targets the turn's model calls tried (none for the offline model). */
+  upstreamAttempts?: UpstreamAttempt[];
   /**
    * The turn's tokens by currency of the models' prices (`''`: unpriced), upserted into the
    * day's usage rollup; the first row counts the turn. Empty when the upstream reported nothing.

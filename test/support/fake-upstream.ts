@@ -88,6 +88,12 @@ export class FakeUpstream {
     return this;
   }
 
+  /** Drops the scripts not yet used (a test whose requests took another route). */
+  clearScripts(): this {
+    this.scripts.length = 0;
+    return this;
+  }
+
   setFallback(script: UpstreamScript): this {
     this.fallback = script;
     return this;

@@ -1,3 +1,4 @@
+import { fallbacksText } from '../../llm/upstream-targets.js';
 import {
   AdminUsageError,
   parseId,
@@ -35,7 +36,7 @@ function describe(assistant: AssistantEntity): string {
   const upstream =
     model.provider === 'offline'
       ? 'offline model'
-      : `${model.model} at ${model.baseUrl} (key in ${model.apiKeyEnv ?? 'no variable'})`;
+      : `${model.model} at ${model.baseUrl} (key in ${model.apiKeyEnv ?? 'no variable'})${fallbacksText(model)}`;
   return [
     `assistant ${assistant.name}`,
     `  id:               ${assistant.id}`,

@@ -66,6 +66,13 @@ export class ResponseEntity extends OrganizationScopedEntity {
   @Column({ type: 'jsonb', nullable: true })
   error!: { type: string; code: string; message: string } | null;
 
+  /**
+   * Every upstream target each model call of the turn tried (target, outcome, HTTP status,
+   * duration), the answering one marked (docs/resilience.md); null for the offline model.
+   */
+  @Column({ name: 'upstream_attempts', type: 'jsonb', nullable: true })
+  upstreamAttempts!: unknown[] | null;
+
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 

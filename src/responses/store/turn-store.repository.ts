@@ -62,11 +62,13 @@ const SAVE_TURN = namedStatement(
     'body',
     'apiKeyId',
     'usageRows',
+    'upstreamAttempts',
   ],
   (p) => `WITH ${conversationCte(p)}, response AS (
     INSERT INTO responses (${TURN_ROW_COLUMNS}, output, output_text, transcript,
-                           usage, error, created_at, completed_at, body)
-    SELECT ${turnRowSelect(p)}, ${p.output}::jsonb, ${p.outputText}::text, ${p.transcript}::jsonb, ${p.usage}::jsonb, ${p.error}::jsonb, ${p.createdAt}::timestamptz, ${p.updatedAt}::timestamptz, ${p.body}::json
+                           usage, error, created_at, completed_at, body, upstream_attempts)
+    SELECT ${turnRowSelect(p)}, ${p.output}::jsonb, ${p.outputText}::text, ${p.transcript}::jsonb, ${p.usage}::jsonb, ${p.error}::jsonb, ${p.createdAt}::timestamptz, ${p.updatedAt}::timestamptz, ${p.body}::json,
+           ${p.upstreamAttempts}::jsonb
       FROM conversation
     -- The row written when the turn started is completed, unless the turn was cancelled or
     -- swept meanwhile: then it stays as it is, and so do its messages.
@@ -74,7 +76,7 @@ const SAVE_TURN = namedStatement(
        SET status = EXCLUDED.status, active_agent = EXCLUDED.active_agent, output = EXCLUDED.output,
            output_text = EXCLUDED.output_text, transcript = EXCLUDED.transcript, usage = EXCLUDED.usage,
            error = EXCLUDED.error, completed_at = EXCLUDED.completed_at, body = EXCLUDED.body,
-           lease_expires_at = NULL
+           upstream_attempts = EXCLUDED.upstream_attempts, lease_expires_at = NULL
      WHERE responses.status IN ('queued', 'in_progress') AND responses.organization_id = EXCLUDED.organization_id
     RETURNING id, conversation_id
   ), usage_rollup AS (
@@ -211,6 +213,7 @@ export class TurnStore {
             cost: row.cost,
           })),
         ),
+        upstreamAttempts: turn.upstreamAttempts?.length ? JSON.stringify(turn.upstreamAttempts) : null,
       }),
     );
   }

@@ -1,3 +1,4 @@
+import { fallbacksText } from '../../llm/upstream-targets.js';
 import type { INestApplicationContext } from '@nestjs/common';
 import {
   AdminUsageError,
@@ -71,7 +72,9 @@ async function requireAssistant(app: INestApplicationContext, options: CommandCo
 }
 
 function modelText(model: ModelSettings): string {
-  return model.provider === 'offline' ? 'offline model' : `${model.model} at ${model.baseUrl}`;
+  return model.provider === 'offline'
+    ? 'offline model'
+    : `${model.model} at ${model.baseUrl}${fallbacksText(model)}`;
 }
 
 function describe(specialist: SpecialistEntity, assistant: AssistantEntity): string {

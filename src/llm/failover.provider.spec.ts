@@ -1,0 +1,149 @@
+import type { AppConfig } from '../config/app-config.js';
+import { FailoverProvider } from './failover.provider.js';
+import {
+  ContextLengthError,
+  UpstreamError,
+  type LlmProvider,
+  type ModelEvent,
+  type ModelRequest,
+  type UpstreamCallLog,
+} from './llm.types.js';
+import type { OpenAiCompatibleModelSettings } from './model-settings.js';
+import { UpstreamBreakers } from './upstream-breakers.js';
+
+type Behaviour = Error | 'answer' | 'cut-after-output';
+
+/** An inner provider scripted per model name; it records the calls it got. */
+function scripted(behaviours: Record<string, Behaviour[]>) {
+  const calls: { model: string; apiKey?: string; retries?: number }[] = [];
+  const provider: LlmProvider = {
+    async *stream(request: ModelRequest): AsyncIterable<ModelEvent[]> {
+      const settings = request.settings as OpenAiCompatibleModelSettings;
+      calls.push({
+        model: settings.model,
+        apiKey: request.access?.apiKey,
+        retries: request.retry?.maxRetries,
+      });
+      const behaviour = behaviours[settings.model]?.shift() ?? 'answer';
+      if (behaviour instanceof Error) throw behaviour;
+      await Promise.resolve();
+      yield [{ type: 'text', delta: `from ${settings.model}` }];
+      if (behaviour === 'cut-after-output') throw new UpstreamError('upstream_stream_interrupted', 'cut');
+      yield [{ type: 'usage', usage: { inputTokens: 1, outputTokens: 2 } }];
+    },
+  };
+  return { provider, calls };
+}
+
+function breakers(failures = 2): UpstreamBreakers {
+  const config = {
+    upstream: { breakerFailures: failures, breakerCooldownMs: 60_000 },
+    limits: {},
+  } as unknown as AppConfig;
+  return new UpstreamBreakers(config);
+}
+
+const settings: OpenAiCompatibleModelSettings = {
+  provider: 'openai-compatible',
+  baseUrl: 'https://a.example/v1',
+  model: 'a',
+  apiKeyEnv: 'A_KEY',
+  contextWindow: 1000,
+  functionCalling: true,
+  fallbacks: [
+    { baseUrl: 'https://b.example/v1', model: 'b', apiKeyEnv: 'B_KEY', contextWindow: 500 },
+    { baseUrl: 'https://c.example/v1', model: 'c', contextWindow: 100_000 },
+  ],
+};
+
+async function run(provider: FailoverProvider, overrides: Partial<OpenAiCompatibleModelSettings> = {}) {
+  const log: UpstreamCallLog = { attempts: [] };
+  const events: ModelEvent[] = [];
+  let error: unknown;
+  try {
+    for await (const batch of provider.stream({
+      settings: { ...settings, ...overrides },
+      access: {
+        apiKey: 'ka',
+        apiKeys: { A_KEY: 'ka', B_KEY: 'kb' },
+        poolKey: 'p',
+        traceContext: false,
+        scope: 'org',
+      },
+      messages: [],
+      tools: [],
+      options: {},
+      signal: new AbortController().signal,
+      log,
+    }))
+      events.push(...batch);
+  } catch (caught) {
+    error = caught;
+  }
+  const outcomes = log.attempts.map((attempt) => `${attempt.model}:${attempt.outcome}`);
+  return { events, error, outcomes, log };
+}
+
+const options = { maxRetries: 2, retryBudgetMs: 1000, failoverBudgetMs: 10_000 };
+const rateLimited = () => new UpstreamError('upstream_rate_limited', 'slow down', 1, 429);
+
+describe('FailoverProvider', () => {
+  it('moves to the next target before the first output, with its own key, retrying only the last', async () => {
+    const { provider, calls } = scripted({ a: [rateLimited()] });
+    const result = await run(new FailoverProvider(provider, breakers(), options));
+    expect(result.events[0]).toEqual({ type: 'text', delta: 'from b' });
+    expect(result.outcomes).toEqual(['a:upstream_rate_limited', 'b:completed']);
+    expect(result.log.answeredBy).toMatchObject({ model: 'b', index: 1 });
+    expect(calls).toEqual([
+      { model: 'a', apiKey: 'ka', retries: 0 },
+      { model: 'b', apiKey: 'kb', retries: 0 },
+    ]);
+  });
+
+  it('never fails over once output started', async () => {
+    const { provider, calls } = scripted({ a: ['cut-after-output'] });
+    const result = await run(new FailoverProvider(provider, breakers(), options));
+    expect((result.error as UpstreamError).code).toBe('upstream_stream_interrupted');
+    expect(calls).toHaveLength(1);
+    expect(result.log.attempts[0]).toMatchObject({ answered: true, outcome: 'upstream_stream_interrupted' });
+  });
+
+  it('sends a prompt too long for a target only to targets with a larger declared window', async () => {
+    const { provider, calls } = scripted({ a: [new ContextLengthError()] });
+    const result = await run(new FailoverProvider(provider, breakers(), options));
+    expect(calls.map((call) => call.model)).toEqual(['a', 'c']);
+    expect(result.outcomes).toEqual(['a:context_length_exceeded', 'c:completed']);
+    const none = scripted({ a: [new ContextLengthError()] });
+    const refused = await run(new FailoverProvider(none.provider, breakers(), options), {
+      fallbacks: [{ baseUrl: 'https://b.example/v1', model: 'b', contextWindow: 500 }],
+    });
+    expect(refused.error).toBeInstanceOf(ContextLengthError);
+  });
+
+  it('ends at once on a content-policy refusal, and on codes the policy does not fail over', async () => {
+    const refusal = new UpstreamError('content_policy_violation', 'refused', undefined, 400);
+    const { provider, calls } = scripted({ a: [refusal] });
+    expect((await run(new FailoverProvider(provider, breakers(), options))).error).toBe(refusal);
+    expect(calls).toHaveLength(1);
+    const narrow = scripted({ a: [rateLimited()] });
+    const result = await run(new FailoverProvider(narrow.provider, breakers(), options), {
+      failover: { on: ['upstream_timeout'] },
+    });
+    expect((result.error as UpstreamError).code).toBe('upstream_rate_limited');
+  });
+
+  it('puts a target whose breaker opened at the back, and still tries it when all else fails', async () => {
+    const shared = breakers(2);
+    const { provider, calls } = scripted({ a: [rateLimited(), rateLimited()] });
+    const failover = new FailoverProvider(provider, shared, options);
+    await run(failover);
+    await run(failover);
+    calls.length = 0;
+    const skipped = await run(failover);
+    expect(skipped.outcomes).toEqual(['b:completed']);
+    expect(skipped.log.cooling).toEqual(['a@a.example:open']);
+    const lastResort = scripted({ b: [rateLimited()], c: [rateLimited()] });
+    const result = await run(new FailoverProvider(lastResort.provider, shared, options));
+    expect(result.outcomes).toEqual(['b:upstream_rate_limited', 'c:upstream_rate_limited', 'a:completed']);
+  });
+});

@@ -1,0 +1,166 @@
+import { createHash } from 'node:crypto';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import {
+  MemoryBreakerStore,
+  RedisBreakerStore,
+  type BreakerLimits,
+  type BreakerStore,
+  type BreakerView,
+} from './breaker-store.js';
+
+export type BreakerState = 'closed' | 'open' | 'half_open';
+
+/** Who a breaker belongs to: an organization's target (model, URL and key name; never the key). */
+export interface BreakerTarget {
+  scope: string;
+  baseUrl: string;
+  model: string;
+  apiKeyEnv?: string;
+  label: string;
+}
+
+/** Told every breaker state a replica reads or sets (the /metrics gauge, wired by the metrics module). */
+export type BreakerObserver = (scope: string, target: string, state: BreakerState) => void;
+
+export interface BreakerReading {
+  key: string;
+  state: BreakerState;
+  failures: number;
+  openForMs: number;
+}
+
+const REDIS_COMMAND_TIMEOUT_MS = 500;
+const WARNING_INTERVAL_MS = 30_000;
+
+/**
+ * Circuit breakers of upstream targets (docs/resilience.md): UPSTREAM_BREAKER_FAILURES failed
+ * calls in a row open a target's breaker for UPSTREAM_BREAKER_COOLDOWN_MS; then it is half-open
+ * and one call probes it (a success closes it, a failure opens it again). With REDIS_URL the
+ * breakers live in Redis, shared by every replica; without it (or while Redis is unreachable)
+ * each replica keeps its own, as the rate limits do. Kept per organization: one organization's
+ * exhausted key never cools down another's target.
+ */
+@Injectable()
+export class UpstreamBreakers implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('UpstreamBreakers');
+  private readonly local = new MemoryBreakerStore();
+  private shared: BreakerStore | undefined;
+  private redis: Redis | undefined;
+  private lastWarning = 0;
+  private observer: BreakerObserver = () => undefined;
+  readonly limits: BreakerLimits;
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+    this.limits = {
+      threshold: config.upstream.breakerFailures,
+      cooldownMs: config.upstream.breakerCooldownMs,
+    };
+  }
+
+  observe(observer: BreakerObserver): void {
+    this.observer = observer;
+  }
+
+  get enabled(): boolean {
+    return this.limits.threshold > 0;
+  }
+
+  async onModuleInit(): Promise<void> {
+    const { redisUrl, redisKeyPrefix } = this.config.limits;
+    if (!redisUrl || !this.enabled) return;
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(redisUrl, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+      connectTimeout: 5000,
+    });
+    redis.on('error', (error: unknown) => this.warn(error));
+    this.redis = redis;
+    this.shared = new RedisBreakerStore(redis, `${redisKeyPrefix}:brk:`);
+    try {
+      await redis.connect();
+    } catch {
+      // Reported by the 'error' listener; breakers are kept in process until it is back.
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (!this.redis) return;
+    if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis?.disconnect());
+    else this.redis.disconnect();
+  }
+
+  /** The breaker key of a target: a digest, so no URL or name is spelled out in Redis. */
+  keyOf(target: BreakerTarget): string {
+    return createHash('sha256')
+      .update([target.scope, target.baseUrl, target.model, target.apiKeyEnv ?? ''].join('\u0000'))
+      .digest('base64url')
+      .slice(0, 32);
+  }
+
+  async read(targets: BreakerTarget[]): Promise<BreakerReading[]> {
+    if (!this.enabled || targets.length === 0) {
+      return targets.map((target) => ({
+        key: this.keyOf(target),
+        state: 'closed',
+        failures: 0,
+        openForMs: 0,
+      }));
+    }
+    const keys = targets.map((target) => this.keyOf(target));
+    const views = await this.use((store) => store.read(keys));
+    return views.map((view, index) => {
+      const reading = { key: keys[index], ...view, state: this.stateOf(view) };
+      this.observer(targets[index].scope, targets[index].label, reading.state);
+      return reading;
+    });
+  }
+
+  /** The one probe of a half-open target: whether this call may send it. */
+  claimProbe(key: string): Promise<boolean> {
+    return this.use((store) => store.claimProbe(key, this.limits.cooldownMs));
+  }
+
+  async failed(target: BreakerTarget, key: string): Promise<BreakerState> {
+    if (!this.enabled) return 'closed';
+    const view = await this.use((store) => store.fail(key, this.limits));
+    const state = this.stateOf(view);
+    this.observer(target.scope, target.label, state);
+    return state;
+  }
+
+  async succeeded(target: BreakerTarget, key: string): Promise<void> {
+    if (!this.enabled) return;
+    await this.use((store) => store.succeed(key));
+    this.observer(target.scope, target.label, 'closed');
+  }
+
+  private stateOf(view: BreakerView): BreakerState {
+    if (view.openForMs > 0) return 'open';
+    return view.failures >= this.limits.threshold ? 'half_open' : 'closed';
+  }
+
+  /** Redis when it answers, else this replica's own breakers: a Redis outage never fails a call. */
+  private async use<T>(operation: (store: BreakerStore) => Promise<T>): Promise<T> {
+    if (this.shared && this.redis?.status === 'ready') {
+      try {
+        return await operation(this.shared);
+      } catch (error) {
+        this.warn(error);
+      }
+    }
+    return operation(this.local);
+  }
+
+  private warn(error: unknown): void {
+    const now = Date.now();
+    if (now - this.lastWarning < WARNING_INTERVAL_MS) return;
+    this.lastWarning = now;
+    const reason = error instanceof Error ? error.message : 'unknown error';
+    this.logger.warn(`Redis unreachable for the upstream breakers (${reason}); each replica keeps its own`);
+  }
+}
