@@ -1,6 +1,9 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
@@ -19,13 +22,33 @@ export function browserSuiteEnabled(): boolean {
   return false;
 }
 
-/** The production build of the console (`vite build`, the second half of `npm run build`). */
+/**
+ * The production build of the console (`vite build`, the second half of `npm run build`). Both
+ * browser suites may build at once in parallel workers, so each builds into a folder of its own
+ * and moves the files into dist/console one by one (a rename replaces atomically, and the same
+ * sources give the same bytes): a service booting meanwhile never reads a half-emptied folder.
+ */
 export async function buildConsole(): Promise<void> {
+  const out = join('dist', `console-build-${randomBytes(4).toString('hex')}`);
   await promisify(execFile)(
     process.execPath,
-    ['node_modules/vite/bin/vite.js', 'build', '--config', 'console/vite.config.mjs'],
+    [
+      'node_modules/vite/bin/vite.js',
+      'build',
+      '--config',
+      'console/vite.config.mjs',
+      '--outDir',
+      resolve(out),
+    ],
     { maxBuffer: 16 * 1024 * 1024 },
   );
+  for (const file of await readdir(out, { recursive: true })) {
+    const from = join(out, file);
+    if ((await stat(from)).isDirectory()) continue;
+    await mkdir(dirname(join('dist', 'console', file)), { recursive: true });
+    await rename(from, join('dist', 'console', file));
+  }
+  await rm(out, { recursive: true, force: true });
 }
 
 export interface TestBrowser {
