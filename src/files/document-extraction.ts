@@ -43,13 +43,23 @@ export async function extractDocumentText(kind: DocumentKind, content: Buffer): 
   }
 }
 
+/** What is used of pdf.js's document (unpdf's own type names a canvas package that is not installed). */
+interface PdfDocument {
+  destroy(): Promise<void>;
+}
+
 async function pdfText(content: Buffer): Promise<string> {
   const { getDocumentProxy, extractText } = await import('unpdf');
-  // pdf.js takes ownership of (and detaches) the array it is given: hand it a copy. No eval of
-  // the document's fonts' code; errors only, never pdf.js's chatter in the service's log.
-  const pdf = await getDocumentProxy(new Uint8Array(content), { isEvalSupported: false, verbosity: 0 });
+  // pdf.js takes ownership of (and detaches) the array it is given: hand it a copy. The fonts'
+  // code is never evaluated, and only errors are logged, never pdf.js's chatter.
+  const pdf = (await getDocumentProxy(new Uint8Array(content), {
+    isEvalSupported: false,
+    verbosity: 0,
+  })) as unknown as PdfDocument;
   try {
-    const { text } = await extractText(pdf, { mergePages: false });
+    const { text } = await extractText(pdf, {
+      mergePages: false,
+    });
     return text.map((page) => page.trim()).join('\n\n');
   } finally {
     await pdf.destroy();
@@ -65,7 +75,8 @@ async function docxText(content: Buffer): Promise<string> {
 /** Text as it can be stored (no NUL, PostgreSQL refuses it) and worth keeping (not blank). */
 function usable(text: string): ExtractedText {
   const cleaned = text
-    .replace(/\u0000/g, '')
+    .split('\u0000')
+    .join('')
     .replace(/[ \t]+\n/g, '\n')
     .replace(/\n{3,}/g, '\n\n')
     .trim();
