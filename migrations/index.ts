@@ -12,6 +12,7 @@ import { TenantConfig1795800000000 } from './1795800000000-tenant-config.js';
 import { AuditAppendOnly1795800000300 } from './1795800000300-audit-append-only.js';
 import { GatewayNamesPerOrganization1795812345678 } from './1795812345678-gateway-names-per-organization.js';
 import { Files1795900000000 } from './1795900000000-files.js';
+import { VectorStores1796300000001 } from './1796300000001-vector-stores.js';
 
 /** Every migration in order. `npm run migration:generate` appends to this list. */
 export const MIGRATIONS: Function[] = [
@@ -29,4 +30,5 @@ export const MIGRATIONS: Function[] = [
   AuditAppendOnly1795800000300,
   GatewayNamesPerOrganization1795812345678,
   Files1795900000000,
+  VectorStores1796300000001,
 ];

@@ -1,4 +1,10 @@
-import type { ExtractedText } from './text-extraction.js';
+import type { TextStatus } from './entities/stored-file.entity.js';
+
+/** The same shape as text-extraction.ts's ExtractedText (which imports this module). */
+interface ExtractedText {
+  status: TextStatus;
+  text: string | null;
+}
 
 /**
  * The text of PDF and DOCX files, through maintained pure-JavaScript libraries (unpdf, a
