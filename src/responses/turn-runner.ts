@@ -391,10 +391,14 @@ export class TurnRunner {
     const started = calls.map((call) => {
       const tool = tools.find((candidate) => candidate.definition.name === call.name);
       const args = parseArguments(call.arguments);
-      const complete =
-        tool?.kind === 'web_search' && args
-          ? recorder.beginWebSearch(call.id, typeof args.query === 'string' ? args.query : '')
-          : undefined;
+      const query = typeof args?.query === 'string' ? args.query : '';
+      let complete: ((result: ToolResult) => void) | undefined;
+      if (tool?.kind === 'web_search' && args) {
+        const done = recorder.beginWebSearch(call.id, query);
+        complete = (result) => done(result.ok ? (result.webSearch?.resultsCount ?? 0) : 0);
+      } else if (tool?.kind === 'file_search' && args) {
+        complete = recorder.beginFileSearch(call.id, [query]);
+      }
       return { tool, args, complete };
     });
     const results = await Promise.all(
@@ -408,7 +412,7 @@ export class TurnRunner {
     );
     for (const [index, { complete }] of started.entries()) {
       const result = results[index];
-      if (complete) complete(result.ok ? (result.webSearch?.resultsCount ?? 0) : 0);
+      if (complete) complete(result);
     }
     return results;
   }

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { FilesModule } from '../files/files.module.js';
+import { FileSearchTools } from './file-search/file-search.tool.js';
 import { EmbeddingsService } from './embeddings/embeddings.service.js';
 import { IngestionRepository } from './ingestion/ingestion.repository.js';
 import { IngestionWorker } from './ingestion/ingestion.worker.js';
@@ -29,7 +30,8 @@ import { VectorStoresService } from './vector-stores.service.js';
     VectorStoresService,
     VectorStoreFilesService,
     VectorStoreSearchService,
+    FileSearchTools,
   ],
-  exports: [VectorStoreSearchService],
+  exports: [VectorStoreSearchService, FileSearchTools],
 })
 export class VectorStoresModule {}

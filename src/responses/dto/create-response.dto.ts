@@ -2,6 +2,10 @@ import { ApiError } from '../../common/errors/error-catalogue.js';
 import { MAX_USER_ID_LENGTH, parsePrefixedUuid } from '../../common/http/request-params.js';
 import { openSummary } from '../compaction-content.js';
 import { parseResponseOptions, type ResponseOptions } from './response-options.dto.js';
+import {
+  splitFileSearchTool,
+  type FileSearchRequest,
+} from '../../vector-stores/file-search/file-search.tool.js';
 
 /**
  * POST /v1/responses, parsed by hand rather than by class-validator because the contract fixes
@@ -17,6 +21,8 @@ export interface CreateResponseDto {
   /** Run the turn server-side whatever the client does (docs/api.md, "Background responses"). */
   background: boolean;
   tools: FunctionToolDto[];
+  /** The request's `file_search` tool (docs/knowledge.md), run by the service; null without one. */
+  fileSearch: FileSearchRequest | null;
   instructions: string | null;
   /** Sampling, tool control, structured output, reasoning, metadata, storage: see response-options.dto.ts. */
   options: ResponseOptions;
@@ -171,7 +177,8 @@ export function parseCreateResponse(body: unknown): CreateResponseDto {
     );
   }
   const options = parseResponseOptions(body);
-  const tools = parseTools(body.tools);
+  const { fileSearch, rest } = splitFileSearchTool(body.tools);
+  const tools = parseTools(rest);
   return {
     assistantId,
     input: parseInput(body.input),
@@ -180,6 +187,7 @@ export function parseCreateResponse(body: unknown): CreateResponseDto {
     stream: body.stream === true,
     background: body.background === true,
     tools,
+    fileSearch,
     instructions: (body.instructions as string | undefined) ?? null,
     options,
   };
