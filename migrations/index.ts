@@ -13,6 +13,7 @@ import { AuditAppendOnly1795800000300 } from './1795800000300-audit-append-only.
 import { GatewayNamesPerOrganization1795812345678 } from './1795812345678-gateway-names-per-organization.js';
 import { Files1795900000000 } from './1795900000000-files.js';
 import { UpstreamAttempts1796200000001 } from './1796200000001-upstream-attempts.js';
+import { VectorStores1796300000001 } from './1796300000001-vector-stores.js';
 
 /** Every migration in order. `npm run migration:generate` appends to this list. */
 export const MIGRATIONS: Function[] = [
@@ -31,4 +32,5 @@ export const MIGRATIONS: Function[] = [
   GatewayNamesPerOrganization1795812345678,
   Files1795900000000,
   UpstreamAttempts1796200000001,
+  VectorStores1796300000001,
 ];

@@ -24,6 +24,7 @@ import { LimitsModule } from './limits/limits.module.js';
 import { RateLimitGuard } from './limits/rate-limit.guard.js';
 import { McpGatewayModule } from './mcp-gateway/mcp-gateway.module.js';
 import { FilesModule } from './files/files.module.js';
+import { VectorStoresModule } from './vector-stores/vector-stores.module.js';
 import { MemoryModule } from './memory/memory.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { OpenApiModule } from './openapi/openapi.module.js';
@@ -52,6 +53,7 @@ export class AppModule implements NestModule {
         ClaimsModule,
         MemoryModule,
         FilesModule,
+        VectorStoresModule,
         ResponsesModule,
         UsageModule,
         ConversationsModule,

@@ -184,6 +184,17 @@ export interface AppConfig {
     /** Bytes all of one organization's stored files may take together. */
     organizationMaxBytes: number;
   };
+  /** Vector stores and their ingestion (docs/knowledge.md). */
+  vectorStores: {
+    /** How often a replica looks for files to ingest (an attach on this replica starts at once). */
+    ingestPollMs: number;
+    /** How long a replica holds a file it ingests before another replica may take it over. */
+    ingestLeaseMs: number;
+    /** Stores one organization may hold (0 = no limit). */
+    perOrganization: number;
+    /** Files one store may hold (0 = no limit). */
+    filesPerStore: number;
+  };
   logging: {
     level: LogLevel;
   };
@@ -430,6 +441,15 @@ function quarter(total: number): number {
   return Math.ceil(total / 4);
 }
 
+function loadVectorStores(env: Env): AppConfig['vectorStores'] {
+  return {
+    ingestPollMs: integer(env, 'VECTOR_STORE_INGEST_POLL_MS', 1000, 10, 600_000),
+    ingestLeaseMs: integer(env, 'VECTOR_STORE_INGEST_LEASE_MS', 120_000, 1000, 3_600_000),
+    perOrganization: integer(env, 'QUOTA_VECTOR_STORES_PER_ORGANIZATION', 1000, 0, 100_000_000),
+    filesPerStore: integer(env, 'QUOTA_FILES_PER_VECTOR_STORE', 10_000, 0, 100_000_000),
+  };
+}
+
 function loadQuotas(env: Env): AppConfig['quotas'] {
   const most = 100_000_000;
   return {
@@ -672,6 +692,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       urlTimeoutMs: integer(env, 'INPUT_URL_TIMEOUT_SECONDS', 10, 1, 300) * 1000,
     },
     files: loadFiles(env),
+    vectorStores: loadVectorStores(env),
     logging: { level: logLevel },
     tracing: loadTracing(env),
   };

@@ -72,6 +72,7 @@ const SERVICE_PREFIXES = [
   'BACKGROUND_',
   'QUOTA_',
   'FILES_',
+  'VECTOR_STORE_',
   'RESUME_',
   'TURN_',
   'MAX_IN_FLIGHT_',

@@ -8,7 +8,7 @@ import { StoredFileEntity, type TextStatus } from './entities/stored-file.entity
 import { USER_SCOPED_PURPOSE, type FilePurpose } from './file-purposes.js';
 import type { UploadedPart } from './file-upload.interceptor.js';
 import { FilesRepository, type FileRecord } from './files.repository.js';
-import { extractText } from './text-extraction.js';
+import { extractFileText } from './text-extraction.js';
 
 const MAX_FILENAME_LENGTH = 512;
 
@@ -68,7 +68,7 @@ export class FilesService {
       );
     }
     const mediaType = part.mimetype.slice(0, 255) || 'application/octet-stream';
-    const extracted = extractText(filename, mediaType, part.buffer);
+    const extracted = await extractFileText(filename, mediaType, part.buffer);
     const file = Object.assign(new StoredFileEntity(), {
       id: randomUUID(),
       organizationId: caller.organizationId,

@@ -1,10 +1,11 @@
+import { documentKindOf, extractDocumentText } from './document-extraction.js';
 import type { TextStatus } from './entities/stored-file.entity.js';
 
 /**
  * The text of an uploaded file, kept beside it for later chunking (docs/knowledge.md). Plain
  * text, Markdown and the other text formats are stored as they are; HTML is reduced to its
- * visible text by a single linear pass. PDF, DOCX and anything else binary: not yet (the file is
- * kept, its text is `unavailable`).
+ * visible text by a single linear pass; PDF and DOCX through their parsers
+ * (document-extraction.ts). Anything else binary is kept, its text `unavailable`.
  */
 export interface ExtractedText {
   status: TextStatus;
@@ -42,6 +43,17 @@ function kindOf(filename: string, mediaType: string): Kind | null {
   if (byExtension !== undefined) return byExtension;
   if (type.startsWith('text/') || type === 'application/json' || type === 'application/xml') return 'text';
   return null;
+}
+
+/** The text of any uploaded file: documents through their parsers, text formats as below. */
+export async function extractFileText(
+  filename: string,
+  mediaType: string,
+  content: Buffer,
+): Promise<ExtractedText> {
+  const document = documentKindOf(filename, mediaType);
+  if (document !== null) return extractDocumentText(document, content);
+  return extractText(filename, mediaType, content);
 }
 
 export function extractText(filename: string, mediaType: string, content: Buffer): ExtractedText {

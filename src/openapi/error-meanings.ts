@@ -37,6 +37,9 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   item_not_found: "No item with that id on the conversation's current branch",
   file_not_found:
     "No file with that id in the key's organization (a `user_data` file: none of this `x-user-id`)",
+  vector_store_not_found: "No vector store with that id in the key's organization",
+  vector_store_file_not_found: 'No file with that id attached to that vector store',
+  vector_store_file_batch_not_found: 'No file batch with that id in that vector store',
   method_not_allowed: 'MCP gateway: GET or DELETE on a stateless endpoint (`Allow: POST`)',
   payload_too_large: 'The request body exceeds `BODY_LIMIT`',
   file_too_large: 'An uploaded file exceeds `FILES_MAX_BYTES`',

@@ -4,6 +4,11 @@ import { MEMORY_PAGE } from '../memory/dto/memory-query.dto.js';
 import { packageVersion } from '../common/runtime/package-version.js';
 import { ERROR_MEANINGS } from './error-meanings.js';
 import { FILES_OPERATIONS, FILES_SCHEMAS, FILES_TAG } from './files-operations.js';
+import {
+  VECTOR_STORES_OPERATIONS,
+  VECTOR_STORES_SCHEMAS,
+  VECTOR_STORES_TAG,
+} from './vector-stores-operations.js';
 import { ADMIN_OPERATIONS, ADMIN_SCHEMAS, ADMIN_TAG } from './admin-operations.js';
 import { OPERATIONS, TAGS, type Access, type HttpMethod, type OperationSpec } from './operations.js';
 import { SCHEMAS, ref, type JsonSchema } from './schemas.js';
@@ -398,7 +403,12 @@ const byName = <T>(entries: Record<string, T>): Record<string, T> =>
  */
 export function buildOpenApiDocument(): Record<string, unknown> {
   const paths: Record<string, Record<string, JsonSchema>> = {};
-  for (const operation of [...OPERATIONS, ...FILES_OPERATIONS, ...ADMIN_OPERATIONS]) {
+  for (const operation of [
+    ...OPERATIONS,
+    ...FILES_OPERATIONS,
+    ...VECTOR_STORES_OPERATIONS,
+    ...ADMIN_OPERATIONS,
+  ]) {
     operation.paths.forEach((path, index) => {
       paths[path] ??= {};
       paths[path][operation.method] = operationObject(operation, index);
@@ -427,10 +437,10 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       servers: [{ url: '/' }],
-      tags: [...TAGS, FILES_TAG, ADMIN_TAG],
+      tags: [...TAGS, FILES_TAG, VECTOR_STORES_TAG, ADMIN_TAG],
       paths: orderedPaths,
       components: {
-        schemas: byName({ ...SCHEMAS, ...FILES_SCHEMAS, ...ADMIN_SCHEMAS }),
+        schemas: byName({ ...SCHEMAS, ...FILES_SCHEMAS, ...VECTOR_STORES_SCHEMAS, ...ADMIN_SCHEMAS }),
         parameters: byName(PARAMETERS),
         headers: byName(HEADERS),
         securitySchemes: byName(SECURITY_SCHEMES),

@@ -371,6 +371,32 @@ const requestSchemas: Record<string, JsonSchema> = {
       strict: { type: 'boolean' },
     },
   },
+  FileSearchTool: {
+    type: 'object',
+    required: ['type', 'vector_store_ids'],
+    additionalProperties: false,
+    description: "Searches the organization's vector stores (docs/knowledge.md); at most one per request",
+    properties: {
+      type: { const: 'file_search' },
+      vector_store_ids: {
+        type: 'array',
+        minItems: 1,
+        items: { type: 'string' },
+        description: '`vs_<uuid>` ids',
+      },
+      max_num_results: { type: 'integer', minimum: 1, maximum: 50 },
+      filters: {
+        type: 'object',
+        description:
+          'A comparison (`eq`, `ne`, `gt`, `gte`, `lt`, `lte`, `in`, `nin`) or a compound (`and`, `or`) filter on file attributes',
+      },
+      ranking_options: {
+        type: 'object',
+        description:
+          '`score_threshold` (0-1) and `hybrid_search` weights (`embedding_weight`, `text_weight`)',
+      },
+    },
+  },
   CreateResponseRequest: requestBodySchema(
     CREATE_RESPONSE_FIELDS,
     'Every field is honoured or refused by name (docs/api.md, "Request parameters"); an unknown field is 400 `invalid_request`.',

@@ -1,3 +1,4 @@
+import { VectorStoresModule } from '../vector-stores/vector-stores.module.js';
 import { Module } from '@nestjs/common';
 import { AssistantsModule } from '../assistants/assistants.module.js';
 import { LlmModule } from '../llm/llm.module.js';
@@ -33,6 +34,7 @@ import { TurnRunner } from './turn-runner.js';
     TurnStoreModule,
     TurnsModule,
     UsageBudgetsModule,
+    VectorStoresModule,
   ],
   controllers: [ResponsesController],
   providers: [

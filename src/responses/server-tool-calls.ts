@@ -12,7 +12,7 @@ export interface CollectedCall {
 }
 
 /**
- * Runs one iteration's server tools concurrently. Web searches are announced before they
+ * Runs one iteration's server tools concurrently. Web and file searches are announced before they
  * start and completed in order, so their events read as the spec describes.
  */
 export async function runServerTools(
@@ -24,10 +24,14 @@ export async function runServerTools(
   const started = calls.map((call) => {
     const tool = tools.find((candidate) => candidate.definition.name === call.name);
     const args = parseArguments(call.arguments);
-    const complete =
-      tool?.kind === 'web_search' && args
-        ? recorder.beginWebSearch(call.id, typeof args.query === 'string' ? args.query : '')
-        : undefined;
+    const query = typeof args?.query === 'string' ? args.query : '';
+    let complete: ((result: ToolResult) => void) | undefined;
+    if (tool?.kind === 'web_search' && args) {
+      const done = recorder.beginWebSearch(call.id, query);
+      complete = (result) => done(result.ok ? (result.webSearch?.resultsCount ?? 0) : 0);
+    } else if (tool?.kind === 'file_search' && args) {
+      complete = recorder.beginFileSearch(call.id, [query]);
+    }
     return { tool, args, complete };
   });
   const results = await Promise.all(
@@ -41,7 +45,7 @@ export async function runServerTools(
   );
   for (const [index, { complete }] of started.entries()) {
     const result = results[index];
-    if (complete) complete(result.ok ? (result.webSearch?.resultsCount ?? 0) : 0);
+    if (complete) complete(result);
   }
   return results;
 }

@@ -35,6 +35,7 @@ import { inSpan } from '../common/tracing/tracing.js';
 import type { InputItem } from '../turns/input-item.types.js';
 import type { ThreadHead } from '../turns/turn.types.js';
 import type { TurnPlan } from '../turns/turn-plan.js';
+import { FileSearchTools } from '../vector-stores/file-search/file-search.tool.js';
 
 /** A turn validated against the database and ready to run: nothing left to read but tools' own servers. */
 export interface PreparedTurn {
@@ -77,6 +78,7 @@ export class TurnPreparer {
     private readonly attachments: InputAttachments,
     private readonly budgets: UsageBudgetService,
     private readonly modelAccess: ModelAccess,
+    private readonly fileSearchTools: FileSearchTools,
   ) {}
 
   async prepare(
@@ -98,6 +100,7 @@ export class TurnPreparer {
       );
     }
     checkOptionsForAssistant(request.options, assistant.model);
+    if (request.fileSearch) await this.fileSearchTools.check(organizationId, request.fileSearch);
 
     const previousId =
       request.previousResponseId === null ? null : parseResponseId(request.previousResponseId);
@@ -178,7 +181,7 @@ export class TurnPreparer {
       catalogue,
       userContext,
       params: {
-        ...echoedParams(request.options, request.tools, assistant.model),
+        ...withFileSearchEcho(echoedParams(request.options, request.tools, assistant.model), request),
         background: request.background,
       },
     };
@@ -200,6 +203,15 @@ export class TurnPreparer {
     const options = turn.request.options;
     const memoryTool =
       user.userId && userContext && !userContext.memoryOptedOut && options.store ? [this.saveToMemory] : [];
+    // The request's file_search reaches every agent, as its function tools do.
+    const fileSearch = turn.request.fileSearch
+      ? [
+          this.fileSearchTools.tool(
+            turn.request.fileSearch,
+            options.include.includes('file_search_call.results'),
+          ),
+        ]
+      : [];
     return {
       roster: turn.roster,
       startAgent: turn.previous?.activeAgent ?? null,
@@ -213,7 +225,9 @@ export class TurnPreparer {
                 signal,
               })
             : [];
-        return agent.name === null ? [...catalogue, ...memoryTool] : catalogue;
+        return agent.name === null
+          ? [...catalogue, ...fileSearch, ...memoryTool]
+          : [...catalogue, ...fileSearch];
       },
       modelAccess: (agent) => this.modelAccess.for(toolContext.organizationId, agent),
       requestInstructions: turn.request.instructions,
@@ -267,4 +281,9 @@ function checkCallIds(request: CreateResponseDto, previous: ThreadHead | null): 
       `No function_call_output for call_id ${unanswered.map((id) => `"${id}"`).join(', ')}`,
     );
   }
+}
+
+/** The echoed `tools` with the request's file_search tool after its function tools. */
+function withFileSearchEcho<T extends { tools: unknown[] }>(params: T, request: CreateResponseDto): T {
+  return request.fileSearch ? { ...params, tools: [...params.tools, request.fileSearch.echo] } : params;
 }

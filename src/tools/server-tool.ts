@@ -45,6 +45,8 @@ export type ToolResult =
       output: string;
       /** For web search: the query and the number of results, for the stream events. */
       webSearch?: { query: string; resultsCount: number };
+      /** For file search: the queries and (with include `file_search_call.results`) the results. */
+      fileSearch?: { queries: string[]; results: FileSearchCallResult[] | null };
     }
   | {
       ok: false;
@@ -53,7 +55,16 @@ export type ToolResult =
       oauthRequired?: OAuthRequirement;
     };
 
-export type ServerToolKind = 'web_search' | 'rest' | 'mcp' | 'memory';
+export type ServerToolKind = 'web_search' | 'file_search' | 'rest' | 'mcp' | 'memory';
+
+/** One result of a file_search_call item (OpenAI's shape). */
+export interface FileSearchCallResult {
+  file_id: string;
+  filename: string;
+  score: number;
+  text: string;
+  attributes: Record<string, string | number | boolean>;
+}
 
 export interface ServerTool {
   kind: ServerToolKind;

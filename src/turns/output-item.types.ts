@@ -1,4 +1,5 @@
 import type { TokenLogprob } from '../llm/llm.types.js';
+import type { FileSearchCallResult } from '../tools/server-tool.js';
 
 export interface OutputTextPart {
   type: 'output_text';
@@ -45,6 +46,13 @@ export type OutputItem =
       id: string;
       status: ItemStatus | 'searching';
       action: { type: 'search'; query: string };
+    }
+  | {
+      type: 'file_search_call';
+      id: string;
+      status: ItemStatus | 'searching' | 'failed';
+      queries: string[];
+      results: FileSearchCallResult[] | null;
     };
 
 export type ItemStatus = 'in_progress' | 'completed' | 'incomplete';

@@ -34,6 +34,10 @@ export const ERROR_CATALOGUE = {
   conversation_not_found: { status: 404, type: 'not_found_error' },
   item_not_found: { status: 404, type: 'not_found_error' },
   /** Files API: no file of the caller's organization (and, for `user_data`, of its user) has this id. */
+  /** Vector stores: no store (or file of a store, or batch) of the caller's organization has this id. */
+  vector_store_not_found: { status: 404, type: 'not_found_error' },
+  vector_store_file_not_found: { status: 404, type: 'not_found_error' },
+  vector_store_file_batch_not_found: { status: 404, type: 'not_found_error' },
   file_not_found: { status: 404, type: 'not_found_error' },
   method_not_allowed: { status: 405, type: 'invalid_request_error' },
   /** Answered by the HTTP server itself (src/common/http/client-error.ts), before any route. */

@@ -2,6 +2,7 @@ import { ApiError } from '../../common/errors/error-catalogue.js';
 import { MAX_USER_ID_LENGTH, parsePrefixedUuid } from '../../common/http/request-params.js';
 import type { ResponseOptions } from './response-options.dto.js';
 import type { InputItem } from '../../turns/input-item.types.js';
+import type { FileSearchRequest } from '../../vector-stores/file-search/file-search.tool.js';
 
 /**
  * POST /v1/responses, parsed from its one declarative schema (request-schema/create-response.fields.ts)
@@ -18,6 +19,8 @@ export interface CreateResponseDto {
   /** Run the turn server-side whatever the client does (docs/api.md, "Background responses"). */
   background: boolean;
   tools: FunctionToolDto[];
+  /** The request's `file_search` tool (docs/knowledge.md), run by the service; null without one. */
+  fileSearch: FileSearchRequest | null;
   instructions: string | null;
   /** Sampling, tool control, structured output, reasoning, metadata, storage: see response-options.dto.ts. */
   options: ResponseOptions;

@@ -6,6 +6,7 @@ import {
   parseTools,
 } from '../dto/create-response.dto.js';
 import { parseInput } from '../dto/input-items.parser.js';
+import { splitFileSearchTool } from '../../vector-stores/file-search/file-search.tool.js';
 import {
   IDENTIFIER_MAX_LENGTH,
   METADATA_MAX_KEY_LENGTH,
@@ -191,11 +192,18 @@ export const CREATE_RESPONSE_FIELDS = [
     description: "`auto`: leave out the oldest turns to fit the assistant's `contextWindow`",
   }),
   customField('tools', {
-    schema: { type: 'array', maxItems: MAX_TOOLS, items: ref('FunctionTool') },
+    schema: {
+      type: 'array',
+      maxItems: MAX_TOOLS,
+      items: { oneOf: [ref('FunctionTool'), ref('FileSearchTool')] },
+    },
     description:
-      'Client-side function tools, names unique (server-side tools are configured on the assistant)',
+      'Client-side function tools, names unique, and at most one `file_search` tool (other server-side tools are configured on the assistant)',
     error: 'invalid_request',
-    parse: parseTools,
+    parse: (raw: unknown) => {
+      const { fileSearch, rest } = splitFileSearchTool(raw);
+      return { functions: parseTools(rest), fileSearch };
+    },
   }),
   customField('input', {
     required: true,

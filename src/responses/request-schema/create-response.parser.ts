@@ -12,7 +12,8 @@ export function parseCreateResponse(body: unknown): CreateResponseDto {
     conversationId: fields.conversation,
     stream: fields.stream,
     background: fields.background,
-    tools: fields.tools,
+    tools: fields.tools.functions,
+    fileSearch: fields.tools.fileSearch,
     instructions: fields.instructions,
     options: {
       temperature: fields.temperature,

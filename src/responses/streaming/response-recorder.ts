@@ -1,3 +1,4 @@
+import type { ToolResult } from '../../tools/server-tool.js';
 import { randomUUID } from 'node:crypto';
 import type { TokenLogprob } from '../../llm/llm.types.js';
 import type { OutputItem, OutputTextPart, ReasoningTextPart } from '../../turns/output-item.types.js';
@@ -28,7 +29,7 @@ export interface EventSink {
   drain(): Promise<void> | undefined;
 }
 
-export function itemId(prefix: 'msg' | 'fc' | 'hov' | 'oar' | 'ws' | 'rs'): string {
+export function itemId(prefix: 'msg' | 'fc' | 'hov' | 'oar' | 'ws' | 'fs' | 'rs'): string {
   return `${prefix}_${randomUUID().replaceAll('-', '')}`;
 }
 
@@ -295,6 +296,30 @@ export class ResponseRecorder {
     return (resultsCount: number) => {
       item.status = 'completed';
       this.emit('response.web_search_call.completed', { ...ids, results_count: resultsCount });
+      this.emit('response.output_item.done', { output_index: index, item });
+    };
+  }
+
+  /** A file search (docs/knowledge.md), announced while it runs; returns a function that ends it. */
+  beginFileSearch(callId: string, queries: string[]): (result: ToolResult) => void {
+    this.endMessage();
+    const item: Extract<OutputItem, { type: 'file_search_call' }> = {
+      type: 'file_search_call',
+      id: itemId('fs'),
+      status: 'in_progress',
+      queries,
+      results: null,
+    };
+    const index = this.output.push(item) - 1;
+    const ids = { item_id: item.id, output_index: index, call_id: callId };
+    this.emit('response.output_item.added', { output_index: index, item: { ...item } });
+    this.emit('response.file_search_call.in_progress', ids);
+    this.emit('response.file_search_call.searching', ids);
+    return (result) => {
+      // A failed search fails its call only: the model reads the error and the turn goes on.
+      item.status = result.ok ? 'completed' : 'failed';
+      if (result.ok && result.fileSearch) item.results = result.fileSearch.results;
+      if (result.ok) this.emit('response.file_search_call.completed', ids);
       this.emit('response.output_item.done', { output_index: index, item });
     };
   }

@@ -1,0 +1,112 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { describeUnexpected } from '../../common/errors/all-exceptions.filter.js';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { EmbeddingError, EmbeddingsService } from '../embeddings/embeddings.service.js';
+import { chunkText } from './chunking.js';
+import { IngestionRepository, type IngestionJob } from './ingestion.repository.js';
+
+/** Attempts of one file before it is marked failed (each a lease: a crash counts as one). */
+const MAX_ATTEMPTS = 3;
+/** Texts sent to the embedder at once. */
+const EMBEDDING_BATCH = 64;
+
+/**
+ * Ingests attached files in the background: claims one at a time from the queue (the
+ * vector_store_files rows `in_progress`), chunks its text, embeds the chunks and stores them.
+ * Polled every VECTOR_STORE_INGEST_POLL_MS, and woken at once by an attach on this replica.
+ * A file whose text is unavailable fails with `unsupported_file`; a passing failure is retried
+ * (MAX_ATTEMPTS in all), then the file fails with `server_error`.
+ */
+@Injectable()
+export class IngestionWorker implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('VectorStoreIngestion');
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly queue: IngestionRepository,
+    private readonly embeddings: EmbeddingsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => this.wake(), this.config.vectorStores.ingestPollMs).unref();
+    this.wake();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    // A file being ingested is left to its lease: another replica (or this one, restarted) takes it.
+    await this.running?.catch(() => undefined);
+  }
+
+  /** Looks for work now (after an attach); one drain runs at a time, a wake during it runs another. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.drain().finally(() => {
+      this.running = null;
+      if (this.again) {
+        this.again = false;
+        this.wake();
+      }
+    });
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (!this.stopped) {
+        const job = await this.queue.claim(this.config.vectorStores.ingestLeaseMs);
+        if (job === null) return;
+        await this.ingest(job);
+      }
+    } catch (error) {
+      this.logger.warn({ ...describeUnexpected(error), msg: 'vector store ingestion paused' });
+    }
+  }
+
+  private async ingest(job: IngestionJob): Promise<void> {
+    const file = await this.queue.fileText(job);
+    if (file === null) return; // deleted meanwhile: its row went with it
+    if (file.textStatus !== 'extracted' || file.text === null) {
+      await this.queue.fail(job, {
+        code: 'unsupported_file',
+        message:
+          'No text could be extracted from this file (its format is not supported, or it holds no text)',
+      });
+      return;
+    }
+    try {
+      const texts = chunkText(file.text, {
+        maxChunkSizeTokens: job.chunkSize,
+        chunkOverlapTokens: job.chunkOverlap,
+      });
+      const vectors: Float32Array[] = [];
+      for (let at = 0; at < texts.length; at += EMBEDDING_BATCH) {
+        vectors.push(...(await this.embeddings.embed(job.embedder, texts.slice(at, at + EMBEDDING_BATCH))));
+      }
+      await this.queue.complete(
+        job,
+        texts.map((text, index) => ({ text, embedding: vectors[index] })),
+      );
+    } catch (error) {
+      if (job.attempts < MAX_ATTEMPTS) {
+        this.logger.warn({
+          ...describeUnexpected(error),
+          msg: 'vector store file ingestion will be retried',
+        });
+        await this.queue.release(job, 1000 * 2 ** job.attempts);
+        return;
+      }
+      const message =
+        error instanceof EmbeddingError ? error.message : 'The file could not be ingested; attach it again';
+      await this.queue.fail(job, { code: 'server_error', message });
+    }
+  }
+}
