@@ -77,6 +77,7 @@ export async function seedFuzzWorld(
       throw new Error(`seeding ${path}: ${reply.status} ${JSON.stringify(reply.body)}`);
   }
   const spare = await app.running.app.get(ApiKeysService).create(org.id, 'spare', ['user']);
+  const knowledge = await seedKnowledge(app.baseUrl, key);
 
   const valid: Record<string, string[]> = {
     userId: ['fz', 'nobody'],
@@ -87,6 +88,9 @@ export async function seedFuzzWorld(
     org: [org.slug, org.id, 'acme', 'globex', 'fuzz-new'],
     assistant: ['Fuzzy', org.assistantId, asst, 'nope'],
     keyId: [spare.key.id, 'nope'],
+    fileId: [knowledge.fileId, 'file-nope'],
+    vectorStoreId: [knowledge.vectorStoreId, 'vs_nope'],
+    batchId: [knowledge.batchId, 'vsfb_nope'],
     query: [asst, '1', '100', 'abc', 'true', org.slug, history.body[0].id],
   };
   const bodies: [RegExp, unknown[]][] = [
@@ -156,10 +160,55 @@ export async function seedFuzzWorld(
     [/\/assistants\/\{assistant\}$/, [assistant]],
     [/\/tools\/\{name\}$/, [tool]],
     [/\/gateways\/\{name\}$/, [gateway, { tools: ['*'] }]],
+    [/^\/v1\/vector_stores$/, [{ name: 'fuzz', metadata: { a: 'b' }, file_ids: [knowledge.fileId] }]],
+    [/^\/v1\/vector_stores\/\{vectorStoreId\}$/, [{ name: 'renamed', metadata: { a: 'c' } }]],
+    [/\/file_batches$/, [{ file_ids: [knowledge.fileId], attributes: { team: 'a' } }]],
+    [
+      /^\/v1\/vector_stores\/\{vectorStoreId\}\/files$/,
+      [
+        {
+          file_id: knowledge.fileId,
+          attributes: { team: 'a', year: 2026 },
+          chunking_strategy: {
+            type: 'static',
+            static: { max_chunk_size_tokens: 200, chunk_overlap_tokens: 50 },
+          },
+        },
+      ],
+    ],
+    [/^\/v1\/vector_stores\/\{vectorStoreId\}\/files\/\{fileId\}$/, [{ attributes: { team: 'b' } }]],
+    [
+      /\/search$/,
+      [{ query: 'refund policy', max_num_results: 3, filters: { type: 'eq', key: 'team', value: 'a' } }],
+    ],
     [/^\/admin\/v1\/organizations\/\{org\}$/, [{ name: 'Fuzz' }, { name: 'Fuzz', rateLimitPerMinute: null }]],
   ];
   return {
     valid,
     bodiesFor: (path) => bodies.find(([pattern]) => pattern.test(path))?.[1] ?? [{}],
   };
+}
+
+/** A file in a vector store, and a batch of it, for the vector store routes (docs/knowledge.md). */
+async function seedKnowledge(
+  baseUrl: string,
+  key: string,
+): Promise<{ fileId: string; vectorStoreId: string; batchId: string }> {
+  const form = new FormData();
+  form.append('purpose', 'assistants');
+  form.append('file', new Blob(['Refunds are paid within 14 days.'], { type: 'text/plain' }), 'policy.txt');
+  const upload = await fetch(`${baseUrl}/v1/files`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}` },
+    body: form,
+  });
+  const file = (await upload.json()) as { id: string };
+  const store = await call(baseUrl, 'POST', '/v1/vector_stores', { key, body: { name: 'fuzz-kb' } });
+  const batch = await call(baseUrl, 'POST', `/v1/vector_stores/${store.body.id}/file_batches`, {
+    key,
+    body: { file_ids: [file.id] },
+  });
+  if (!file.id || store.status !== 200 || batch.status !== 200)
+    throw new Error(`seeding vector stores: ${upload.status} ${store.status} ${batch.status}`);
+  return { fileId: file.id, vectorStoreId: store.body.id, batchId: batch.body.id };
 }
