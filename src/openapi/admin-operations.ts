@@ -1,5 +1,5 @@
 import type { OperationSpec } from './operations.js';
-import { ref, type JsonSchema } from './schemas.js';
+import { json, jsonBody, nullable, ref, type JsonSchema } from './schemas.js';
 
 /**
  * The admin HTTP API (/admin/v1, src/admin-api): its operations and schemas. Kept apart from
@@ -9,7 +9,6 @@ import { ref, type JsonSchema } from './schemas.js';
 const ADMIN = { kind: 'admin' } as const;
 const TAG = 'Admin';
 
-const nullable = (schema: JsonSchema): JsonSchema => ({ oneOf: [schema, { type: 'null' }] });
 const dateTime: JsonSchema = { type: 'string', format: 'date-time' };
 const strings: JsonSchema = { type: 'array', items: { type: 'string' } };
 const anyObject = (description: string): JsonSchema => ({ type: 'object', description });
@@ -17,14 +16,6 @@ const object = (properties: Record<string, JsonSchema>, required = Object.keys(p
   type: 'object',
   required,
   properties,
-});
-const json = (schema: JsonSchema, description: string): JsonSchema => ({
-  description,
-  content: { 'application/json': { schema } },
-});
-const body = (schema: JsonSchema): JsonSchema => ({
-  required: true,
-  content: { 'application/json': { schema } },
 });
 const list = (item: string): JsonSchema =>
   object({ object: { type: 'string', const: 'list' }, data: { type: 'array', items: ref(item) } });
@@ -345,7 +336,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
       'and so is any platform-only field (`rateLimitPerMinute`, `monthlyTokenBudget`, `secretEnvGrants`, ' +
       '`ssrfAllowlist`), with a value or null. Slugs shaped like a UUID are refused.',
     parameters: [path('org', 'The slug (or, to update, the id)')],
-    requestBody: body(ref('AdminOrganizationInput')),
+    requestBody: jsonBody(ref('AdminOrganizationInput')),
     responses: { '200': json(withAction('AdminOrganization'), 'The organization and what was done') },
     errors: ['not_found', 'insufficient_scope'],
   }),
@@ -373,7 +364,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     operationId: 'adminPutAssistant',
     summary: 'Create or update the assistant of this name (fields left out keep their value)',
     parameters: [ORG, path('assistant', 'The assistant name')],
-    requestBody: body(ref('AdminAssistantInput')),
+    requestBody: jsonBody(ref('AdminAssistantInput')),
     responses: { '200': json(withAction('AdminAssistant'), 'The assistant and what was done') },
     errors: ['not_found', 'insufficient_scope', 'quota_exceeded'],
   }),
@@ -392,7 +383,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     operationId: 'adminPutSpecialist',
     summary: 'Create or update the specialist of this name',
     parameters: [ORG, ASSISTANT, path('name', 'The specialist name')],
-    requestBody: body(ref('AdminSpecialistInput')),
+    requestBody: jsonBody(ref('AdminSpecialistInput')),
     responses: { '200': json(withAction('AdminSpecialist'), 'The specialist and what was done') },
     errors: ['not_found', 'assistant_not_found', 'insufficient_scope', 'quota_exceeded'],
   }),
@@ -448,7 +439,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     operationId: 'adminPutTool',
     summary: 'Create or update the tool of this name',
     parameters: [ORG, path('name', 'The tool name')],
-    requestBody: body(ref('AdminToolInput')),
+    requestBody: jsonBody(ref('AdminToolInput')),
     responses: { '200': json(withAction('AdminTool'), 'The tool and what was done') },
     errors: ['not_found', 'insufficient_scope', 'quota_exceeded'],
   }),
@@ -476,7 +467,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     operationId: 'adminPutGateway',
     summary: 'Create or update the gateway of this name (names are unique within the organization)',
     parameters: [ORG, path('name', 'The gateway name')],
-    requestBody: body(ref('AdminGatewayInput')),
+    requestBody: jsonBody(ref('AdminGatewayInput')),
     responses: { '200': json(withAction('AdminGateway'), 'The gateway and what was done') },
     errors: ['not_found', 'quota_exceeded'],
   }),
@@ -504,7 +495,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     operationId: 'adminCreateApiKey',
     summary: 'Issue a key; the answer carries the secret, this once',
     parameters: [ORG],
-    requestBody: body(ref('AdminApiKeyInput')),
+    requestBody: jsonBody(ref('AdminApiKeyInput')),
     responses: { '201': json(ref('AdminApiKeyCreated'), 'The key and its secret') },
     errors: ['not_found', 'quota_exceeded'],
   }),
@@ -538,7 +529,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
         },
       ),
     ],
-    requestBody: body(ref('ApplyDocument')),
+    requestBody: jsonBody(ref('ApplyDocument')),
     responses: { '200': json(ref('ApplyReport'), 'What was (or would be) done, item by item') },
     errors: ['not_found', 'quota_exceeded'],
   }),

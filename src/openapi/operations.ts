@@ -1,6 +1,6 @@
 import type { ApiKeyScope } from '../api-keys/entities/api-key.entity.js';
 import type { ErrorCode } from '../common/errors/error-catalogue.js';
-import { ref, STREAM_EVENT_TYPES, type JsonSchema } from './schemas.js';
+import { json, jsonBody, ref, STREAM_EVENT_TYPES, type JsonSchema } from './schemas.js';
 
 /** How a route authenticates, mirroring `@RequireScopes` / `@Public` / `@OwnAuthentication`. */
 export type Access =
@@ -35,16 +35,6 @@ export interface OperationSpec {
 
 const param = (name: string): JsonSchema => ({ $ref: `#/components/parameters/${name}` });
 const header = (name: string): JsonSchema => ({ $ref: `#/components/headers/${name}` });
-const json = (schema: JsonSchema, description: string, extra: JsonSchema = {}): JsonSchema => ({
-  description,
-  ...extra,
-  content: { 'application/json': { schema } },
-});
-const jsonBody = (schema: JsonSchema, description?: string): JsonSchema => ({
-  required: true,
-  ...(description ? { description } : {}),
-  content: { 'application/json': { schema } },
-});
 const noContent = (description: string): JsonSchema => ({ description });
 
 const USER_KEY: Access = { kind: 'api-key', scopes: ['user'] };
