@@ -1,5 +1,5 @@
 import type { OperationSpec } from './operations.js';
-import { json, jsonBody, nullable, ref, type JsonSchema } from './schemas.js';
+import { json, jsonBody, nullable, pathParam, ref, type JsonSchema } from './schemas.js';
 
 /**
  * The admin HTTP API (/admin/v1, src/admin-api): its operations and schemas. Kept apart from
@@ -19,13 +19,6 @@ const object = (properties: Record<string, JsonSchema>, required = Object.keys(p
 });
 const list = (item: string): JsonSchema =>
   object({ object: { type: 'string', const: 'list' }, data: { type: 'array', items: ref(item) } });
-const path = (name: string, description: string): JsonSchema => ({
-  name,
-  in: 'path',
-  required: true,
-  description,
-  schema: { type: 'string' },
-});
 const query = (name: string, description: string, schema: JsonSchema): JsonSchema => ({
   name,
   in: 'query',
@@ -34,8 +27,8 @@ const query = (name: string, description: string, schema: JsonSchema): JsonSchem
   schema,
 });
 
-const ORG = path('org', 'The organization, by slug or id');
-const ASSISTANT = path('assistant', 'The assistant, by id (bare or `asst_<uuid>`) or by name');
+const ORG = pathParam('org', 'The organization, by slug or id');
+const ASSISTANT = pathParam('assistant', 'The assistant, by id (bare or `asst_<uuid>`) or by name');
 const ACTION: JsonSchema = {
   type: 'string',
   enum: ['created', 'updated', 'unchanged'],
@@ -335,7 +328,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
       'An admin key updates its own organization only (by slug or id) and may only rename it: another slug is 403, ' +
       'and so is any platform-only field (`rateLimitPerMinute`, `monthlyTokenBudget`, `secretEnvGrants`, ' +
       '`ssrfAllowlist`), with a value or null. Slugs shaped like a UUID are refused.',
-    parameters: [path('org', 'The slug (or, to update, the id)')],
+    parameters: [pathParam('org', 'The slug (or, to update, the id)')],
     requestBody: jsonBody(ref('AdminOrganizationInput')),
     responses: { '200': json(withAction('AdminOrganization'), 'The organization and what was done') },
     errors: ['not_found', 'insufficient_scope'],
@@ -363,7 +356,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     paths: ['/admin/v1/organizations/{org}/assistants/{assistant}'],
     operationId: 'adminPutAssistant',
     summary: 'Create or update the assistant of this name (fields left out keep their value)',
-    parameters: [ORG, path('assistant', 'The assistant name')],
+    parameters: [ORG, pathParam('assistant', 'The assistant name')],
     requestBody: jsonBody(ref('AdminAssistantInput')),
     responses: { '200': json(withAction('AdminAssistant'), 'The assistant and what was done') },
     errors: ['not_found', 'insufficient_scope', 'quota_exceeded'],
@@ -382,7 +375,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     paths: ['/admin/v1/organizations/{org}/assistants/{assistant}/specialists/{name}'],
     operationId: 'adminPutSpecialist',
     summary: 'Create or update the specialist of this name',
-    parameters: [ORG, ASSISTANT, path('name', 'The specialist name')],
+    parameters: [ORG, ASSISTANT, pathParam('name', 'The specialist name')],
     requestBody: jsonBody(ref('AdminSpecialistInput')),
     responses: { '200': json(withAction('AdminSpecialist'), 'The specialist and what was done') },
     errors: ['not_found', 'assistant_not_found', 'insufficient_scope', 'quota_exceeded'],
@@ -392,7 +385,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     paths: ['/admin/v1/organizations/{org}/assistants/{assistant}/specialists/{name}'],
     operationId: 'adminDeleteSpecialist',
     summary: 'Delete the specialist (audited as `deleted`)',
-    parameters: [ORG, ASSISTANT, path('name', 'The specialist name')],
+    parameters: [ORG, ASSISTANT, pathParam('name', 'The specialist name')],
     responses: { '200': json(ref('AdminDeleted'), 'What was deleted') },
     errors: ['not_found', 'assistant_not_found'],
   }),
@@ -411,7 +404,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     paths: ['/admin/v1/organizations/{org}/responses/{response}/upstream-attempts'],
     operationId: 'adminListUpstreamAttempts',
     summary: "The upstream targets a stored response's model calls tried, in order",
-    parameters: [ORG, path('response', 'The response id (`resp_<uuid>` or bare)')],
+    parameters: [ORG, pathParam('response', 'The response id (`resp_<uuid>` or bare)')],
     responses: {
       '200': json(
         object({
@@ -438,7 +431,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     paths: ['/admin/v1/organizations/{org}/tools/{name}'],
     operationId: 'adminPutTool',
     summary: 'Create or update the tool of this name',
-    parameters: [ORG, path('name', 'The tool name')],
+    parameters: [ORG, pathParam('name', 'The tool name')],
     requestBody: jsonBody(ref('AdminToolInput')),
     responses: { '200': json(withAction('AdminTool'), 'The tool and what was done') },
     errors: ['not_found', 'insufficient_scope', 'quota_exceeded'],
@@ -448,7 +441,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     paths: ['/admin/v1/organizations/{org}/tools/{name}'],
     operationId: 'adminDeleteTool',
     summary: 'Delete the tool (audited as `deleted`); names that referred to it are skipped',
-    parameters: [ORG, path('name', 'The tool name')],
+    parameters: [ORG, pathParam('name', 'The tool name')],
     responses: { '200': json(ref('AdminDeleted'), 'What was deleted') },
     errors: ['not_found'],
   }),
@@ -466,7 +459,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     paths: ['/admin/v1/organizations/{org}/gateways/{name}'],
     operationId: 'adminPutGateway',
     summary: 'Create or update the gateway of this name (names are unique within the organization)',
-    parameters: [ORG, path('name', 'The gateway name')],
+    parameters: [ORG, pathParam('name', 'The gateway name')],
     requestBody: jsonBody(ref('AdminGatewayInput')),
     responses: { '200': json(withAction('AdminGateway'), 'The gateway and what was done') },
     errors: ['not_found', 'quota_exceeded'],
@@ -476,7 +469,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     paths: ['/admin/v1/organizations/{org}/gateways/{name}'],
     operationId: 'adminDeleteGateway',
     summary: 'Delete the gateway (audited as `deleted`)',
-    parameters: [ORG, path('name', 'The gateway name')],
+    parameters: [ORG, pathParam('name', 'The gateway name')],
     responses: { '200': json(ref('AdminDeleted'), 'What was deleted') },
     errors: ['not_found'],
   }),
@@ -504,7 +497,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     paths: ['/admin/v1/organizations/{org}/keys/{keyId}/revoke'],
     operationId: 'adminRevokeApiKey',
     summary: 'Revoke a key (refused everywhere within `API_KEY_CACHE_TTL_SECONDS`)',
-    parameters: [ORG, path('keyId', 'The key id')],
+    parameters: [ORG, pathParam('keyId', 'The key id')],
     responses: { '200': json(ref('AdminApiKey'), 'The revoked key') },
     errors: ['not_found'],
   }),

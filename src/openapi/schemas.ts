@@ -24,6 +24,14 @@ export const json = (schema: JsonSchema, description: string, extra: JsonSchema 
   ...extra,
   content: { 'application/json': { schema } },
 });
+/** A string path parameter, declared inline in the operation. */
+export const pathParam = (name: string, description: string): JsonSchema => ({
+  name,
+  in: 'path',
+  required: true,
+  description,
+  schema: { type: 'string' },
+});
 /** A required JSON request body. */
 export const jsonBody = (schema: JsonSchema, description?: string): JsonSchema => ({
   required: true,

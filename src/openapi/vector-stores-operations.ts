@@ -1,5 +1,5 @@
 import type { Access, OperationSpec } from './operations.js';
-import { json, jsonBody, ref, type JsonSchema } from './schemas.js';
+import { json, jsonBody, pathParam, ref, type JsonSchema } from './schemas.js';
 
 /**
  * The Vector Stores API (src/vector-stores, docs/knowledge.md): its operations and schemas, as
@@ -8,16 +8,9 @@ import { json, jsonBody, ref, type JsonSchema } from './schemas.js';
 
 const USER_KEY: Access = { kind: 'api-key', scopes: ['user'] };
 const TAG = 'Vector stores';
-const path = (name: string, description: string): JsonSchema => ({
-  name,
-  in: 'path',
-  required: true,
-  description,
-  schema: { type: 'string' },
-});
-const STORE = path('vectorStoreId', '`vs_<uuid>`');
-const FILE = path('fileId', '`file-<uuid>`, the id of the attached file');
-const BATCH = path('batchId', '`vsfb_<uuid>`');
+const STORE = pathParam('vectorStoreId', '`vs_<uuid>`');
+const FILE = pathParam('fileId', '`file-<uuid>`, the id of the attached file');
+const BATCH = pathParam('batchId', '`vsfb_<uuid>`');
 const query = (name: string, schema: JsonSchema): JsonSchema => ({
   name,
   in: 'query',
