@@ -94,14 +94,7 @@ export class ConversationsApiService {
 
   async addItems(owner: ConversationOwner, rawId: string, rawItems: unknown[]): Promise<ConversationItem[]> {
     const items = parseItems(rawItems);
-    const id = parseConversationId(rawId);
-    if (!id) throw notFound(rawId);
-    return this.store.withTransaction(async (manager) => {
-      const conversation = await this.store.find(owner.organizationId, owner.userId, id, {
-        manager,
-        lock: true,
-      });
-      if (!conversation) throw notFound(rawId);
+    return this.inLockedConversation(owner, rawId, async (conversation, manager) => {
       const quota = this.config.quotas.itemsPerConversation;
       if (quota > 0) {
         // Room for every new item: the last of them must still be under the quota.
@@ -145,6 +138,23 @@ export class ConversationsApiService {
     rawId: string,
     itemId: string,
   ): Promise<StoredConversationRecord> {
+    return this.inLockedConversation(owner, rawId, async (conversation, manager) => {
+      const located = (await this.items(owner, conversation, manager)).find(
+        (candidate) => candidate.item.id === itemId,
+      );
+      const rewritten = located ? removeItem(located.turn, itemId) : null;
+      if (!located || !rewritten) throw itemNotFound(itemId);
+      await this.store.rewriteTurn(manager, owner.organizationId, located.turn.id, rewritten);
+      return conversation;
+    });
+  }
+
+  /** Runs `work` in one transaction with the owner's conversation locked; 404 when they have no such conversation. */
+  private async inLockedConversation<T>(
+    owner: ConversationOwner,
+    rawId: string,
+    work: (conversation: StoredConversationRecord, manager: EntityManager) => Promise<T>,
+  ): Promise<T> {
     const id = parseConversationId(rawId);
     if (!id) throw notFound(rawId);
     return this.store.withTransaction(async (manager) => {
@@ -153,13 +163,7 @@ export class ConversationsApiService {
         lock: true,
       });
       if (!conversation) throw notFound(rawId);
-      const located = (await this.items(owner, conversation, manager)).find(
-        (candidate) => candidate.item.id === itemId,
-      );
-      const rewritten = located ? removeItem(located.turn, itemId) : null;
-      if (!located || !rewritten) throw itemNotFound(itemId);
-      await this.store.rewriteTurn(manager, owner.organizationId, located.turn.id, rewritten);
-      return conversation;
+      return work(conversation, manager);
     });
   }
 

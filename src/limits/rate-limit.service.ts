@@ -3,13 +3,12 @@ import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from 
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
 import { ApiError } from '../common/errors/error-catalogue.js';
+import { closeSharedRedis, connectSharedRedis, createSharedRedis } from '../common/redis/shared-redis.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Metrics } from '../metrics/metrics.service.js';
 import { RateLimitsRepository } from './rate-limits.repository.js';
 
 const WINDOW_SECONDS = 60;
-/** A Redis that does not answer within this falls back to the in-process count for that request. */
-const REDIS_COMMAND_TIMEOUT_MS = 500;
 const STORE_WARNING_INTERVAL_MS = 30_000;
 /**
  * The library counts and expires windows; the comparison with each organization's own limit is
@@ -54,17 +53,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   async onModuleInit(): Promise<void> {
     const { redisUrl, redisKeyPrefix } = this.config.limits;
     if (!redisUrl) return;
-    // ioredis is loaded only by deployments that configure Redis (~2 MiB of heap otherwise idle).
-    const { Redis } = await import('ioredis');
-    const redis = new Redis(redisUrl, {
-      lazyConnect: true,
-      // Fail fast instead of queueing behind a dead connection; ioredis keeps reconnecting.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-      connectTimeout: 5000,
-    });
-    redis.on('error', (error: unknown) => this.warnStoreDown(error));
+    const redis = await createSharedRedis(redisUrl, (error) => this.warnStoreDown(error));
     this.redis = redis;
     this.shared = new RateLimiterRedis({
       storeClient: redis,
@@ -74,17 +63,12 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
       // Fail over to the in-process count at once instead of waiting on a dead connection.
       rejectIfRedisNotReady: true,
     });
-    try {
-      await redis.connect();
-    } catch {
-      // Already reported by the 'error' listener; requests are counted in process until it is back.
-    }
+    // Until it connects, requests are counted in process.
+    await connectSharedRedis(redis);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    if (!this.redis) return;
-    if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis?.disconnect());
-    else this.redis.disconnect();
+    await closeSharedRedis(this.redis);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type { Redis } from 'ioredis';
+import { closeSharedRedis, connectSharedRedis, createSharedRedis } from '../common/redis/shared-redis.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import {
   MemoryBreakerStore,
@@ -31,7 +32,6 @@ export interface BreakerReading {
   openForMs: number;
 }
 
-const REDIS_COMMAND_TIMEOUT_MS = 500;
 const WARNING_INTERVAL_MS = 30_000;
 
 /**
@@ -70,28 +70,15 @@ export class UpstreamBreakers implements OnModuleInit, OnApplicationShutdown {
   async onModuleInit(): Promise<void> {
     const { redisUrl, redisKeyPrefix } = this.config.limits;
     if (!redisUrl || !this.enabled) return;
-    const { Redis } = await import('ioredis');
-    const redis = new Redis(redisUrl, {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-      connectTimeout: 5000,
-    });
-    redis.on('error', (error: unknown) => this.warn(error));
+    const redis = await createSharedRedis(redisUrl, (error) => this.warn(error));
     this.redis = redis;
     this.shared = new RedisBreakerStore(redis, `${redisKeyPrefix}:brk:`);
-    try {
-      await redis.connect();
-    } catch {
-      // Reported by the 'error' listener; breakers are kept in process until it is back.
-    }
+    // Until it connects, breakers are kept in process.
+    await connectSharedRedis(redis);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    if (!this.redis) return;
-    if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis?.disconnect());
-    else this.redis.disconnect();
+    await closeSharedRedis(this.redis);
   }
 
   /** The breaker key of a target: a digest, so no URL or name is spelled out in Redis. */

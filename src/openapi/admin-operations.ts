@@ -1,5 +1,5 @@
 import type { OperationSpec } from './operations.js';
-import { ref, type JsonSchema } from './schemas.js';
+import { json, jsonBody, nullable, pathParam, ref, type JsonSchema } from './schemas.js';
 
 /**
  * The admin HTTP API (/admin/v1, src/admin-api): its operations and schemas. Kept apart from
@@ -9,7 +9,6 @@ import { ref, type JsonSchema } from './schemas.js';
 const ADMIN = { kind: 'admin' } as const;
 const TAG = 'Admin';
 
-const nullable = (schema: JsonSchema): JsonSchema => ({ oneOf: [schema, { type: 'null' }] });
 const dateTime: JsonSchema = { type: 'string', format: 'date-time' };
 const strings: JsonSchema = { type: 'array', items: { type: 'string' } };
 const anyObject = (description: string): JsonSchema => ({ type: 'object', description });
@@ -18,23 +17,8 @@ const object = (properties: Record<string, JsonSchema>, required = Object.keys(p
   required,
   properties,
 });
-const json = (schema: JsonSchema, description: string): JsonSchema => ({
-  description,
-  content: { 'application/json': { schema } },
-});
-const body = (schema: JsonSchema): JsonSchema => ({
-  required: true,
-  content: { 'application/json': { schema } },
-});
 const list = (item: string): JsonSchema =>
   object({ object: { type: 'string', const: 'list' }, data: { type: 'array', items: ref(item) } });
-const path = (name: string, description: string): JsonSchema => ({
-  name,
-  in: 'path',
-  required: true,
-  description,
-  schema: { type: 'string' },
-});
 const query = (name: string, description: string, schema: JsonSchema): JsonSchema => ({
   name,
   in: 'query',
@@ -43,8 +27,8 @@ const query = (name: string, description: string, schema: JsonSchema): JsonSchem
   schema,
 });
 
-const ORG = path('org', 'The organization, by slug or id');
-const ASSISTANT = path('assistant', 'The assistant, by id (bare or `asst_<uuid>`) or by name');
+const ORG = pathParam('org', 'The organization, by slug or id');
+const ASSISTANT = pathParam('assistant', 'The assistant, by id (bare or `asst_<uuid>`) or by name');
 const ACTION: JsonSchema = {
   type: 'string',
   enum: ['created', 'updated', 'unchanged'],
@@ -344,8 +328,8 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
       'An admin key updates its own organization only (by slug or id) and may only rename it: another slug is 403, ' +
       'and so is any platform-only field (`rateLimitPerMinute`, `monthlyTokenBudget`, `secretEnvGrants`, ' +
       '`ssrfAllowlist`), with a value or null. Slugs shaped like a UUID are refused.',
-    parameters: [path('org', 'The slug (or, to update, the id)')],
-    requestBody: body(ref('AdminOrganizationInput')),
+    parameters: [pathParam('org', 'The slug (or, to update, the id)')],
+    requestBody: jsonBody(ref('AdminOrganizationInput')),
     responses: { '200': json(withAction('AdminOrganization'), 'The organization and what was done') },
     errors: ['not_found', 'insufficient_scope'],
   }),
@@ -372,8 +356,8 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     paths: ['/admin/v1/organizations/{org}/assistants/{assistant}'],
     operationId: 'adminPutAssistant',
     summary: 'Create or update the assistant of this name (fields left out keep their value)',
-    parameters: [ORG, path('assistant', 'The assistant name')],
-    requestBody: body(ref('AdminAssistantInput')),
+    parameters: [ORG, pathParam('assistant', 'The assistant name')],
+    requestBody: jsonBody(ref('AdminAssistantInput')),
     responses: { '200': json(withAction('AdminAssistant'), 'The assistant and what was done') },
     errors: ['not_found', 'insufficient_scope', 'quota_exceeded'],
   }),
@@ -391,8 +375,8 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     paths: ['/admin/v1/organizations/{org}/assistants/{assistant}/specialists/{name}'],
     operationId: 'adminPutSpecialist',
     summary: 'Create or update the specialist of this name',
-    parameters: [ORG, ASSISTANT, path('name', 'The specialist name')],
-    requestBody: body(ref('AdminSpecialistInput')),
+    parameters: [ORG, ASSISTANT, pathParam('name', 'The specialist name')],
+    requestBody: jsonBody(ref('AdminSpecialistInput')),
     responses: { '200': json(withAction('AdminSpecialist'), 'The specialist and what was done') },
     errors: ['not_found', 'assistant_not_found', 'insufficient_scope', 'quota_exceeded'],
   }),
@@ -401,7 +385,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     paths: ['/admin/v1/organizations/{org}/assistants/{assistant}/specialists/{name}'],
     operationId: 'adminDeleteSpecialist',
     summary: 'Delete the specialist (audited as `deleted`)',
-    parameters: [ORG, ASSISTANT, path('name', 'The specialist name')],
+    parameters: [ORG, ASSISTANT, pathParam('name', 'The specialist name')],
     responses: { '200': json(ref('AdminDeleted'), 'What was deleted') },
     errors: ['not_found', 'assistant_not_found'],
   }),
@@ -420,7 +404,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     paths: ['/admin/v1/organizations/{org}/responses/{response}/upstream-attempts'],
     operationId: 'adminListUpstreamAttempts',
     summary: "The upstream targets a stored response's model calls tried, in order",
-    parameters: [ORG, path('response', 'The response id (`resp_<uuid>` or bare)')],
+    parameters: [ORG, pathParam('response', 'The response id (`resp_<uuid>` or bare)')],
     responses: {
       '200': json(
         object({
@@ -447,8 +431,8 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     paths: ['/admin/v1/organizations/{org}/tools/{name}'],
     operationId: 'adminPutTool',
     summary: 'Create or update the tool of this name',
-    parameters: [ORG, path('name', 'The tool name')],
-    requestBody: body(ref('AdminToolInput')),
+    parameters: [ORG, pathParam('name', 'The tool name')],
+    requestBody: jsonBody(ref('AdminToolInput')),
     responses: { '200': json(withAction('AdminTool'), 'The tool and what was done') },
     errors: ['not_found', 'insufficient_scope', 'quota_exceeded'],
   }),
@@ -457,7 +441,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     paths: ['/admin/v1/organizations/{org}/tools/{name}'],
     operationId: 'adminDeleteTool',
     summary: 'Delete the tool (audited as `deleted`); names that referred to it are skipped',
-    parameters: [ORG, path('name', 'The tool name')],
+    parameters: [ORG, pathParam('name', 'The tool name')],
     responses: { '200': json(ref('AdminDeleted'), 'What was deleted') },
     errors: ['not_found'],
   }),
@@ -475,8 +459,8 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     paths: ['/admin/v1/organizations/{org}/gateways/{name}'],
     operationId: 'adminPutGateway',
     summary: 'Create or update the gateway of this name (names are unique within the organization)',
-    parameters: [ORG, path('name', 'The gateway name')],
-    requestBody: body(ref('AdminGatewayInput')),
+    parameters: [ORG, pathParam('name', 'The gateway name')],
+    requestBody: jsonBody(ref('AdminGatewayInput')),
     responses: { '200': json(withAction('AdminGateway'), 'The gateway and what was done') },
     errors: ['not_found', 'quota_exceeded'],
   }),
@@ -485,7 +469,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     paths: ['/admin/v1/organizations/{org}/gateways/{name}'],
     operationId: 'adminDeleteGateway',
     summary: 'Delete the gateway (audited as `deleted`)',
-    parameters: [ORG, path('name', 'The gateway name')],
+    parameters: [ORG, pathParam('name', 'The gateway name')],
     responses: { '200': json(ref('AdminDeleted'), 'What was deleted') },
     errors: ['not_found'],
   }),
@@ -504,7 +488,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     operationId: 'adminCreateApiKey',
     summary: 'Issue a key; the answer carries the secret, this once',
     parameters: [ORG],
-    requestBody: body(ref('AdminApiKeyInput')),
+    requestBody: jsonBody(ref('AdminApiKeyInput')),
     responses: { '201': json(ref('AdminApiKeyCreated'), 'The key and its secret') },
     errors: ['not_found', 'quota_exceeded'],
   }),
@@ -513,7 +497,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     paths: ['/admin/v1/organizations/{org}/keys/{keyId}/revoke'],
     operationId: 'adminRevokeApiKey',
     summary: 'Revoke a key (refused everywhere within `API_KEY_CACHE_TTL_SECONDS`)',
-    parameters: [ORG, path('keyId', 'The key id')],
+    parameters: [ORG, pathParam('keyId', 'The key id')],
     responses: { '200': json(ref('AdminApiKey'), 'The revoked key') },
     errors: ['not_found'],
   }),
@@ -538,7 +522,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
         },
       ),
     ],
-    requestBody: body(ref('ApplyDocument')),
+    requestBody: jsonBody(ref('ApplyDocument')),
     responses: { '200': json(ref('ApplyReport'), 'What was (or would be) done, item by item') },
     errors: ['not_found', 'quota_exceeded'],
   }),

@@ -1,7 +1,7 @@
 import { FILE_PURPOSES } from '../files/file-purposes.js';
 import { FILES_PAGE } from '../files/dto/files.dto.js';
 import type { Access, OperationSpec } from './operations.js';
-import { ref, type JsonSchema } from './schemas.js';
+import { json, ref, type JsonSchema } from './schemas.js';
 
 /**
  * The Files API (src/files, docs/knowledge.md): its operations and schemas, as OpenAI's Files API.
@@ -13,10 +13,6 @@ const TAG = 'Files';
 const NOTE =
   "A `user_data` file belongs to the `x-user-id` that uploaded it: other users, and requests without the header, get 404. Files of other purposes are the organization's.";
 
-const json = (schema: JsonSchema, description: string): JsonSchema => ({
-  description,
-  content: { 'application/json': { schema } },
-});
 const userHeader: JsonSchema = { $ref: '#/components/parameters/XUserId' };
 const fileIdPath: JsonSchema = {
   name: 'fileId',

@@ -1,6 +1,6 @@
 import type { ApiKeyScope } from '../api-keys/entities/api-key.entity.js';
 import type { ErrorCode } from '../common/errors/error-catalogue.js';
-import { ref, STREAM_EVENT_TYPES, type JsonSchema } from './schemas.js';
+import { json, jsonBody, ref, STREAM_EVENT_TYPES, type JsonSchema } from './schemas.js';
 
 /** How a route authenticates, mirroring `@RequireScopes` / `@Public` / `@OwnAuthentication`. */
 export type Access =
@@ -35,16 +35,6 @@ export interface OperationSpec {
 
 const param = (name: string): JsonSchema => ({ $ref: `#/components/parameters/${name}` });
 const header = (name: string): JsonSchema => ({ $ref: `#/components/headers/${name}` });
-const json = (schema: JsonSchema, description: string, extra: JsonSchema = {}): JsonSchema => ({
-  description,
-  ...extra,
-  content: { 'application/json': { schema } },
-});
-const jsonBody = (schema: JsonSchema, description?: string): JsonSchema => ({
-  required: true,
-  ...(description ? { description } : {}),
-  content: { 'application/json': { schema } },
-});
 const noContent = (description: string): JsonSchema => ({ description });
 
 const USER_KEY: Access = { kind: 'api-key', scopes: ['user'] };
@@ -299,70 +289,71 @@ const CONVERSATION_OWNER =
   "anonymous conversations only). Another user's or organization's conversation is the same 404 as a missing one.";
 const conversationPath = (suffix = '') => [`/v1/conversations${suffix}`];
 
-const conversationOperations: OperationSpec[] = [
-  {
-    method: 'post',
-    paths: conversationPath(),
-    operationId: 'createConversation',
+/** The fields every Conversations API operation shares: a user key's, for an owner in `x-user-id`. */
+type ConversationOperationSpec = Omit<OperationSpec, 'paths' | 'tag' | 'access'> & { path?: string };
+
+/** A Conversations API operation under `/v1/conversations<path>`; its description ends with the owner rule. */
+function conversationOperation({
+  path = '',
+  description,
+  ...spec
+}: ConversationOperationSpec): OperationSpec {
+  return {
+    ...spec,
+    paths: conversationPath(path),
     tag: 'Conversations',
+    description: description ? `${description} ${CONVERSATION_OWNER}` : CONVERSATION_OWNER,
+    access: USER_KEY,
+  };
+}
+
+const conversationOperations: OperationSpec[] = [
+  conversationOperation({
+    method: 'post',
+    operationId: 'createConversation',
     summary: 'Create a conversation, optionally with items and metadata',
     description:
       'The conversation appears in the chat history of `x-user-id` and can be continued with `conversation` on ' +
-      'POST /v1/responses. ' +
-      CONVERSATION_OWNER,
-    access: USER_KEY,
+      'POST /v1/responses.',
     parameters: [param('XUserId')],
     requestBody: { content: { 'application/json': { schema: ref('CreateConversationRequest') } } },
     responses: { '200': json(ref('ConversationObject'), 'The conversation') },
     errors: ['invalid_request', 'invalid_input_type', 'missing_call_id', 'quota_exceeded'],
-  },
-  {
+  }),
+  conversationOperation({
     method: 'get',
-    paths: conversationPath('/{id}'),
+    path: '/{id}',
     operationId: 'retrieveConversation',
-    tag: 'Conversations',
     summary: 'One conversation',
-    description: CONVERSATION_OWNER,
-    access: USER_KEY,
     parameters: [param('XUserId'), param('ConversationApiId')],
     responses: { '200': json(ref('ConversationObject'), 'The conversation') },
     errors: ['invalid_request', 'conversation_not_found'],
-  },
-  {
+  }),
+  conversationOperation({
     method: 'post',
-    paths: conversationPath('/{id}'),
+    path: '/{id}',
     operationId: 'updateConversation',
-    tag: 'Conversations',
     summary: "Replace a conversation's metadata",
-    description: CONVERSATION_OWNER,
-    access: USER_KEY,
     parameters: [param('XUserId'), param('ConversationApiId')],
     requestBody: jsonBody(ref('UpdateConversationRequest')),
     responses: { '200': json(ref('ConversationObject'), 'The conversation') },
     errors: ['missing_required_field', 'invalid_request', 'conversation_not_found'],
-  },
-  {
+  }),
+  conversationOperation({
     method: 'delete',
-    paths: conversationPath('/{id}'),
+    path: '/{id}',
     operationId: 'deleteConversation',
-    tag: 'Conversations',
     summary: 'Delete a conversation with its responses and chat-history messages',
-    description: CONVERSATION_OWNER,
-    access: USER_KEY,
     parameters: [param('XUserId'), param('ConversationApiId')],
     responses: { '200': json(ref('ConversationDeleted'), 'Deleted') },
     errors: ['invalid_request', 'conversation_not_found'],
-  },
-  {
+  }),
+  conversationOperation({
     method: 'get',
-    paths: conversationPath('/{id}/items'),
+    path: '/{id}/items',
     operationId: 'listConversationItems',
-    tag: 'Conversations',
     summary: "The items of the conversation's current branch",
-    description:
-      "Each turn's input items, then its output items, along the branch of the newest turn. " +
-      CONVERSATION_OWNER,
-    access: USER_KEY,
+    description: "Each turn's input items, then its output items, along the branch of the newest turn.",
     parameters: [
       param('XUserId'),
       param('ConversationApiId'),
@@ -373,15 +364,12 @@ const conversationOperations: OperationSpec[] = [
     ],
     responses: { '200': json(ref('ConversationItemList'), 'A page of items') },
     errors: ['invalid_request', 'conversation_not_found'],
-  },
-  {
+  }),
+  conversationOperation({
     method: 'post',
-    paths: conversationPath('/{id}/items'),
+    path: '/{id}/items',
     operationId: 'createConversationItems',
-    tag: 'Conversations',
     summary: 'Append up to 20 items; the next turn sees them',
-    description: CONVERSATION_OWNER,
-    access: USER_KEY,
     parameters: [param('XUserId'), param('ConversationApiId'), param('InputItemsInclude')],
     requestBody: jsonBody(ref('CreateConversationItemsRequest')),
     responses: { '200': json(ref('ConversationItemList'), 'The items added') },
@@ -392,15 +380,12 @@ const conversationOperations: OperationSpec[] = [
       'conversation_not_found',
       'quota_exceeded',
     ],
-  },
-  {
+  }),
+  conversationOperation({
     method: 'get',
-    paths: conversationPath('/{id}/items/{itemId}'),
+    path: '/{id}/items/{itemId}',
     operationId: 'retrieveConversationItem',
-    tag: 'Conversations',
     summary: 'One item',
-    description: CONVERSATION_OWNER,
-    access: USER_KEY,
     parameters: [
       param('XUserId'),
       param('ConversationApiId'),
@@ -409,19 +394,16 @@ const conversationOperations: OperationSpec[] = [
     ],
     responses: { '200': json(ref('ConversationItem'), 'The item') },
     errors: ['invalid_request', 'conversation_not_found', 'item_not_found'],
-  },
-  {
+  }),
+  conversationOperation({
     method: 'delete',
-    paths: conversationPath('/{id}/items/{itemId}'),
+    path: '/{id}/items/{itemId}',
     operationId: 'deleteConversationItem',
-    tag: 'Conversations',
     summary: 'Remove an item from the conversation, from what the model sees next and from chat history',
-    description: CONVERSATION_OWNER,
-    access: USER_KEY,
     parameters: [param('XUserId'), param('ConversationApiId'), param('ConversationItemId')],
     responses: { '200': json(ref('ConversationObject'), 'The conversation') },
     errors: ['invalid_request', 'conversation_not_found', 'item_not_found'],
-  },
+  }),
 ];
 
 const CLAIM_PATHS = (suffix: string) => [`/v1/user-claims${suffix}`, `/user-claims${suffix}`];
@@ -571,6 +553,21 @@ const GATEWAY_METADATA_RESPONSE: JsonSchema = json(ref('ProtectedResourceMetadat
   },
 });
 
+/** A Streamable HTTP method the stateless gateway does not offer: documented so clients see the 405. */
+function gatewayMethodNotOffered(method: HttpMethod, operationId: string, summary: string): OperationSpec {
+  return {
+    method,
+    paths: ['/mcp-gateway/{name}'],
+    operationId,
+    tag: 'MCP gateway',
+    summary,
+    access: { kind: 'public' },
+    parameters: [param('GatewayName')],
+    responses: {},
+    errors: ['method_not_allowed'],
+  };
+}
+
 const gatewayOperations: OperationSpec[] = [
   {
     method: 'post',
@@ -605,28 +602,8 @@ const gatewayOperations: OperationSpec[] = [
       'identity_provider_unavailable',
     ],
   },
-  {
-    method: 'get',
-    paths: ['/mcp-gateway/{name}'],
-    operationId: 'openMcpGatewayStream',
-    tag: 'MCP gateway',
-    summary: 'Not offered: the gateway is stateless',
-    access: { kind: 'public' },
-    parameters: [param('GatewayName')],
-    responses: {},
-    errors: ['method_not_allowed'],
-  },
-  {
-    method: 'delete',
-    paths: ['/mcp-gateway/{name}'],
-    operationId: 'endMcpGatewaySession',
-    tag: 'MCP gateway',
-    summary: 'Not offered: the gateway has no sessions',
-    access: { kind: 'public' },
-    parameters: [param('GatewayName')],
-    responses: {},
-    errors: ['method_not_allowed'],
-  },
+  gatewayMethodNotOffered('get', 'openMcpGatewayStream', 'Not offered: the gateway is stateless'),
+  gatewayMethodNotOffered('delete', 'endMcpGatewaySession', 'Not offered: the gateway has no sessions'),
   {
     method: 'options',
     paths: ['/mcp-gateway/{name}'],

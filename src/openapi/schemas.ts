@@ -17,7 +17,27 @@ import { MAX_ITEMS_PER_REQUEST, MAX_METADATA_KEYS } from '../conversations/dto/c
 export type JsonSchema = { [keyword: string]: unknown };
 
 export const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
-const nullable = (schema: JsonSchema): JsonSchema => ({ oneOf: [schema, { type: 'null' }] });
+export const nullable = (schema: JsonSchema): JsonSchema => ({ oneOf: [schema, { type: 'null' }] });
+/** A JSON response (the operation tables' `responses`); `extra` goes between the description and the content. */
+export const json = (schema: JsonSchema, description: string, extra: JsonSchema = {}): JsonSchema => ({
+  description,
+  ...extra,
+  content: { 'application/json': { schema } },
+});
+/** A string path parameter, declared inline in the operation. */
+export const pathParam = (name: string, description: string): JsonSchema => ({
+  name,
+  in: 'path',
+  required: true,
+  description,
+  schema: { type: 'string' },
+});
+/** A required JSON request body. */
+export const jsonBody = (schema: JsonSchema, description?: string): JsonSchema => ({
+  required: true,
+  ...(description ? { description } : {}),
+  content: { 'application/json': { schema } },
+});
 const constant = (value: string): JsonSchema => ({ type: 'string', const: value });
 const dateTime = (description: string): JsonSchema => ({ type: 'string', format: 'date-time', description });
 const object = (properties: Record<string, JsonSchema>, extra: JsonSchema = {}): JsonSchema => ({

@@ -1,5 +1,5 @@
 import type { Access, OperationSpec } from './operations.js';
-import { ref, type JsonSchema } from './schemas.js';
+import { json, jsonBody, pathParam, ref, type JsonSchema } from './schemas.js';
 
 /**
  * The Vector Stores API (src/vector-stores, docs/knowledge.md): its operations and schemas, as
@@ -8,24 +8,9 @@ import { ref, type JsonSchema } from './schemas.js';
 
 const USER_KEY: Access = { kind: 'api-key', scopes: ['user'] };
 const TAG = 'Vector stores';
-const json = (schema: JsonSchema, description: string): JsonSchema => ({
-  description,
-  content: { 'application/json': { schema } },
-});
-const body = (schema: JsonSchema): JsonSchema => ({
-  required: true,
-  content: { 'application/json': { schema } },
-});
-const path = (name: string, description: string): JsonSchema => ({
-  name,
-  in: 'path',
-  required: true,
-  description,
-  schema: { type: 'string' },
-});
-const STORE = path('vectorStoreId', '`vs_<uuid>`');
-const FILE = path('fileId', '`file-<uuid>`, the id of the attached file');
-const BATCH = path('batchId', '`vsfb_<uuid>`');
+const STORE = pathParam('vectorStoreId', '`vs_<uuid>`');
+const FILE = pathParam('fileId', '`file-<uuid>`, the id of the attached file');
+const BATCH = pathParam('batchId', '`vsfb_<uuid>`');
 const query = (name: string, schema: JsonSchema): JsonSchema => ({
   name,
   in: 'query',
@@ -227,7 +212,7 @@ export const VECTOR_STORES_OPERATIONS: OperationSpec[] = [
     [],
     ['201', 'VectorStore'],
     ['invalid_request', 'file_not_found', 'quota_exceeded'],
-    body(object),
+    jsonBody(object),
   ),
   op(
     'get',
@@ -247,7 +232,7 @@ export const VECTOR_STORES_OPERATIONS: OperationSpec[] = [
     [STORE],
     ['200', 'VectorStore'],
     NF,
-    body(object),
+    jsonBody(object),
   ),
   op(
     'delete',
@@ -266,7 +251,7 @@ export const VECTOR_STORES_OPERATIONS: OperationSpec[] = [
     [STORE],
     ['200', 'VectorStoreSearchResultsPage'],
     [...NF, 'missing_required_field'],
-    body(object),
+    jsonBody(object),
   ),
   op(
     'post',
@@ -276,7 +261,7 @@ export const VECTOR_STORES_OPERATIONS: OperationSpec[] = [
     [STORE],
     ['201', 'VectorStoreFile'],
     [...NF, 'file_not_found', 'quota_exceeded', 'missing_required_field'],
-    body(fileBody),
+    jsonBody(fileBody),
   ),
   op(
     'get',
@@ -304,7 +289,7 @@ export const VECTOR_STORES_OPERATIONS: OperationSpec[] = [
     [STORE, FILE],
     ['200', 'VectorStoreFile'],
     [...NF, 'vector_store_file_not_found', 'missing_required_field'],
-    body(object),
+    jsonBody(object),
   ),
   op(
     'delete',
@@ -323,7 +308,7 @@ export const VECTOR_STORES_OPERATIONS: OperationSpec[] = [
     [STORE],
     ['201', 'VectorStoreFileBatch'],
     [...NF, 'file_not_found', 'quota_exceeded', 'missing_required_field'],
-    body(object),
+    jsonBody(object),
   ),
   op(
     'get',

@@ -65,7 +65,10 @@ export class TurnRunner {
       const serverTools = lastIteration || !toolBudgetLeft ? [] : tools;
       const handoverTools =
         lastIteration || handovers >= plan.maxHandovers ? [] : handoverDefinitions(plan.roster, agent);
-      const calls = await this.callModel(plan, agent, serverTools, handoverTools, recorder, progress, forced);
+      // Each model call runs in a GenAI `chat` span (when tracing is on).
+      const calls = await inChatSpan(agent, progress, () =>
+        this.streamModel(plan, agent, serverTools, handoverTools, recorder, progress, forced),
+      );
       if (progress.incompleteReason) return;
       if (calls.length === 0) return;
       forced = false;
@@ -142,21 +145,6 @@ export class TurnRunner {
         return;
       }
     }
-  }
-
-  /** One model call in a GenAI `chat` span (when tracing is on); returns the tool calls it made. */
-  private callModel(
-    plan: TurnPlan,
-    agent: AgentProfile,
-    serverTools: ServerTool[],
-    handoverTools: ModelTool[],
-    recorder: ResponseRecorder,
-    progress: TurnProgress,
-    forced: boolean,
-  ): Promise<CollectedCall[]> {
-    return inChatSpan(agent, progress, () =>
-      this.streamModel(plan, agent, serverTools, handoverTools, recorder, progress, forced),
-    );
   }
 
   /** One model call; returns the tool calls it made (none means it answered). */

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+import type { TurnUsageRow } from '../turns/turn.types.js';
 
 export type UsageDimension = 'organization' | 'assistant' | 'specialist' | 'key' | 'user';
 
@@ -24,16 +25,10 @@ export interface UsageFilter {
   userId: string | null;
 }
 
-export interface UsageSumRow {
+/** One period's totals per currency: the same counts the turn store upserts (TurnUsageRow). */
+export interface UsageSumRow extends TurnUsageRow {
   period: string;
   dimensions: Partial<Record<UsageDimension, string>>;
-  currency: string;
-  turns: number;
-  inputTokens: number;
-  cachedTokens: number;
-  outputTokens: number;
-  reasoningTokens: number;
-  cost: number;
 }
 
 /**

@@ -11,7 +11,8 @@ export interface FileCounts {
   total: number;
 }
 
-export interface VectorStoreRecord {
+/** What a vector store is created with and keeps. */
+interface VectorStoreFields {
   id: string;
   name: string;
   description: string | null;
@@ -19,20 +20,16 @@ export interface VectorStoreRecord {
   expiresAfterDays: number | null;
   embedder: string;
   createdAt: Date;
+}
+
+export interface VectorStoreRecord extends VectorStoreFields {
   lastActiveAt: Date;
   fileCounts: FileCounts;
   usageBytes: number;
 }
 
-export interface NewVectorStore {
-  id: string;
+export interface NewVectorStore extends VectorStoreFields {
   organizationId: string;
-  name: string;
-  description: string | null;
-  metadata: Record<string, string>;
-  expiresAfterDays: number | null;
-  embedder: string;
-  createdAt: Date;
 }
 
 interface StoreRow {

@@ -66,6 +66,12 @@ export const IssuedCursor = <Cursor>(format: CursorFormat<Cursor>) =>
     ),
   );
 
+/** A keyset page asked for: `limit` rows after the decoded `after` position (null: the first page). */
+export interface PageQuery<Cursor> {
+  limit: number;
+  after: Cursor | null;
+}
+
 /** How one endpoint writes its positions as cursors: base64url of the parts, joined with `|`. */
 export interface CursorFormat<Cursor> {
   parts(cursor: Cursor): (string | number)[];

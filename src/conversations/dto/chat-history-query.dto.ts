@@ -11,13 +11,10 @@ import type { ConversationCursor, MessageCursor } from '../../responses/store/ch
 
 /**
  * Query parameters of the chat-history endpoints, validated by the global pipe. Both lists are
- * keyset-paginated: `limit` rows per page and an opaque `after` cursor that the previous page
- * returned in its `x-next-cursor` header.
+ * keyset-paginated (PageQuery): `limit` rows per page and an opaque `after` cursor that the
+ * previous page returned in its `x-next-cursor` header.
  */
-export interface PageQuery<Cursor> {
-  limit: number;
-  after: Cursor | null;
-}
+export type { PageQuery } from '../../common/http/request-params.js';
 
 // The cursors are positions in the turn store's keyset orders, defined beside its queries.
 export type { ConversationCursor, MessageCursor } from '../../responses/store/chat-history.repository.js';

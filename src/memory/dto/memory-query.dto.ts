@@ -8,6 +8,7 @@ import {
   parsePrefixedUuid,
   UUID,
   type CursorFormat,
+  type PageQuery,
 } from '../../common/http/request-params.js';
 
 /** A position in the newest-first order: the last item a page showed. */
@@ -16,10 +17,7 @@ export interface MemoryCursor {
   id: string;
 }
 
-export interface MemoryListQuery {
-  limit: number;
-  after: MemoryCursor | null;
-}
+export type MemoryListQuery = PageQuery<MemoryCursor>;
 
 export const MEMORY_PAGE = { default: 20, max: 100 } as const;
 
