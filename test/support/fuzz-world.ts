@@ -208,7 +208,7 @@ async function seedKnowledge(
     key,
     body: { file_ids: [file.id] },
   });
-  if (!file.id || store.status !== 200 || batch.status !== 200)
+  if (!file.id || store.status >= 300 || batch.status >= 300)
     throw new Error(`seeding vector stores: ${upload.status} ${store.status} ${batch.status}`);
   return { fileId: file.id, vectorStoreId: store.body.id, batchId: batch.body.id };
 }
