@@ -90,7 +90,8 @@ export class FailoverProvider implements LlmProvider {
         durationMs: Math.round(performance.now() - startedAt),
       });
       let delivered = false;
-      const relayed = new RelayedOutput();
+      // Only an assistant with continuation keeps the text it relayed (nothing per token otherwise).
+      const relayed = policy.continuation ? new RelayedOutput() : undefined;
       const busyKey = this.busyKey(breaker);
       this.busy.set(busyKey, (this.busy.get(busyKey) ?? 0) + 1);
       if (held) held.length = 0;
@@ -112,7 +113,7 @@ export class FailoverProvider implements LlmProvider {
             delivered = true;
             answered(log, target);
           }
-          relayed.add(batch);
+          relayed?.add(batch);
           yield batch;
         }
         if (held && held.length > 0) {
@@ -132,9 +133,9 @@ export class FailoverProvider implements LlmProvider {
         if (delivered) {
           // After output the client has part of this target's answer: never a second answer
           // spliced onto it; at most a continuation of it, when the assistant asked for one.
-          const next = policy.continuation && relayed.continuable && CONTINUABLE_CODES.has(code);
-          const heir = next && performance.now() < deadline ? continuer(queue, position) : undefined;
-          if (!heir) throw error;
+          const next = relayed?.continuable && CONTINUABLE_CODES.has(code) && performance.now() < deadline;
+          const heir = next ? continuer(queue, position) : undefined;
+          if (!heir || !relayed) throw error;
           yield* continueAnswer({
             inner: this.inner,
             request: { ...request, access: accessFor(request.access, heir.target) },
