@@ -35,6 +35,21 @@ interface Case {
   lastMessage?: { role: string; content?: string };
 }
 
+/** The primary cut mid-answer; the fallback refuses the prefill and replays `text`. */
+function prefillRefused(name: string, text: string, replay: string): Case {
+  return {
+    name,
+    org: 'prefill',
+    primary: { text: ANSWER, cutAfterChunks: CUT },
+    fallback: { text, prefill: 'reject' },
+    attempts: [
+      { outcome: 'upstream_stream_interrupted' },
+      { outcome: 'invalid_request', continuation: 'prefill' },
+      { outcome: replay, continuation: 'replay' },
+    ],
+  };
+}
+
 const CASES: Case[] = [
   {
     name: 'a stream cut mid-answer is continued by a prefill to the next target',
@@ -57,28 +72,14 @@ const CASES: Case[] = [
     attempts: [{ outcome: 'upstream_stream_interrupted' }, { outcome: 'completed', continuation: 'replay' }],
     lastMessage: { role: 'user' },
   },
+  prefillRefused('a fallback that rejects the prefill replays instead', ANSWER, 'completed'),
   {
-    name: 'a fallback that rejects the prefill replays instead',
-    org: 'prefill',
-    primary: { text: ANSWER, cutAfterChunks: CUT },
-    fallback: { text: ANSWER, prefill: 'reject' },
-    attempts: [
-      { outcome: 'upstream_stream_interrupted' },
-      { outcome: 'invalid_request', continuation: 'prefill' },
-      { outcome: 'completed', continuation: 'replay' },
-    ],
-  },
-  {
-    name: 'a rejected prefill and a diverging replay: the ORIGINAL cut is the error',
-    org: 'prefill',
-    primary: { text: ANSWER, cutAfterChunks: CUT },
-    fallback: { text: 'a different answer altogether', prefill: 'reject' },
+    ...prefillRefused(
+      'a rejected prefill and a diverging replay: the ORIGINAL cut is the error',
+      'a different answer altogether',
+      'replay_diverged',
+    ),
     failure: 'upstream_stream_interrupted',
-    attempts: [
-      { outcome: 'upstream_stream_interrupted' },
-      { outcome: 'invalid_request', continuation: 'prefill' },
-      { outcome: 'replay_diverged', continuation: 'replay' },
-    ],
   },
   {
     name: 'never after a tool call: the cut fails the turn',
