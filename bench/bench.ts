@@ -129,6 +129,11 @@ interface Comparison {
   /** A single exchange per arm before measuring; returns what is wrong, if anything. */
   check?(arm: Arm): Promise<string | undefined>;
   notes?: string[];
+  /**
+   * One more service workload measured in the same rounds, interleaved with the arms (the
+   * `fallbacks` scenario: an assistant with fallbacks beside the same assistant without).
+   */
+  twin?: { label: string; workload: Workload };
 }
 
 interface Accumulated {
@@ -323,6 +328,7 @@ export class Bench {
       assistants: Object.fromEntries(
         Object.entries(profiles).map(([name, profile]) => [name, profileModel(profile)]),
       ),
+      withFallbacks: ['one-word', 'stream'],
       memory: {
         assistant: 'user-context',
         userId: USER_CONTEXT_USER,
@@ -358,7 +364,7 @@ export class Bench {
     const routes = Object.fromEntries(
       Object.entries(this.seeded.assistants).map(([name, id]) => [
         id,
-        { model: profileModel(profiles[name]), instructions: INSTRUCTIONS },
+        { model: profileModel(profiles[name.replace(/\+fallbacks$/, '')]), instructions: INSTRUCTIONS },
       ]),
     );
     this.relayRoutes = JSON.stringify(routes);
@@ -766,7 +772,8 @@ export class Bench {
       kind?: 'single' | 'function-call';
     },
   ): Workload {
-    const profile = this.profiles()[assistant];
+    // `<name>+fallbacks`: the same profile through the assistant seeded with fallbacks.
+    const profile = this.profiles()[assistant.replace(/\+fallbacks$/, '')];
     const target = this.target(arm);
     if (turn.headers) target.headers = { ...target.headers, ...turn.headers };
     let body: unknown;
@@ -875,23 +882,28 @@ export class Bench {
     }
     this.log(`${definition.title} [${arms.join(', ')}]`);
     const accumulated = new Map<Arm, Accumulated>();
+    const twinned = new Map<Arm, Accumulated>();
+    const twin = definition.twin && arms.includes('service') ? definition.twin : undefined;
+    const slots: (Arm | 'twin')[] = twin ? [...arms, 'twin'] : arms;
     const profiles: ProfileResult[] = [];
     for (let round = 0; round < this.options.rounds; round++) {
-      const order = arms.map((_, index) => arms[(index + round) % arms.length]);
-      for (const arm of order) {
+      const order = slots.map((_, index) => slots[(index + round) % slots.length]);
+      for (const slot of order) {
+        const arm = slot === 'twin' ? 'service' : slot;
         const warmupMs = round === 0 ? definition.phase.warmupMs : Math.min(definition.phase.warmupMs, 1000);
         const durationMs = definition.phase.durationMs - definition.phase.warmupMs + warmupMs;
-        const profiling = arm === 'service' && round === 0 && this.options.profileScenarios;
+        const profiling = slot === 'service' && round === 0 && this.options.profileScenarios;
         if (profiling) this.service!.process.kill('SIGUSR2');
         const { result, cpu, loop, activity } = await this.runPhase({
           ...definition.phase,
           warmupMs,
           durationMs,
-          workload: definition.workload(arm),
+          workload: twin && slot === 'twin' ? twin.workload : definition.workload(arm),
         });
         if (profiling)
           profiles.push(...(await this.stopScenarioProfile(definition.title, result.turnsInWindow)));
-        accumulate(accumulated, arm, result, cpu, arm === 'upstream' ? undefined : loop[arm], activity);
+        const into = slot === 'twin' ? twinned : accumulated;
+        accumulate(into, arm, result, cpu, arm === 'upstream' ? undefined : loop[arm], activity);
       }
     }
     const scenario: ScenarioResult = {
@@ -915,6 +927,12 @@ export class Bench {
     for (const [arm, entry] of accumulated) scenario.arms[arm] = armResult(arm, entry);
     const service = scenario.arms.service;
     const relay = scenario.arms.relay;
+    const twinEntry = twinned.get('service');
+    if (twin && twinEntry && service) {
+      scenario.twin = { label: twin.label, arm: armResult('service', twinEntry) };
+      scenario.notes.push(twinNote(twin.label, service, scenario.twin.arm));
+      this.log(`  ${scenario.notes[scenario.notes.length - 1]}`);
+    }
     if (service && relay) {
       scenario.added = {
         ttftP50: minus(service.ttft?.p50, relay.ttft?.p50),
@@ -1104,6 +1122,28 @@ export class Bench {
               return last.messages === expected
                 ? undefined
                 : `the model saw ${last.messages} messages, expected ${expected}`;
+            },
+          }),
+        );
+      }
+    }
+    if (want('fallbacks')) {
+      // The same one-word JSON turn and streamed reply through an assistant with two fallback
+      // targets and continuation, interleaved with the plain assistant (docs/resilience.md).
+      for (const stream of [false, true]) {
+        const assistant = stream ? 'stream' : 'one-word';
+        const turn = { input: stream ? 'Tell me a story.' : 'Say one word.', stream };
+        results.push(
+          await this.comparison({
+            key: stream ? 'fallbacks-stream' : 'fallbacks',
+            title: `${stream ? `Streamed ${o.tokens}-token reply` : 'One-word reply, not streamed'}: an assistant with fallbacks beside one without`,
+            setup: `1 client back to back; the service's arm is the plain assistant, its twin the same model with 2 fallback targets and continuation (never called: the primary is healthy)`,
+            arms: ['relay', 'service'],
+            phase: this.closedPhase(1, 4, 1.5, 0),
+            workload: (arm) => this.turnWorkload(arm, assistant, turn),
+            twin: {
+              label: 'with fallbacks',
+              workload: this.turnWorkload('service', `${assistant}+fallbacks`, turn),
             },
           }),
         );
@@ -1849,6 +1889,18 @@ async function readProfiles(prefix: string, turns: number): Promise<ProfileSumma
 }
 
 /** Adds one measured phase of an arm to what the scenario has gathered for it. */
+/** The twin beside the service arm: medians and the ratio of the two, as measured side by side. */
+function twinNote(label: string, service: ArmResult, twin: ArmResult): string {
+  const ratio = (a: number | null | undefined, b: number | null | undefined) =>
+    a == null || b == null || b === 0 ? '-' : (a / b).toFixed(3);
+  return (
+    `Service ${label} vs without (interleaved, same run): TTFT p50 ${fmt(twin.ttft?.p50)} vs ${fmt(service.ttft?.p50)} ms ` +
+    `(×${ratio(twin.ttft?.p50, service.ttft?.p50)}), total p50 ${fmt(twin.total?.p50)} vs ${fmt(service.total?.p50)} ms ` +
+    `(×${ratio(twin.total?.p50, service.total?.p50)}), CPU ${fmt(twin.cpuMsPerTurn)} vs ${fmt(service.cpuMsPerTurn)} ms/turn ` +
+    `(×${ratio(twin.cpuMsPerTurn, service.cpuMsPerTurn)}), ${twin.samples} and ${service.samples} turns`
+  );
+}
+
 function accumulate<K>(
   accumulated: Map<K, Accumulated>,
   key: K,

@@ -90,7 +90,8 @@ const FLAGS = {
 export const USAGE = `usage: npm run bench -- [options]   (each option also reads BENCH_<NAME>, e.g. BENCH_TTFT=50)
   --quick                  2-minute smoke run: fewer samples, smaller sweeps, no soak
   --only <a,b>             scenarios: one-word, one-word-concurrent, stream-1, stream-concurrent, throughput, function-call,
-                           threads, user-context, background, resume-remote, slow-streams, sweep, soak
+                           threads, user-context, background, resume-remote, slow-streams, sweep, soak,
+                           fallbacks (one-word and stream-1 through an assistant with fallbacks, beside one without)
   --ttft <ms>              fake model's time to first token (default 20)
   --tokens <n>             tokens of the streamed reply (default 200)
   --interval <ms>          token interval with concurrent streams (default 10)

@@ -119,6 +119,8 @@ export interface ScenarioResult {
   profile?: ProfileResult;
   /** resume-remote only. */
   remote?: RemoteFollow;
+  /** The `fallbacks` scenarios: the service with another assistant, measured in the same rounds. */
+  twin?: { label: string; arm: ArmResult };
 }
 
 export interface SweepStep {

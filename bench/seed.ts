@@ -15,6 +15,12 @@ export interface SeedRequest {
   instructions: string;
   /** Assistant name → upstream model name. */
   assistants: Record<string, string>;
+  /**
+   * Assistants also seeded as `<name>+fallbacks`: the same model with two fallback targets (one
+   * deployment of the same model, one other model) and continuation on, for the healthy-path cost
+   * of fallbacks (the `fallbacks` scenario). A healthy turn never calls them.
+   */
+  withFallbacks?: string[];
   memory: { assistant: string; userId: string; items: string[] } | null;
 }
 
@@ -55,7 +61,7 @@ async function seed(request: SeedRequest): Promise<SeedResult> {
     'full_access',
   ]);
   const assistants: Record<string, string> = {};
-  for (const [name, model] of Object.entries(request.assistants)) {
+  const create = async (name: string, model: Record<string, unknown>) => {
     const created = await admin([
       'assistants',
       'create',
@@ -66,15 +72,28 @@ async function seed(request: SeedRequest): Promise<SeedResult> {
       '--instructions',
       request.instructions,
       '--model-json',
-      JSON.stringify({
-        provider: 'openai-compatible',
-        baseUrl: request.upstreamBaseUrl,
-        model,
-        apiKeyEnv: 'BENCH_UPSTREAM_KEY',
-        functionCalling: true,
-      }),
+      JSON.stringify(model),
     ]);
     assistants[name] = created.id;
+  };
+  for (const [name, model] of Object.entries(request.assistants)) {
+    const settings = {
+      provider: 'openai-compatible',
+      baseUrl: request.upstreamBaseUrl,
+      model,
+      apiKeyEnv: 'BENCH_UPSTREAM_KEY',
+      functionCalling: true,
+    };
+    await create(name, settings);
+    if (!request.withFallbacks?.includes(name)) continue;
+    await create(`${name}+fallbacks`, {
+      ...settings,
+      fallbacks: [
+        { baseUrl: request.upstreamBaseUrl, model, apiKeyEnv: 'BENCH_UPSTREAM_KEY' },
+        { baseUrl: request.upstreamBaseUrl, model: `${model}-fallback`, apiKeyEnv: 'BENCH_UPSTREAM_KEY' },
+      ],
+      failover: { continuation: true },
+    });
   }
 
   const result: SeedResult = {

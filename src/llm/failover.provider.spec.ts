@@ -63,13 +63,7 @@ async function run(provider: FailoverProvider, overrides: Partial<OpenAiCompatib
   try {
     for await (const batch of provider.stream({
       settings: { ...settings, ...overrides },
-      access: {
-        apiKey: 'ka',
-        apiKeys: { A_KEY: 'ka', B_KEY: 'kb' },
-        poolKey: 'p',
-        traceContext: false,
-        scope: 'org',
-      },
+      access,
       messages: [],
       tools: [],
       options: {},
@@ -82,6 +76,25 @@ async function run(provider: FailoverProvider, overrides: Partial<OpenAiCompatib
   }
   const outcomes = log.attempts.map((attempt) => `${attempt.model}:${attempt.outcome}`);
   return { events, error, outcomes, log };
+}
+
+const access = {
+  apiKey: 'ka',
+  apiKeys: { A_KEY: 'ka', B_KEY: 'kb' },
+  poolKey: 'p',
+  traceContext: false,
+  scope: 'org',
+};
+
+function request(): ModelRequest {
+  return {
+    settings,
+    access,
+    messages: [],
+    tools: [],
+    options: {},
+    signal: new AbortController().signal,
+  };
 }
 
 const options = { maxRetries: 2, retryBudgetMs: 1000, failoverBudgetMs: 10_000 };
@@ -130,6 +143,37 @@ describe('FailoverProvider', () => {
       failover: { on: ['upstream_timeout'] },
     });
     expect((result.error as UpstreamError).code).toBe('upstream_rate_limited');
+  });
+
+  it('least-busy: a second call goes to the member of the pool that is not busy', async () => {
+    let release = () => {};
+    let held = Promise.resolve();
+    const hosts: string[] = [];
+    const provider: LlmProvider = {
+      async *stream(request: ModelRequest): AsyncIterable<ModelEvent[]> {
+        const host = new URL((request.settings as OpenAiCompatibleModelSettings).baseUrl).host;
+        hosts.push(host);
+        yield [{ type: 'text', delta: host }];
+        if (hosts.length === 1) await held;
+      },
+    };
+    const failover = new FailoverProvider(provider, breakers(), options);
+    const pool = {
+      fallbacks: [{ baseUrl: 'https://b.example/v1', model: 'a' }],
+      failover: { balance: 'least-busy' as const },
+    };
+    for (let round = 0; round < 5; round++) {
+      hosts.length = 0;
+      held = new Promise<void>((resolve) => (release = resolve));
+      const first = failover
+        .stream({ ...request(), settings: { ...settings, ...pool } })
+        [Symbol.asyncIterator]();
+      await first.next();
+      await run(failover, pool);
+      expect(new Set(hosts).size).toBe(2);
+      release();
+      await first.next();
+    }
   });
 
   it('puts a target whose breaker opened at the back, and still tries it when all else fails', async () => {

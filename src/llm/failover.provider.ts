@@ -8,6 +8,7 @@ import {
   type UpstreamAccess,
   type UpstreamAttempt,
 } from './llm.types.js';
+import { codeOf, CONTINUABLE_CODES, continueAnswer, RelayedOutput } from './stream-continuation.js';
 import type { OpenAiCompatibleModelSettings } from './model-settings.js';
 import { deferCooling, targetOrder } from './target-order.js';
 import type { BreakerReading, BreakerTarget, UpstreamBreakers } from './upstream-breakers.js';
@@ -39,6 +40,9 @@ interface Candidate {
  * at once, with the provider's reason. Every target tried is written to `request.log`.
  */
 export class FailoverProvider implements LlmProvider {
+  /** Calls running per target on this replica (least-busy balancing), by breaker key. */
+  private readonly busy = new Map<string, number>();
+
   constructor(
     private readonly inner: LlmProvider,
     private readonly breakers: UpstreamBreakers,
@@ -50,7 +54,10 @@ export class FailoverProvider implements LlmProvider {
     const policy = settings.failover ?? {};
     const failOn = new Set<string>(policy.on ?? FAILOVER_CODES);
     const deadline = performance.now() + (policy.budgetMs ?? this.options.failoverBudgetMs);
-    const queue = await this.candidates(settings, request.access);
+    const queue = await this.candidates(settings, request.access, policy.balance === 'least-busy');
+    // Nothing reaches a JSON client before the end: a target's output is held until it completed,
+    // so a cut after output moves on to the next target as invisibly as one before it.
+    const held: ModelEvent[][] | undefined = request.relayed === false && queue.length > 1 ? [] : undefined;
     const log = request.log ?? { attempts: [] };
     const cooling = queue.filter((candidate) => candidate.reading.state !== 'closed');
     if (cooling.length > 0)
@@ -83,6 +90,11 @@ export class FailoverProvider implements LlmProvider {
         durationMs: Math.round(performance.now() - startedAt),
       });
       let delivered = false;
+      // Only an assistant with continuation keeps the text it relayed (nothing per token otherwise).
+      const relayed = policy.continuation ? new RelayedOutput() : undefined;
+      const busyKey = this.busyKey(breaker);
+      this.busy.set(busyKey, (this.busy.get(busyKey) ?? 0) + 1);
+      if (held) held.length = 0;
       try {
         for await (const batch of this.inner.stream({
           ...request,
@@ -93,16 +105,21 @@ export class FailoverProvider implements LlmProvider {
             budgetMs: Math.max(0, Math.min(this.options.retryBudgetMs, deadline - performance.now())),
           },
         })) {
+          if (held) {
+            held.push(batch);
+            continue;
+          }
           if (!delivered) {
             delivered = true;
-            log.answeredBy = {
-              target: target.label,
-              model: target.settings.model,
-              index: target.index,
-              prices: target.settings.prices,
-            };
+            answered(log, target);
           }
+          relayed?.add(batch);
           yield batch;
+        }
+        if (held && held.length > 0) {
+          delivered = true;
+          answered(log, target);
+          for (const batch of held) yield batch;
         }
         log.attempts.push(attempt('completed'));
         if (reading.failures > 0) await this.breakers.succeeded(breaker, reading.key);
@@ -113,29 +130,63 @@ export class FailoverProvider implements LlmProvider {
         if (error instanceof TurnAbortedError) throw error;
         const countsAgainst = (FAILOVER_CODES as readonly string[]).includes(code);
         if (countsAgainst) await this.breakers.failed(breaker, reading.key);
-        // After output the target owns the call: never a second answer spliced onto the first.
-        if (delivered) throw error;
+        if (delivered) {
+          // After output the client has part of this target's answer: never a second answer
+          // spliced onto it; at most a continuation of it, when the assistant asked for one.
+          const next = relayed?.continuable && CONTINUABLE_CODES.has(code) && performance.now() < deadline;
+          const heir = next ? continuer(queue, position) : undefined;
+          if (!heir || !relayed) throw error;
+          yield* continueAnswer({
+            inner: this.inner,
+            request: { ...request, access: accessFor(request.access, heir.target) },
+            target: heir.target,
+            sent: relayed.text,
+            original: error as Error,
+            log,
+            budgetMs: Math.max(0, Math.min(this.options.retryBudgetMs, deadline - performance.now())),
+            outcome: (failed) =>
+              failed
+                ? this.breakers.failed(heir.breaker, heir.reading.key)
+                : heir.reading.failures > 0
+                  ? this.breakers.succeeded(heir.breaker, heir.reading.key)
+                  : Promise.resolve(),
+          });
+          return;
+        }
         if (error instanceof ContextLengthError) tooLongFor = window ?? 0;
         else if (!failOn.has(code)) throw error;
         lastError = error as Error;
+      } finally {
+        const running = (this.busy.get(busyKey) ?? 1) - 1;
+        if (running > 0) this.busy.set(busyKey, running);
+        else this.busy.delete(busyKey);
       }
     }
     throw lastError ?? new UpstreamError('upstream_unavailable', 'No upstream target could take the call');
+  }
+
+  private busyKey(target: BreakerTarget): string {
+    return `${target.scope}\u0000${target.label}\u0000${target.apiKeyEnv ?? ''}`;
   }
 
   /** The targets in the order they are tried: pools drawn by weight, cooling ones at the back. */
   private async candidates(
     settings: OpenAiCompatibleModelSettings,
     access: UpstreamAccess | undefined,
+    leastBusy: boolean,
   ): Promise<Candidate[]> {
-    const order = targetOrder(upstreamTargets(settings));
-    const breakers = order.map(({ settings: target, label }) => ({
+    const breakerOf = ({ settings: target, label }: ResolvedTarget): BreakerTarget => ({
       scope: access?.scope ?? '',
       baseUrl: target.baseUrl,
       model: target.model,
       apiKeyEnv: target.apiKeyEnv,
       label,
-    }));
+    });
+    const targets = upstreamTargets(settings);
+    const order = leastBusy
+      ? targetOrder(targets, Math.random, (target) => this.busy.get(this.busyKey(breakerOf(target))) ?? 0)
+      : targetOrder(targets);
+    const breakers = order.map(breakerOf);
     const readings = await this.breakers.read(breakers);
     const candidates = order.map((target, index) => ({
       target,
@@ -146,11 +197,24 @@ export class FailoverProvider implements LlmProvider {
   }
 }
 
-function codeOf(error: unknown): string {
-  if (error instanceof UpstreamError) return error.code;
-  if (error instanceof ContextLengthError) return 'context_length_exceeded';
-  if (error instanceof TurnAbortedError) return 'aborted';
-  return 'invalid_request';
+/** Marks the target whose output the turn receives: its model names the answer, its prices the usage. */
+function answered(log: NonNullable<ModelRequest['log']>, target: ResolvedTarget): void {
+  log.answeredBy = {
+    target: target.label,
+    model: target.settings.model,
+    index: target.index,
+    prices: target.settings.prices,
+  };
+}
+
+/**
+ * Who continues an answer cut on `queue[position]`: the next other target declared
+ * prefill-capable, else the next other target (which replays the answer).
+ */
+function continuer(queue: Candidate[], position: number): Candidate | undefined {
+  const cut = queue[position].target.index;
+  const others = queue.slice(position + 1).filter((candidate) => candidate.target.index !== cut);
+  return others.find((candidate) => candidate.target.settings.prefill) ?? others[0];
 }
 
 /** The access of one target: its own key, the same guard and pools as its assistant's. */

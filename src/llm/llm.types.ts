@@ -61,6 +61,11 @@ export interface ModelRequest {
   retry?: { maxRetries: number; budgetMs: number };
   /** Filled by the provider as it goes: each target tried, and the one that answered (kept on failure too). */
   log?: UpstreamCallLog;
+  /**
+   * False when nothing of the call reaches a client before it ends (a JSON response): a target
+   * that fails after its output started may then be replaced by the next one invisibly.
+   */
+  relayed?: boolean;
 }
 
 /** One try of one target of a model call (its retries included), as stored with the turn. */
@@ -78,6 +83,8 @@ export interface UpstreamAttempt {
   /** The upstream's HTTP status, when it answered with an error. */
   httpStatus?: number;
   durationMs: number;
+  /** This try continued an answer cut on the target before (docs/resilience.md#continuation). */
+  continuation?: 'prefill' | 'replay';
 }
 
 export interface UpstreamCallLog {

@@ -111,5 +111,28 @@ describe('fallback targets', () => {
     expect(message({ ...upstream, failover: { retriesPerTarget: 11 } })).toBe(
       'model.failover.retriesPerTarget must be an integer between 0 and 10',
     );
+    expect(message({ ...upstream, fallbacks: [{ baseUrl: 'http://x', model: 'b', prefill: 'yes' }] })).toBe(
+      'model.fallbacks[0].prefill must be true or false',
+    );
+    expect(message({ ...upstream, failover: { continuation: 1 } })).toBe(
+      'model.failover.continuation must be true or false',
+    );
+    expect(message({ ...upstream, failover: { balance: 'random' } })).toBe(
+      'model.failover.balance must be "weighted" or "least-busy"',
+    );
+  });
+
+  it('keeps continuation, prefill-capable targets and least-busy balancing', () => {
+    const parsed = parseModelSettings({
+      ...upstream,
+      prefill: false,
+      fallbacks: [{ baseUrl: 'https://b.example/v1', model: 'b', prefill: true }],
+      failover: { continuation: true, balance: 'least-busy' },
+    });
+    expect(parsed).toMatchObject({
+      prefill: false,
+      fallbacks: [{ model: 'b', prefill: true }],
+      failover: { continuation: true, balance: 'least-busy' },
+    });
   });
 });

@@ -40,6 +40,8 @@ export interface OpenAiCompatibleModelSettings {
   prices?: ModelPrices;
   /** This target's share of its pool (targets of one model next to each other; upstream-targets.ts). */
   weight?: number;
+  /** This target continues an answer given as a last assistant message (docs/resilience.md#continuation). */
+  prefill?: boolean;
   /** Targets tried in order when this one fails before its first output (docs/resilience.md). */
   fallbacks?: UpstreamTarget[];
   failover?: FailoverPolicy;

@@ -35,6 +35,17 @@ describe('target order', () => {
     expect(firsts.get(2)).toBeUndefined();
   });
 
+  it('least-busy: a pool goes in order of the calls its members run, the weighted draw breaking ties', () => {
+    const targets = upstreamTargets(settings);
+    const running = new Map([[0, 2]]);
+    const busy = (target: { index: number }) => running.get(target.index) ?? 0;
+    expect(targetOrder(targets, () => 0.7, busy).map((target) => target.index)).toEqual([1, 0, 2]);
+    running.set(1, 5);
+    expect(targetOrder(targets, () => 0.8, busy).map((target) => target.index)).toEqual([0, 1, 2]);
+    running.clear();
+    expect(targetOrder(targets, () => 0.8, busy).map((target) => target.index)).toEqual([1, 0, 2]);
+  });
+
   it('moves cooling targets to the back without dropping them', () => {
     expect(deferCooling([1, 2, 3], (n) => n === 1)).toEqual([2, 3, 1]);
     expect(deferCooling([1, 2], () => true)).toEqual([1, 2]);

@@ -4,13 +4,24 @@ import type { ResolvedTarget } from './upstream-targets.js';
  * The order a model call tries its targets in: pools (targets of the same model next to each
  * other: keys or deployments of one model) in declared order, each pool's members drawn by
  * weight without replacement, so the first attempts spread by weight and a failing member moves
- * the call to another member of its pool before the next model.
+ * the call to another member of its pool before the next model. With `busy` (least-busy
+ * balancing) a pool's members go in order of the calls they are running, the weighted draw
+ * breaking ties.
  */
-export function targetOrder(targets: ResolvedTarget[], random: () => number = Math.random): ResolvedTarget[] {
+export function targetOrder(
+  targets: ResolvedTarget[],
+  random: () => number = Math.random,
+  busy?: (target: ResolvedTarget) => number,
+): ResolvedTarget[] {
   const order: ResolvedTarget[] = [];
   let pool: ResolvedTarget[] = [];
   const flush = () => {
-    order.push(...weightedShuffle(pool, random));
+    const drawn = weightedShuffle(pool, random);
+    if (busy && drawn.length > 1) {
+      const running = new Map(drawn.map((target) => [target, busy(target)]));
+      drawn.sort((a, b) => (running.get(a) ?? 0) - (running.get(b) ?? 0));
+    }
+    order.push(...drawn);
     pool = [];
   };
   for (const target of targets) {

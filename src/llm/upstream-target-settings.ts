@@ -18,6 +18,8 @@ export interface UpstreamTarget {
   maxTokensParameter?: 'max_tokens' | 'max_completion_tokens';
   /** What this target costs; default the settings' `prices`. */
   prices?: ModelPrices;
+  /** The target continues an answer given as a last assistant message (continuation). */
+  prefill?: boolean;
 }
 
 /** The failures that move a model call to the next target (before its first output). */
@@ -38,6 +40,10 @@ export interface FailoverPolicy {
   budgetMs?: number;
   /** Which failures fail over (default all of FAILOVER_CODES); the rest end the call. */
   on?: FailoverCode[];
+  /** A stream cut after its output started is finished by the next target, once (default false). */
+  continuation?: boolean;
+  /** How a pool's first attempts are spread: by `weight` (default) or to the member with the fewest calls running. */
+  balance?: 'weighted' | 'least-busy';
 }
 
 const MAX_FALLBACKS = 8;
@@ -45,6 +51,7 @@ const MAX_FALLBACKS = 8;
 /** The failover fields of openai-compatible model settings. */
 export interface FailoverSettings {
   weight?: number;
+  prefill?: boolean;
   fallbacks?: UpstreamTarget[];
   failover?: FailoverPolicy;
 }
@@ -93,13 +100,23 @@ const TARGET_KEYS = new Set([
   'contextWindow',
   'maxTokensParameter',
   'prices',
+  'prefill',
 ]);
+
+function flag(source: Record<string, unknown>, field: string, key: string): boolean | undefined {
+  const value = source[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'boolean') throw new ModelSettingsError(`${field}.${key} must be true or false`);
+  return value;
+}
 
 /** `model.fallbacks`, `model.weight` and `model.failover` of openai-compatible settings. */
 export function parseFailoverSettings(input: Record<string, unknown>): FailoverSettings {
   const parsed: FailoverSettings = {};
   const weight = number(input, 'model', 'weight', 1, 1000);
   if (weight !== undefined) parsed.weight = weight;
+  const prefill = flag(input, 'model', 'prefill');
+  if (prefill !== undefined) parsed.prefill = prefill;
   if (input.fallbacks !== undefined && input.fallbacks !== null) {
     if (!Array.isArray(input.fallbacks))
       throw new ModelSettingsError('model.fallbacks must be a list of targets');
@@ -135,6 +152,8 @@ export function parseFailoverSettings(input: Record<string, unknown>): FailoverS
       }
       const prices = parsePrices(entry, `${field}.prices`);
       if (prices !== undefined) target.prices = prices;
+      const targetPrefill = flag(entry, field, 'prefill');
+      if (targetPrefill !== undefined) target.prefill = targetPrefill;
       return target;
     });
   }
@@ -142,7 +161,7 @@ export function parseFailoverSettings(input: Record<string, unknown>): FailoverS
     const failover = input.failover;
     if (!isObject(failover)) throw new ModelSettingsError('model.failover must be an object');
     const unknown = Object.keys(failover).find(
-      (key) => !['retriesPerTarget', 'budgetMs', 'on'].includes(key),
+      (key) => !['retriesPerTarget', 'budgetMs', 'on', 'continuation', 'balance'].includes(key),
     );
     if (unknown) throw new ModelSettingsError(`model.failover.${unknown} is not a failover field`);
     const policy: FailoverPolicy = {};
@@ -158,6 +177,15 @@ export function parseFailoverSettings(input: Record<string, unknown>): FailoverS
         );
       }
       policy.on = [...new Set(on as FailoverCode[])];
+    }
+    const continuation = flag(failover, 'model.failover', 'continuation');
+    if (continuation !== undefined) policy.continuation = continuation;
+    const balance = failover.balance;
+    if (balance !== undefined && balance !== null) {
+      if (balance !== 'weighted' && balance !== 'least-busy') {
+        throw new ModelSettingsError('model.failover.balance must be "weighted" or "least-busy"');
+      }
+      policy.balance = balance;
     }
     parsed.failover = policy;
   }

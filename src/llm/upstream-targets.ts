@@ -26,6 +26,7 @@ export function upstreamTargets(settings: OpenAiCompatibleModelSettings): Resolv
         contextWindow: target.contextWindow,
         maxTokensParameter: target.maxTokensParameter ?? own.maxTokensParameter,
         prices: target.prices ?? own.prices,
+        prefill: target.prefill,
       };
       return {
         index: position + 1,

@@ -94,6 +94,12 @@ export const ADMIN_SCHEMAS: Record<string, JsonSchema> = {
       },
       durationMs: { type: 'integer' },
       answered: { type: 'boolean', description: "This target's output reached the turn" },
+      continuation: {
+        type: 'string',
+        enum: ['prefill', 'replay'],
+        description:
+          'This try continued an answer cut on the target before (docs/resilience.md#continuation)',
+      },
     },
     ['target', 'model', 'index', 'outcome', 'durationMs'],
   ),
@@ -135,7 +141,7 @@ export const ADMIN_SCHEMAS: Record<string, JsonSchema> = {
     name: { type: 'string' },
     instructions: { type: 'string' },
     model: anyObject(
-      'Model settings, as `assistants create --model-json` (see docs/admin-cli.md); `fallbacks`, `weight` and `failover` declare further upstream targets (docs/resilience.md)',
+      'Model settings, as `assistants create --model-json` (see docs/admin-cli.md); `fallbacks`, `weight`, `prefill` and `failover` (with `continuation` and `balance`) declare further upstream targets (docs/resilience.md)',
     ),
     tools: strings,
     createdAt: dateTime,

@@ -202,6 +202,7 @@ export class TurnRunner {
         options,
         signal: plan.toolContext.signal,
         log,
+        relayed: recorder.live,
       })) {
         if (firstToken) {
           firstToken = false;

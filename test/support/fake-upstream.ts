@@ -52,6 +52,13 @@ export interface UpstreamScript {
   holdOpen?: boolean;
   /** Send no chunk with a finish reason (usage and `[DONE]` still come). */
   omitFinish?: boolean;
+  /**
+   * A request ending with an assistant message (a prefill): `continue` streams the rest of `text`
+   * after it, `reject` refuses it with a 400 naming `messages` (as models without prefill do).
+   */
+  prefill?: 'continue' | 'reject';
+  /** End the body cleanly after the first tool call's chunks: no finish reason. */
+  cutAfterToolCall?: boolean;
 }
 
 export interface RecordedRequest {
@@ -164,7 +171,28 @@ export class FakeUpstream {
       );
       return;
     }
-    const words = script.text?.match(/\S+\s*/g) ?? [];
+    const lastMessage = body.messages[body.messages.length - 1];
+    const prefill = lastMessage?.role === 'assistant' ? String(lastMessage.content ?? '') : undefined;
+    if (prefill !== undefined && script.prefill === 'reject') {
+      finished = true;
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          error: {
+            message: 'This model does not support assistant message prefill.',
+            type: 'invalid_request_error',
+            param: 'messages',
+            code: 'invalid_prefill',
+          },
+        }),
+      );
+      return;
+    }
+    const words = wordsOf(
+      prefill !== undefined && script.prefill === 'continue' && script.text?.startsWith(prefill)
+        ? script.text.slice(prefill.length)
+        : script.text,
+    );
     const id = `chatcmpl-${this.requests.length}`;
     if (!body.stream) {
       finished = true;
@@ -214,6 +242,11 @@ export class FakeUpstream {
       });
       for (const part of call.arguments.match(/.{1,8}/gs) ?? []) {
         send({ tool_calls: [{ index, function: { arguments: part } }] });
+      }
+      if (script.cutAfterToolCall) {
+        finished = true;
+        res.end();
+        return;
       }
     }
     if (!script.omitFinish)
@@ -268,6 +301,14 @@ function completion(id: string, model: string, script: UpstreamScript) {
     ],
     usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 },
   };
+}
+
+/** Text as the chunks a model streams: words with their trailing space (a leading space kept on the first). */
+function wordsOf(text: string | undefined): string[] {
+  const words = text?.match(/\S+\s*/g) ?? [];
+  const lead = text?.match(/^\s+/)?.[0];
+  if (lead && words.length > 0) words[0] = lead + words[0];
+  return words;
 }
 
 function sleep(ms: number): Promise<void> {

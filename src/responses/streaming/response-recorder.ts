@@ -79,6 +79,11 @@ export class ResponseRecorder {
       .join('');
   }
 
+  /** Whether events reach someone as they happen (a stream, a background turn), not only at the end. */
+  get live(): boolean {
+    return this.sink !== undefined;
+  }
+
   get hasOpenFunctionCalls(): boolean {
     return this.openCalls.length > 0;
   }
