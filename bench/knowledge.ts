@@ -12,7 +12,7 @@ import {
   ChunkSearchRepository,
   toVectorLiteral,
 } from '../src/vector-stores/search/chunk-search.repository.js';
-import { VectorIndexProbe } from '../src/vector-stores/search/vector-index.probe.js';
+import { toVectorLiteral, VectorIndexProbe } from '../src/vector-stores/vector-index/vector-index.probe.js';
 import { createBenchDatabase } from './environment.js';
 import { percentile } from './stats.js';
 
@@ -261,7 +261,7 @@ async function main(): Promise<void> {
   await mkdir(dir, { recursive: true });
   const file = resolve(
     dir,
-    `knowledge-${results.mode}-${new Date().toISOString().replaceAll(':', '-').slice(0, 19)}.json`,
+    `knowledge-${String(results.mode)}-${new Date().toISOString().replaceAll(':', '-').slice(0, 19)}.json`,
   );
   await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
   process.stdout.write(`${JSON.stringify(results, null, 2)}\nwritten to ${file}\n`);

@@ -1,7 +1,7 @@
 import OpenAI, { toFile } from 'openai';
 import { embedLocally } from '../src/vector-stores/embeddings/local-embedder.js';
 import { ChunkSearchRepository } from '../src/vector-stores/search/chunk-search.repository.js';
-import { VectorIndexProbe } from '../src/vector-stores/search/vector-index.probe.js';
+import { VectorIndexProbe } from '../src/vector-stores/vector-index/vector-index.probe.js';
 import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
 
 /** A few hundred chunks of varied sentences: enough for HNSW to have a graph, small enough to upload. */

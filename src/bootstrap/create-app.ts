@@ -11,7 +11,7 @@ import { RequestEdge } from '../common/http/request-edge.middleware.js';
 import type { AppConfig } from '../config/app-config.js';
 import { openDatabase, type DatabaseHandle } from '../database/embedded-postgres.js';
 import { runMigrationsLocked } from '../database/migration-runner.js';
-import { VectorIndexProbe } from '../vector-stores/search/vector-index.probe.js';
+import { VectorIndexProbe } from '../vector-stores/vector-index/vector-index.probe.js';
 import { packageVersion } from '../common/runtime/package-version.js';
 import { isGatewayMessagePost } from '../mcp-gateway/gateway-message-body.js';
 import { QuickstartService, type QuickstartCredentials } from '../quickstart/quickstart.service.js';

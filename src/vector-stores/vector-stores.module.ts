@@ -5,7 +5,7 @@ import { EmbeddingsService } from './embeddings/embeddings.service.js';
 import { IngestionRepository } from './ingestion/ingestion.repository.js';
 import { IngestionWorker } from './ingestion/ingestion.worker.js';
 import { ChunkSearchRepository } from './search/chunk-search.repository.js';
-import { VectorIndexProbe } from './search/vector-index.probe.js';
+import { VectorIndexProbe } from './vector-index/vector-index.probe.js';
 import { VectorStoreSearchService } from './search/vector-store-search.service.js';
 import { VectorStoreFilesController } from './vector-store-files.controller.js';
 import { VectorStoreFilesRepository } from './vector-store-files.repository.js';

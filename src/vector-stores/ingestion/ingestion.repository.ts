@@ -2,8 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { toVectorLiteral } from '../search/chunk-search.repository.js';
-import { VectorIndexProbe } from '../search/vector-index.probe.js';
+import { toVectorLiteral, VectorIndexProbe } from '../vector-index/vector-index.probe.js';
 import type { LastError } from '../vector-store-files.repository.js';
 
 /** Chunks written per INSERT (one statement of arrays, not one per chunk). */

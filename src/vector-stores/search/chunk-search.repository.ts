@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { filterToSql, type AttributeFilter, type AttributeValue } from './attribute-filter.js';
-import { VectorIndexProbe } from './vector-index.probe.js';
+import { toVectorLiteral, VectorIndexProbe } from '../vector-index/vector-index.probe.js';
 
 export interface ChunkHit {
   chunkId: string;
@@ -23,11 +23,6 @@ function scope(organizationId: string, storeIds: string[], filter: AttributeFilt
     JOIN vector_store_files f ON f.organization_id = $1 AND f.id = c.vector_store_file_id AND f.status = 'completed'
    WHERE c.organization_id = $1 AND c.vector_store_id = ANY($2::uuid[]) AND ${condition}`;
   return { params, from };
-}
-
-/** The text form pgvector reads: `[0.1,0.2,…]`. */
-export function toVectorLiteral(vector: Float32Array): string {
-  return `[${vector.join(',')}]`;
 }
 
 /**

@@ -8,6 +8,11 @@ import { DataSource } from 'typeorm';
  * dimension, exact in-database order for the others), `exact-scan` otherwise (every candidate's
  * Float32 embedding is read and compared by the service).
  */
+/** The text form pgvector reads: `[0.1,0.2,…]`. */
+export function toVectorLiteral(vector: Float32Array): string {
+  return `[${vector.join(',')}]`;
+}
+
 export type VectorSearchMode = 'hnsw' | 'exact-scan';
 
 /**
