@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { getDataSourceToken } from '@nestjs/typeorm';
@@ -7,12 +6,10 @@ import { ApiKeysService } from '../src/api-keys/api-keys.service.js';
 import { createApp } from '../src/bootstrap/create-app.js';
 import { loadConfig } from '../src/config/app-config.js';
 import { OrganizationsService } from '../src/organizations/organizations.service.js';
+import { IngestionRepository } from '../src/vector-stores/ingestion/ingestion.repository.js';
 import { embedLocally } from '../src/vector-stores/embeddings/local-embedder.js';
-import {
-  ChunkSearchRepository,
-  toVectorLiteral,
-} from '../src/vector-stores/search/chunk-search.repository.js';
-import { toVectorLiteral, VectorIndexProbe } from '../src/vector-stores/vector-index/vector-index.probe.js';
+import { ChunkSearchRepository } from '../src/vector-stores/search/chunk-search.repository.js';
+import { VectorIndexProbe } from '../src/vector-stores/vector-index/vector-index.probe.js';
 import { createBenchDatabase } from './environment.js';
 import { percentile } from './stats.js';
 
@@ -190,6 +187,14 @@ async function main(): Promise<void> {
       [organization.id, storeId],
     );
     const chunkSearch = running.app.get(ChunkSearchRepository);
+    const ingestion = running.app.get(IngestionRepository);
+    const nearest = (text: string) => ({
+      organizationId: organization.id,
+      storeIds: [storeId],
+      filter: null,
+      query: embedLocally(text),
+      limit: 100,
+    });
     const bySize: Record<string, unknown> = {};
     let total = Number(ingested);
     for (const size of sizes) {
@@ -199,25 +204,13 @@ async function main(): Promise<void> {
         const count = Math.min(500, size - total);
         const texts = Array.from({ length: count }, () => paragraph(next, n++));
         const embeddings = texts.map((text) => embedLocally(text));
-        const params: unknown[] = [
-          organization.id,
-          storeId,
-          target.id,
-          texts.map(() => randomUUID()),
-          texts.map((_, i) => 1_000_000 + total + i),
-          texts,
-          embeddings.map((e) => Buffer.from(e.buffer, e.byteOffset, e.byteLength)),
-        ];
-        if (mode === 'hnsw') params.push(embeddings.map(toVectorLiteral));
-        const vector = mode === 'hnsw';
         // In a transaction: the embedded database keeps its statements together (Known limits).
         await dataSource.transaction((manager) =>
-          manager.query(
-            `INSERT INTO vector_store_chunks (organization_id, vector_store_id, vector_store_file_id, id, position, text, embedding${vector ? ', embedding_vector' : ''})
-           SELECT $1::uuid, $2::uuid, $3::uuid, v.id, v.position, v.text, v.embedding${vector ? ', v.vector::vector' : ''}
-             FROM unnest($4::uuid[], $5::integer[], $6::text[], $7::bytea[]${vector ? ', $8::text[]' : ''})
-                  AS v(id, position, text, embedding${vector ? ', vector' : ''})`,
-            params,
+          ingestion.insertChunks(
+            manager,
+            { organizationId: organization.id, vectorStoreId: storeId, id: target.id },
+            texts.map((text, i) => ({ text, embedding: embeddings[i] })),
+            1_000_000 + total,
           ),
         );
         total += count;
@@ -231,15 +224,9 @@ async function main(): Promise<void> {
         api('POST', `/vector_stores/${store.id}/search`, { query: queries[i], max_num_results: 10 }),
       );
       const exactSamples = Math.max(10, Math.round(samples / 3));
-      const exact = await timed(exactSamples, (i) =>
-        chunkSearch.nearestExact(organization.id, [storeId], null, embedLocally(queries[i]), 100),
-      );
+      const exact = await timed(exactSamples, (i) => chunkSearch.nearestExact(nearest(queries[i])));
       const indexed =
-        mode === 'hnsw'
-          ? await timed(samples, (i) =>
-              chunkSearch.nearestIndexed(organization.id, [storeId], null, embedLocally(queries[i]), 100),
-            )
-          : null;
+        mode === 'hnsw' ? await timed(samples, (i) => chunkSearch.nearestIndexed(nearest(queries[i]))) : null;
       bySize[size] = {
         seeded: {
           chunks: seeded,

@@ -135,8 +135,20 @@ describe('vector index (pgvector HNSW where available, exact scan otherwise)', (
       for (const text of QUERIES) {
         const query = embedLocally(text);
         for (const limit of [5, 100]) {
-          const exact = await repository.nearestExact(org.id, [storeId], null, query, limit);
-          const indexed = await repository.nearestIndexed(org.id, [storeId], null, query, limit);
+          const exact = await repository.nearestExact({
+            organizationId: org.id,
+            storeIds: [storeId],
+            filter: null,
+            query,
+            limit,
+          });
+          const indexed = await repository.nearestIndexed({
+            organizationId: org.id,
+            storeIds: [storeId],
+            filter: null,
+            query,
+            limit,
+          });
           expect(indexed.length).toBe(exact.length);
           expect(exact.length).toBeGreaterThan(0);
           indexed.forEach((id, i) => {

@@ -12,6 +12,15 @@ export interface ChunkHit {
   attributes: Record<string, AttributeValue>;
 }
 
+/** A vector search: the organization's stores, the attribute filter, the query's embedding. */
+export interface NearestQuery {
+  organizationId: string;
+  storeIds: string[];
+  filter: AttributeFilter | null;
+  query: Float32Array;
+  limit: number;
+}
+
 /**
  * The searchable chunks of the given stores: of the organization, of completed files, matching
  * the attribute filter. `$1` is the organization, `$2` the stores; the filter's values follow.
@@ -46,9 +55,10 @@ export class ChunkSearchRepository {
     query: Float32Array,
     limit: number,
   ): Promise<string[]> {
+    const wanted = { organizationId, storeIds, filter, query, limit };
     return (await this.vectorIndex.detect()) === 'hnsw'
-      ? this.nearestIndexed(organizationId, storeIds, filter, query, limit)
-      : this.nearestExact(organizationId, storeIds, filter, query, limit);
+      ? this.nearestIndexed(wanted)
+      : this.nearestExact(wanted);
   }
 
   /**
@@ -59,13 +69,7 @@ export class ChunkSearchRepository {
    * completed files, attributes) drop some, and keeps the order exact (strict_order); the outer
    * ORDER BY adds the exact scan's tie-break by id.
    */
-  async nearestIndexed(
-    organizationId: string,
-    storeIds: string[],
-    filter: AttributeFilter | null,
-    query: Float32Array,
-    limit: number,
-  ): Promise<string[]> {
+  async nearestIndexed({ organizationId, storeIds, filter, query, limit }: NearestQuery): Promise<string[]> {
     const dimensions = query.length;
     const { params, from } = scope(organizationId, storeIds, filter);
     params.push(toVectorLiteral(query), limit);
@@ -85,13 +89,7 @@ export class ChunkSearchRepository {
   }
 
   /** Nearest by reading every candidate's embedding and comparing it here. */
-  async nearestExact(
-    organizationId: string,
-    storeIds: string[],
-    filter: AttributeFilter | null,
-    query: Float32Array,
-    limit: number,
-  ): Promise<string[]> {
+  async nearestExact({ organizationId, storeIds, filter, query, limit }: NearestQuery): Promise<string[]> {
     const { params, from } = scope(organizationId, storeIds, filter);
     const rows = await this.dataSource.query<{ id: string; embedding: Buffer }[]>(
       `SELECT c.id, c.embedding FROM ${from}`,
