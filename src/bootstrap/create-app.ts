@@ -11,6 +11,7 @@ import { RequestEdge } from '../common/http/request-edge.middleware.js';
 import type { AppConfig } from '../config/app-config.js';
 import { openDatabase, type DatabaseHandle } from '../database/embedded-postgres.js';
 import { runMigrationsLocked } from '../database/migration-runner.js';
+import { VectorIndexProbe } from '../vector-stores/vector-index/vector-index.probe.js';
 import { packageVersion } from '../common/runtime/package-version.js';
 import { isGatewayMessagePost } from '../mcp-gateway/gateway-message-body.js';
 import { QuickstartService, type QuickstartCredentials } from '../quickstart/quickstart.service.js';
@@ -72,6 +73,8 @@ export async function createApp(
     await app.init();
     const dataSource = app.get<DataSource>(getDataSourceToken());
     if (config.database.runMigrationsOnBoot) await runMigrationsLocked(dataSource);
+    // After the migrations: whether search uses pgvector's index depends on what they added.
+    await app.get(VectorIndexProbe).detect();
     const quickstart = await app.get(QuickstartService).seedIfEmpty();
     const running = app;
     return {

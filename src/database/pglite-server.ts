@@ -1,4 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 
 /** PGlite serving a data directory over the PostgreSQL wire protocol on a loopback port. */
@@ -14,7 +15,10 @@ export interface PgliteServer {
  * caller's (see pglite-host.ts).
  */
 export async function startPgliteServer(dataDir: string): Promise<PgliteServer> {
-  const db = await PGlite.create(dataDir);
+  // PGlite's build of pgvector, so the vector-index migration can create the extension and
+  // search uses its HNSW index (docs/knowledge.md "Vector index"); loaded on every open, as a
+  // data directory that has the extension needs its library.
+  const db = await PGlite.create(dataDir, { extensions: { vector } });
   try {
     // The socket server's multiplexer keeps a transaction's statements on its connection.
     const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 32 });

@@ -5,6 +5,7 @@ import { EmbeddingsService } from './embeddings/embeddings.service.js';
 import { IngestionRepository } from './ingestion/ingestion.repository.js';
 import { IngestionWorker } from './ingestion/ingestion.worker.js';
 import { ChunkSearchRepository } from './search/chunk-search.repository.js';
+import { VectorIndexProbe } from './vector-index/vector-index.probe.js';
 import { VectorStoreSearchService } from './search/vector-store-search.service.js';
 import { VectorStoreFilesController } from './vector-store-files.controller.js';
 import { VectorStoreFilesRepository } from './vector-store-files.repository.js';
@@ -25,6 +26,7 @@ import { VectorStoresService } from './vector-stores.service.js';
     VectorStoreFilesRepository,
     IngestionRepository,
     ChunkSearchRepository,
+    VectorIndexProbe,
     EmbeddingsService,
     IngestionWorker,
     VectorStoresService,
@@ -32,6 +34,6 @@ import { VectorStoresService } from './vector-stores.service.js';
     VectorStoreSearchService,
     FileSearchTools,
   ],
-  exports: [VectorStoreSearchService, FileSearchTools],
+  exports: [VectorStoreSearchService, FileSearchTools, VectorIndexProbe],
 })
 export class VectorStoresModule {}

@@ -1,8 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+import { toVectorLiteral, VectorIndexProbe } from '../vector-index/vector-index.probe.js';
 import type { LastError } from '../vector-store-files.repository.js';
+
+/** Chunks written per INSERT (one statement of arrays, not one per chunk). */
+const INSERT_BATCH = 256;
 
 /** One file waiting to be chunked and embedded, leased to this replica. */
 export interface IngestionJob {
@@ -30,7 +34,10 @@ export interface EmbeddedChunk {
  */
 @Injectable()
 export class IngestionRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly vectorIndex: VectorIndexProbe,
+  ) {}
 
   async claim(leaseMs: number): Promise<IngestionJob | null> {
     const [row] = await this.dataSource.query<
@@ -98,20 +105,7 @@ export class IngestionRepository {
         'DELETE FROM vector_store_chunks WHERE organization_id = $1 AND vector_store_file_id = $2',
         [job.organizationId, job.id],
       );
-      let usageBytes = 0;
-      for (const [position, chunk] of chunks.entries()) {
-        const embedding = Buffer.from(
-          chunk.embedding.buffer,
-          chunk.embedding.byteOffset,
-          chunk.embedding.byteLength,
-        );
-        usageBytes += Buffer.byteLength(chunk.text) + embedding.length;
-        await manager.query(
-          `INSERT INTO vector_store_chunks (id, organization_id, vector_store_id, vector_store_file_id, position, text, embedding)
-           VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-          [randomUUID(), job.organizationId, job.vectorStoreId, job.id, position, chunk.text, embedding],
-        );
-      }
+      const usageBytes = await this.insertChunks(manager, job, chunks, 0);
       await manager.query(
         `UPDATE vector_store_files SET status = 'completed', usage_bytes = $3, lease_until = NULL, last_error = NULL
           WHERE organization_id = $1 AND id = $2`,
@@ -119,6 +113,47 @@ export class IngestionRepository {
       );
       return true;
     });
+  }
+
+  /**
+   * Writes chunks of a job's file from `firstPosition` on, INSERT_BATCH a statement, in the
+   * caller's transaction; answers the bytes they take. With pgvector (VectorIndexProbe) each
+   * embedding also goes to the indexed column. The knowledge bench seeds its corpora with it.
+   */
+  async insertChunks(
+    manager: EntityManager,
+    job: Pick<IngestionJob, 'organizationId' | 'vectorStoreId' | 'id'>,
+    chunks: EmbeddedChunk[],
+    firstPosition: number,
+  ): Promise<number> {
+    const withVector = (await this.vectorIndex.detect()) === 'hnsw';
+    let usageBytes = 0;
+    for (let start = 0; start < chunks.length; start += INSERT_BATCH) {
+      const batch = chunks.slice(start, start + INSERT_BATCH);
+      const embeddings = batch.map((chunk) =>
+        Buffer.from(chunk.embedding.buffer, chunk.embedding.byteOffset, chunk.embedding.byteLength),
+      );
+      for (const [i, chunk] of batch.entries())
+        usageBytes += Buffer.byteLength(chunk.text) + embeddings[i].length;
+      const params: unknown[] = [
+        job.organizationId,
+        job.vectorStoreId,
+        job.id,
+        batch.map(() => randomUUID()),
+        batch.map((_, i) => firstPosition + start + i),
+        batch.map((chunk) => chunk.text),
+        embeddings,
+      ];
+      if (withVector) params.push(batch.map((chunk) => toVectorLiteral(chunk.embedding)));
+      await manager.query(
+        `INSERT INTO vector_store_chunks (organization_id, vector_store_id, vector_store_file_id, id, position, text, embedding${withVector ? ', embedding_vector' : ''})
+         SELECT $1::uuid, $2::uuid, $3::uuid, v.id, v.position, v.text, v.embedding${withVector ? ', v.vector::vector' : ''}
+           FROM unnest($4::uuid[], $5::integer[], $6::text[], $7::bytea[]${withVector ? ', $8::text[]' : ''})
+                AS v(id, position, text, embedding${withVector ? ', vector' : ''})`,
+        params,
+      );
+    }
+    return usageBytes;
   }
 
   async fail(job: IngestionJob, error: LastError): Promise<void> {

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { filterToSql, type AttributeFilter, type AttributeValue } from './attribute-filter.js';
+import { toVectorLiteral, VectorIndexProbe } from '../vector-index/vector-index.probe.js';
 
 export interface ChunkHit {
   chunkId: string;
@@ -9,6 +10,15 @@ export interface ChunkHit {
   filename: string;
   text: string;
   attributes: Record<string, AttributeValue>;
+}
+
+/** A vector search: the organization's stores, the attribute filter, the query's embedding. */
+export interface NearestQuery {
+  organizationId: string;
+  storeIds: string[];
+  filter: AttributeFilter | null;
+  query: Float32Array;
+  limit: number;
 }
 
 /**
@@ -25,13 +35,17 @@ function scope(organizationId: string, storeIds: string[], filter: AttributeFilt
 }
 
 /**
- * The two searches over chunks, both bounded by the organization in their SQL. Vector search is
- * an exact scan (docs/knowledge.md "Search": no index, every candidate embedding is read and
- * compared here), full-text search uses the GIN index of `search_text`.
+ * The two searches over chunks, both bounded by the organization in their SQL. Vector search
+ * uses pgvector's HNSW index where the database has it, else an exact scan (docs/knowledge.md
+ * "Vector index"); both rank by the dot product of unit-length embeddings, keep only positive
+ * ones, and break ties by chunk id. Full-text search uses the GIN index of `search_text`.
  */
 @Injectable()
 export class ChunkSearchRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly vectorIndex: VectorIndexProbe,
+  ) {}
 
   /** The ids of the `limit` chunks nearest the (unit-length) query embedding, nearest first. */
   async nearest(
@@ -41,6 +55,41 @@ export class ChunkSearchRepository {
     query: Float32Array,
     limit: number,
   ): Promise<string[]> {
+    const wanted = { organizationId, storeIds, filter, query, limit };
+    return (await this.vectorIndex.detect()) === 'hnsw'
+      ? this.nearestIndexed(wanted)
+      : this.nearestExact(wanted);
+  }
+
+  /**
+   * Nearest by pgvector. The dimension is written into the SQL (an integer, the query's own
+   * length) because the planner matches the partial HNSW index of that dimension only by its
+   * literal expression; a dimension with no index is ordered exactly by the database. The
+   * iterative scan goes on past `ef_search` candidates when filters (organization, stores,
+   * completed files, attributes) drop some, and keeps the order exact (strict_order); the outer
+   * ORDER BY adds the exact scan's tie-break by id.
+   */
+  async nearestIndexed({ organizationId, storeIds, filter, query, limit }: NearestQuery): Promise<string[]> {
+    const dimensions = query.length;
+    const { params, from } = scope(organizationId, storeIds, filter);
+    params.push(toVectorLiteral(query), limit);
+    const distance = `c.embedding_vector::vector(${dimensions}) <#> $${params.length - 1}::vector(${dimensions})`;
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query(`SET LOCAL hnsw.ef_search = ${Math.min(Math.max(limit, 40), 1000)}`);
+      await manager.query(`SET LOCAL hnsw.iterative_scan = strict_order`);
+      const rows = await manager.query<{ id: string }[]>(
+        `SELECT id FROM (
+           SELECT c.id, ${distance} AS distance FROM ${from} AND vector_dims(c.embedding_vector) = ${dimensions}
+            ORDER BY ${distance} LIMIT $${params.length}::integer) nearest
+          WHERE distance < 0 ORDER BY distance, id`,
+        params,
+      );
+      return rows.map((row) => row.id);
+    });
+  }
+
+  /** Nearest by reading every candidate's embedding and comparing it here. */
+  async nearestExact({ organizationId, storeIds, filter, query, limit }: NearestQuery): Promise<string[]> {
     const { params, from } = scope(organizationId, storeIds, filter);
     const rows = await this.dataSource.query<{ id: string; embedding: Buffer }[]>(
       `SELECT c.id, c.embedding FROM ${from}`,

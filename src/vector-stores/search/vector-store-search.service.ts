@@ -111,7 +111,7 @@ export function parseSearchOptions(body: Record<string, unknown>, path = ''): Se
 
 /**
  * Hybrid search over vector stores (docs/knowledge.md "Search"): the vector ranking (local
- * embeddings, exact scan) and the full-text ranking fused by reciprocal rank; several queries
+ * embeddings; HNSW index or exact scan, docs/knowledge.md "Vector index") and the full-text ranking fused by reciprocal rank; several queries
  * are searched as one text. Every query of it is bounded by the caller's organization.
  */
 @Injectable()
