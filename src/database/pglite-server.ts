@@ -1,5 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { PgliteWireServer } from './pglite-wire-server.js';
 
 /** PGlite serving a data directory over the PostgreSQL wire protocol on a loopback port. */
 export interface PgliteServer {
@@ -16,10 +16,9 @@ export interface PgliteServer {
 export async function startPgliteServer(dataDir: string): Promise<PgliteServer> {
   const db = await PGlite.create(dataDir);
   try {
-    // The socket server's multiplexer keeps a transaction's statements on its connection.
-    const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 32 });
-    await server.start();
-    const port = Number(server.getServerConn().split(':').pop());
+    // One connection's protocol sequence or transaction at a time on PGlite's one session.
+    const server = new PgliteWireServer(db, 32);
+    const port = await server.listen();
     return {
       url: `postgres://postgres@127.0.0.1:${port}/postgres`,
       stop: async () => {
