@@ -509,7 +509,7 @@ describe('the Conversations API', () => {
           },
           400,
           'invalid_request',
-          'items[1]: input_file with file_url is not supported here; send file_data, or send the file as input of a turn',
+          'items[1]: input_file with file_url or file_id is not supported here; send file_data, or send the file as input of a turn',
         ],
         [
           'POST',
