@@ -1,6 +1,7 @@
 import OpenAI, { toFile } from 'openai';
 import { FakeUpstream } from './support/fake-upstream.js';
 import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
+import { sdkClient } from './support/sdk-client.js';
 
 const NOTES = 'Release plan: ship version 4.2 on the second Friday of March.\n';
 
@@ -16,13 +17,7 @@ describe('POST /v1/responses with input_file file_id', () => {
   let orgA: SeededOrganization;
   let orgB: SeededOrganization;
   let upstreamOrg: SeededOrganization;
-  const sdk = (key: string, userId?: string) =>
-    new OpenAI({
-      apiKey: key,
-      baseURL: `${app.baseUrl}/v1`,
-      maxRetries: 0,
-      defaultHeaders: userId === undefined ? {} : { 'x-user-id': userId },
-    });
+  const sdk = (key: string, userId?: string) => sdkClient(app.baseUrl, key, userId);
   let notesId: string;
 
   beforeAll(async () => {

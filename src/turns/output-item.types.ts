@@ -1,6 +1,6 @@
 import type { TokenLogprob } from '../llm/llm.types.js';
 import type { FileSearchCallResult } from '../tools/server-tool.js';
-import type { FileCitation } from '../responses/file-citations.js';
+import type { FileCitation } from './file-citations.js';
 
 export interface OutputTextPart {
   type: 'output_text';

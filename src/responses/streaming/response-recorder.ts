@@ -2,7 +2,7 @@ import type { ToolResult } from '../../tools/server-tool.js';
 import { randomUUID } from 'node:crypto';
 import type { TokenLogprob } from '../../llm/llm.types.js';
 import type { OutputItem, OutputTextPart, ReasoningTextPart } from '../../turns/output-item.types.js';
-import { fileCitations, type SearchedPassage } from '../file-citations.js';
+import { fileCitations, type SearchedPassage } from '../../turns/file-citations.js';
 
 /**
  * Which event names a client gets where dialects differ: `response.status` (the contract's, which
