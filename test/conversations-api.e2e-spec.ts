@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import { FakeUpstream } from './support/fake-upstream.js';
 import { call, type ApiReply } from './support/http.js';
 import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
+import { sdkClient } from './support/sdk-client.js';
 
 const CONV_ID = /^conv_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const HISTORY = '/v1/chat/history/conversations';
@@ -19,13 +20,7 @@ describe('the Conversations API', () => {
   let anonymous: OpenAI;
   let otherOrg: OpenAI;
 
-  const client = (key: string, userId?: string) =>
-    new OpenAI({
-      apiKey: key,
-      baseURL: `${app.baseUrl}/v1`,
-      maxRetries: 0,
-      defaultHeaders: userId === undefined ? {} : { 'x-user-id': userId },
-    });
+  const client = (key: string, userId?: string) => sdkClient(app.baseUrl, key, userId);
 
   beforeAll(async () => {
     upstream = await new FakeUpstream().start();
@@ -509,7 +504,7 @@ describe('the Conversations API', () => {
           },
           400,
           'invalid_request',
-          'items[1]: input_file with file_url is not supported here; send file_data, or send the file as input of a turn',
+          'items[1]: input_file with file_url or file_id is not supported here; send file_data, or send the file as input of a turn',
         ],
         [
           'POST',

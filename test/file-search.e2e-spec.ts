@@ -12,6 +12,7 @@ describe('the file_search tool of Responses', () => {
   let model: string;
   let storeId: string;
   let fileId: string;
+  let parkingId: string;
   const callSearch = (query: unknown) => ({
     toolCalls: [{ id: 'call_fs', name: 'file_search', arguments: JSON.stringify({ query }) }],
     finishReason: 'tool_calls',
@@ -41,11 +42,12 @@ describe('the file_search tool of Responses', () => {
     );
     fileId = file.id;
     await files.vectorStores.files.update(file.id, { vector_store_id: store.id, attributes: { team: 'hr' } });
-    await files.vectorStores.files.uploadAndPoll(
+    const parking = await files.vectorStores.files.uploadAndPoll(
       store.id,
       await toFile(Buffer.from('Parking permits are renewed every January.'), 'parking.md'),
       { pollIntervalMs: 50 },
     );
+    parkingId = parking.id;
   });
   afterAll(async () => {
     await app?.close();
@@ -126,6 +128,69 @@ describe('the file_search tool of Responses', () => {
       .at(-1)!
       .body.messages.find((message: any) => message.role === 'tool');
     expect(JSON.parse(toolMessage.content).results.map((hit: any) => hit.filename)).toEqual(['handbook.md']);
+  });
+
+  it('annotates the answer with file_citation for the searched files it names (JSON) or quotes (streamed)', async () => {
+    const named = 'It opens at nine [handbook.md].';
+    upstream.script(callSearch('office opening hours'), { text: named });
+    const response = await responses.responses.create({
+      model,
+      input: 'When does the office open?',
+      tools: [{ type: 'file_search', vector_store_ids: [storeId] }],
+    });
+    const message = response.output.find((item) => item.type === 'message');
+    expect(message).toMatchObject({
+      content: [
+        {
+          type: 'output_text',
+          text: named,
+          annotations: [
+            { type: 'file_citation', index: named.indexOf(']'), file_id: fileId, filename: 'handbook.md' },
+          ],
+        },
+      ],
+    });
+    expect((await files.responses.retrieve(response.id)).output).toEqual(response.output);
+
+    const quoted = 'Parking permits are renewed every January, it says.';
+    upstream.script(callSearch('parking permits'), { text: quoted });
+    const stream = await responses.responses.create({
+      model,
+      input: 'When are parking permits renewed?',
+      tools: [{ type: 'file_search', vector_store_ids: [storeId] }],
+      stream: true,
+    });
+    const added: any[] = [];
+    const types: string[] = [];
+    let completed: any;
+    for await (const event of stream) {
+      types.push(event.type);
+      if (event.type === 'response.output_text.annotation.added') added.push(event);
+      if (event.type === 'response.completed') completed = event.response;
+    }
+    const citation = {
+      type: 'file_citation',
+      index: quoted.indexOf('January') + 'January'.length,
+      file_id: parkingId,
+      filename: 'parking.md',
+    };
+    const messageIndex = completed.output.findIndex((item: any) => item.type === 'message');
+    expect(added).toEqual([
+      {
+        type: 'response.output_text.annotation.added',
+        sequence_number: expect.any(Number),
+        item_id: completed.output[messageIndex].id,
+        output_index: messageIndex,
+        content_index: 0,
+        annotation_index: 0,
+        annotation: citation,
+      },
+    ]);
+    // Announced after the text, before it is done.
+    expect(types.indexOf('response.output_text.annotation.added')).toBe(
+      types.indexOf('response.output_text.done') - 1,
+    );
+    expect(completed.output[messageIndex].content[0].annotations).toEqual([citation]);
   });
 
   it('marks a failed search failed and still answers', async () => {

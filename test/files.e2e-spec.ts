@@ -1,5 +1,6 @@
 import OpenAI, { toFile } from 'openai';
 import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
+import { sdkClient } from './support/sdk-client.js';
 
 interface FileRow {
   id: string;
@@ -23,13 +24,7 @@ describe('Files API', () => {
   let orgB: SeededOrganization;
   /** Organization A, no end user. */
   let client: OpenAI;
-  const sdk = (key: string, userId?: string) =>
-    new OpenAI({
-      apiKey: key,
-      baseURL: `${app.baseUrl}/v1`,
-      maxRetries: 0,
-      defaultHeaders: userId === undefined ? {} : { 'x-user-id': userId },
-    });
+  const sdk = (key: string, userId?: string) => sdkClient(app.baseUrl, key, userId);
 
   beforeAll(async () => {
     app = await startTestApp({ FILES_MAX_BYTES: '4kb', FILES_ORG_MAX_BYTES: '16kb' });

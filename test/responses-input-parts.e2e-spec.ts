@@ -249,9 +249,9 @@ describe('POST /v1/responses with input_image and input_file parts', () => {
         'input[0].content[0].image_url was not fetched: it answered HTTP 404',
       ],
       [
-        'a file_id (not yet taken in input parts)',
-        () => respond(vision, { input: userMessage({ type: 'input_file', file_id: 'file-123' }) }),
-        'input[0].content[0].file_id is not supported in input parts yet: send file_data or file_url',
+        'an image by file_id (not yet taken)',
+        () => respond(vision, { input: userMessage({ type: 'input_image', file_id: 'file-123' }) }),
+        'input[0].content[0].file_id is not supported in input_image parts yet: send image_url',
       ],
       [
         'an image in an assistant message',
@@ -274,7 +274,7 @@ describe('POST /v1/responses with input_image and input_file parts', () => {
           respond(vision, {
             input: userMessage({ type: 'input_file', file_data: 'aGk=', file_url: `${files.origin}/x` }),
           }),
-        'input[0].content[0] needs exactly one of file_data and file_url',
+        'input[0].content[0] needs exactly one of file_id, file_data and file_url',
       ],
       [
         'a file URL that is not http(s)',

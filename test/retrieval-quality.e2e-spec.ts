@@ -54,13 +54,11 @@ describe('retrieval quality', () => {
     client = new OpenAI({ apiKey: org.keys.user, baseURL: `${app.baseUrl}/v1`, maxRetries: 0 });
     const store = await client.vectorStores.create({ name: 'Policies' });
     storeId = store.id;
-    // One upload at a time: concurrent uploads can stall on the embedded database (docs/knowledge.md, "Known limits").
-    const uploads = [];
-    for (const [name, text] of Object.entries(CORPUS)) {
-      uploads.push(
-        await client.files.create({ file: await toFile(Buffer.from(text), name), purpose: 'assistants' }),
-      );
-    }
+    const uploads = await Promise.all(
+      Object.entries(CORPUS).map(async ([name, text]) =>
+        client.files.create({ file: await toFile(Buffer.from(text), name), purpose: 'assistants' }),
+      ),
+    );
     await client.vectorStores.fileBatches.createAndPoll(
       store.id,
       { file_ids: uploads.map((file) => file.id) },

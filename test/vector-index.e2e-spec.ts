@@ -65,7 +65,7 @@ describe('vector index (pgvector HNSW where available, exact scan otherwise)', (
     available = row.available;
     // Retries: on the embedded database, requests concurrent with ingestion can fail with a 503
     // (docs/knowledge.md "Known limits"); that is not what this suite is about.
-    const client = new OpenAI({ apiKey: org.keys.user, baseURL: `${app.baseUrl}/v1`, maxRetries: 3 });
+    const client = new OpenAI({ apiKey: org.keys.user, baseURL: `${app.baseUrl}/v1` });
     const store = await client.vectorStores.create({ name: 'Notes' });
     storeId = store.id.replace(/^vs_/, '');
     const upload = await client.files.create({
@@ -164,7 +164,7 @@ describe('vector index (pgvector HNSW where available, exact scan otherwise)', (
   });
 
   it('answers searches through the API in either mode, and never across organizations', async () => {
-    const client = new OpenAI({ apiKey: org.keys.user, baseURL: `${app.baseUrl}/v1`, maxRetries: 3 });
+    const client = new OpenAI({ apiKey: org.keys.user, baseURL: `${app.baseUrl}/v1` });
     const page = await client.vectorStores.search(`vs_${storeId}`, {
       query: 'when does the backup run every night',
       max_num_results: 5,

@@ -221,7 +221,7 @@ function parseItems(raw: unknown[]): ReturnType<typeof parseInput> {
     }
     throw error;
   }
-  // A turn fetches file_url parts for the model of its assistant; stored items have neither yet.
+  // A turn fetches file_url parts and reads file_id parts for the model of its assistant; stored items do neither.
   const fetched = items.findIndex(
     (item) =>
       item.type === 'message' &&
@@ -230,7 +230,7 @@ function parseItems(raw: unknown[]): ReturnType<typeof parseInput> {
   if (fetched >= 0) {
     throw new ApiError(
       'invalid_request',
-      `items[${fetched}]: input_file with file_url is not supported here; send file_data, or send the file as input of a turn`,
+      `items[${fetched}]: input_file with file_url or file_id is not supported here; send file_data, or send the file as input of a turn`,
     );
   }
   return items;

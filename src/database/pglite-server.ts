@@ -1,6 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { PgliteWireServer } from './pglite-wire-server.js';
 
 /** PGlite serving a data directory over the PostgreSQL wire protocol on a loopback port. */
 export interface PgliteServer {
@@ -20,10 +20,9 @@ export async function startPgliteServer(dataDir: string): Promise<PgliteServer> 
   // data directory that has the extension needs its library.
   const db = await PGlite.create(dataDir, { extensions: { vector } });
   try {
-    // The socket server's multiplexer keeps a transaction's statements on its connection.
-    const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 32 });
-    await server.start();
-    const port = Number(server.getServerConn().split(':').pop());
+    // One connection's protocol sequence or transaction at a time on PGlite's one session.
+    const server = new PgliteWireServer(db, 32);
+    const port = await server.listen();
     return {
       url: `postgres://postgres@127.0.0.1:${port}/postgres`,
       stop: async () => {

@@ -81,12 +81,26 @@ const responseSchemas: Record<string, JsonSchema> = {
   OutputTextPart: object({
     type: constant('output_text'),
     text: { type: 'string' },
-    annotations: { type: 'array', items: {}, maxItems: 0, description: 'Always empty' },
+    annotations: {
+      type: 'array',
+      items: ref('FileCitation'),
+      description:
+        'The files whose file_search passages this text names or quotes (docs/knowledge.md, "Citations"); else empty',
+    },
     logprobs: {
       type: 'array',
       items: ref('TokenLogprob'),
       description: 'Filled when `include` has `message.output_text.logprobs`; else empty',
     },
+  }),
+  FileCitation: object({
+    type: constant('file_citation'),
+    index: {
+      type: 'integer',
+      description: 'The character offset in the text just after the place where it cites the file',
+    },
+    file_id: { type: 'string' },
+    filename: { type: 'string' },
   }),
   TokenLogprob: object({
     token: { type: 'string' },
@@ -306,9 +320,16 @@ const requestSchemas: Record<string, JsonSchema> = {
         type: 'string',
         description: 'An http(s) URL, fetched by the service through the SSRF guard',
       },
+      file_id: {
+        type: 'string',
+        description:
+          "A file uploaded to /v1/files that the caller may see (its organization's; a `user_data` file only " +
+          "for its end user's `x-user-id`), else 404 `file_not_found`. The model gets the file's extracted text.",
+      },
     },
     description:
-      "Exactly one of `file_data` and `file_url`. User messages only; the assistant's model needs the `fileInput` setting.",
+      'Exactly one of `file_id`, `file_data` and `file_url`. User messages only; for `file_data` and `file_url` the ' +
+      "assistant's model needs the `fileInput` setting (a `file_id` reaches any model as text).",
   },
   InputMessage: {
     type: 'object',

@@ -5,6 +5,8 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { GuardedFetch, readCappedBytes } from '../tools/ssrf/guarded-fetch.js';
 import { SsrfRefusedError } from '../common/network/ssrf-policy.js';
 import type { InputItem, InputPart } from '../turns/input-item.types.js';
+import { parseFileId } from '../files/dto/files.dto.js';
+import { FilesService, type FileCaller } from '../files/files.service.js';
 
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 
@@ -14,23 +16,31 @@ const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp
  * size limit, and an http(s) URL is fetched by the service through the SSRF guard and inlined as
  * a data URL. Inlining makes every upstream see the same bytes (local servers often cannot reach
  * the URL, or take only data URLs) and lets the thread keep what the model saw after the URL
- * changes. Returns the items the model sees; the request's own items are stored as sent.
+ * changes. A `file_id` names a file of the Files API the caller may see (its organization's, or
+ * its end user's `user_data`): the model gets the text extracted at upload as a text part, so
+ * any model takes it. Returns the items the model sees; the request's own items are stored as sent.
  */
 @Injectable()
 export class InputAttachments {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly http: GuardedFetch,
+    private readonly files: FilesService,
   ) {}
 
-  async forModel(input: InputItem[], model: ModelSettings, signal?: AbortSignal): Promise<InputItem[]> {
+  async forModel(
+    input: InputItem[],
+    model: ModelSettings,
+    caller: FileCaller,
+    signal?: AbortSignal,
+  ): Promise<InputItem[]> {
     if (!input.some((item) => item.type === 'message' && item.parts)) return input;
     return Promise.all(
       input.map(async (item, index) => {
         if (item.type !== 'message' || !item.parts) return item;
         const parts = await Promise.all(
           item.parts.map((part, partIndex) =>
-            this.part(part, `input[${index}].content[${partIndex}]`, model, signal),
+            this.part(part, `input[${index}].content[${partIndex}]`, model, caller, signal),
           ),
         );
         return { ...item, parts };
@@ -42,9 +52,13 @@ export class InputAttachments {
     part: InputPart,
     path: string,
     model: ModelSettings,
+    caller: FileCaller,
     signal: AbortSignal | undefined,
   ): Promise<InputPart> {
     if (part.type === 'input_text') return part;
+    if (part.type === 'input_file' && part.fileId !== undefined) {
+      return this.uploadedFile(part.fileId, `${path}.file_id`, caller);
+    }
     if (part.type === 'input_image') {
       if (!takesInput(model, 'vision')) {
         throw new ApiError(
@@ -94,6 +108,23 @@ export class InputAttachments {
     };
   }
 
+  /**
+   * An uploaded file as the model reads it: its name, then its extracted text. Another
+   * organization's file (or another end user's `user_data`) is a 404 exactly as a missing one.
+   */
+  private async uploadedFile(fileId: string, param: string, caller: FileCaller): Promise<InputPart> {
+    const id = parseFileId(fileId);
+    const file = id === null ? null : await this.files.text(caller, id).catch(unlessNotFound);
+    if (file === null) throw new ApiError('file_not_found', `${param}: no file ${fileId}`);
+    if (file.text === null) {
+      throw new ApiError(
+        'invalid_request',
+        `${param}: no text could be extracted from ${file.filename}; send it as file_data to a model that takes files`,
+      );
+    }
+    return { type: 'input_text', text: `[file ${file.filename} (${fileId})]\n${file.text}` };
+  }
+
   /** GET through the SSRF guard, bounded in time and size; every failure names the parameter. */
   private async fetch(
     url: string,
@@ -134,6 +165,11 @@ export class InputAttachments {
     const type = (response.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
     return { type, bytes: read.bytes };
   }
+}
+
+function unlessNotFound(error: unknown): null {
+  if (error instanceof ApiError && error.code === 'file_not_found') return null;
+  throw error;
 }
 
 /** The URL's last path segment, decoded (as it was written when it cannot be), or null. */

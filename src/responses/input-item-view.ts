@@ -60,7 +60,11 @@ function partObject(part: InputPart): Record<string, unknown> {
   return {
     type: 'input_file',
     ...(part.filename === null ? {} : { filename: part.filename }),
-    ...(part.fileUrl === null ? { file_data: part.fileData } : { file_url: part.fileUrl }),
+    ...(part.fileId !== undefined
+      ? { file_id: part.fileId }
+      : part.fileUrl === null
+        ? { file_data: part.fileData }
+        : { file_url: part.fileUrl }),
   };
 }
 

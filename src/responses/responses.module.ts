@@ -1,3 +1,4 @@
+import { FilesModule } from '../files/files.module.js';
 import { VectorStoresModule } from '../vector-stores/vector-stores.module.js';
 import { Module } from '@nestjs/common';
 import { AssistantsModule } from '../assistants/assistants.module.js';
@@ -26,6 +27,7 @@ import { TurnRunner } from './turn-runner.js';
 @Module({
   imports: [
     AssistantsModule,
+    FilesModule,
     LlmModule,
     MemoryModule,
     SpecialistsModule,

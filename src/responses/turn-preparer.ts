@@ -112,7 +112,7 @@ export class TurnPreparer {
       NO_ATTRIBUTES,
       () =>
         Promise.all([
-          this.attachments.forModel(request.input, assistant.model),
+          this.attachments.forModel(request.input, assistant.model, { organizationId, userId: user.userId }),
           previousId ? this.store.loadThread(organizationId, assistant.id, user.userId, previousId) : null,
           conversationId ? this.conversations.loadThread(organizationId, user.userId, conversationId) : null,
           user.userId

@@ -45,8 +45,15 @@ export type ToolResult =
       output: string;
       /** For web search: the query and the number of results, for the stream events. */
       webSearch?: { query: string; resultsCount: number };
-      /** For file search: the queries and (with include `file_search_call.results`) the results. */
-      fileSearch?: { queries: string[]; results: FileSearchCallResult[] | null };
+      /**
+       * For file search: the queries, (with include `file_search_call.results`) the results, and
+       * always the passages given to the model (the answer's `file_citation` annotations cite them).
+       */
+      fileSearch?: {
+        queries: string[];
+        results: FileSearchCallResult[] | null;
+        passages: { file_id: string; filename: string; text: string }[];
+      };
     }
   | {
       ok: false;

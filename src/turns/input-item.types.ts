@@ -24,9 +24,17 @@ export type ImageDetail = 'low' | 'high' | 'auto';
 
 /**
  * A content part of a user message. `imageUrl` is an http(s) URL or a `data:image/…;base64,`
- * URL; `fileData` is a `data:<type>;base64,` URL (bare base64 is wrapped at parse time).
+ * URL; `fileData` is a `data:<type>;base64,` URL (bare base64 is wrapped at parse time). An
+ * `input_file` has exactly one of `fileData`, `fileUrl` and `fileId`.
  */
 export type InputPart =
   | { type: 'input_text'; text: string }
   | { type: 'input_image'; imageUrl: string; detail: ImageDetail }
-  | { type: 'input_file'; filename: string | null; fileData: string | null; fileUrl: string | null };
+  | {
+      type: 'input_file';
+      filename: string | null;
+      fileData: string | null;
+      fileUrl: string | null;
+      /** A file of the Files API (`file-…`), as sent; the model gets its extracted text. */
+      fileId?: string;
+    };

@@ -1,10 +1,12 @@
 import type { TokenLogprob } from '../llm/llm.types.js';
 import type { FileSearchCallResult } from '../tools/server-tool.js';
+import type { FileCitation } from './file-citations.js';
 
 export interface OutputTextPart {
   type: 'output_text';
   text: string;
-  annotations: unknown[];
+  /** `file_citation`s of the files whose file_search passages the text names or quotes. */
+  annotations: FileCitation[];
   /** Filled when the request includes `message.output_text.logprobs`. */
   logprobs: TokenLogprob[];
 }

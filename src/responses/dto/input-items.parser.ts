@@ -163,10 +163,10 @@ function contentPart(part: unknown, path: string, role: string): InputPart {
   if (role !== 'user') {
     throw new ApiError('invalid_input_type', `${path} (${String(type)}) is accepted only in user messages`);
   }
-  if (part.file_id !== undefined && part.file_id !== null) {
+  if (type === 'input_image' && part.file_id !== undefined && part.file_id !== null) {
     throw new ApiError(
       'invalid_request',
-      `${path}.file_id is not supported in input parts yet: send ${type === 'input_image' ? 'image_url' : 'file_data or file_url'}`,
+      `${path}.file_id is not supported in input_image parts yet: send image_url`,
     );
   }
   return type === 'input_image' ? imagePart(part, path) : filePart(part, path);
@@ -204,10 +204,19 @@ function filePart(part: Record<string, unknown>, path: string): InputPart {
     throw new ApiError('invalid_request', `${path}.filename must be a string of at most 255 characters`);
   }
   const name = filename || null;
+  const fileId = part.file_id;
   const hasData = data !== undefined && data !== null;
   const hasUrl = url !== undefined && url !== null;
-  if (hasData === hasUrl) {
-    throw new ApiError('invalid_request', `${path} needs exactly one of file_data and file_url`);
+  const hasId = fileId !== undefined && fileId !== null;
+  if (Number(hasData) + Number(hasUrl) + Number(hasId) !== 1) {
+    throw new ApiError('invalid_request', `${path} needs exactly one of file_id, file_data and file_url`);
+  }
+  if (hasId) {
+    // Resolved when the turn is prepared: within the caller's organization (and end user).
+    if (typeof fileId !== 'string' || fileId.length === 0 || fileId.length > 256) {
+      throw new ApiError('invalid_request', `${path}.file_id must be the id of an uploaded file (file-…)`);
+    }
+    return { type: 'input_file', filename: name, fileData: null, fileUrl: null, fileId };
   }
   if (hasUrl) {
     if (typeof url !== 'string' || !isWebUrl(url)) {

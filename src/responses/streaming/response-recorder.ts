@@ -2,6 +2,7 @@ import type { ToolResult } from '../../tools/server-tool.js';
 import { randomUUID } from 'node:crypto';
 import type { TokenLogprob } from '../../llm/llm.types.js';
 import type { OutputItem, OutputTextPart, ReasoningTextPart } from '../../turns/output-item.types.js';
+import { fileCitations, type SearchedPassage } from '../../turns/file-citations.js';
 
 /**
  * Which event names a client gets where dialects differ: `response.status` (the contract's, which
@@ -60,6 +61,8 @@ export class ResponseRecorder {
   private openMessage: (OpenItem<'message'> & { deltaIds: string }) | undefined;
   private openReasoning: (OpenItem<'reasoning'> & { deltaIds: string }) | undefined;
   private readonly openCalls: (OpenItem<'function_call'> & { deltaIds: string })[] = [];
+  /** Every passage file_search gave the model so far in this response: what a message may cite. */
+  private readonly searched: SearchedPassage[] = [];
 
   /** Event names of reasoning text, fixed per stream (computed once, not per token). */
   private readonly reasoningDelta: string;
@@ -220,7 +223,18 @@ export class ResponseRecorder {
     if (!open) return;
     this.openMessage = undefined;
     open.item.status = status;
-    const text = open.item.content[0].text;
+    const part = open.item.content[0];
+    const text = part.text;
+    part.annotations = fileCitations(text, this.searched);
+    for (const [annotationIndex, annotation] of part.annotations.entries()) {
+      this.emit('response.output_text.annotation.added', {
+        item_id: open.item.id,
+        output_index: open.index,
+        content_index: 0,
+        annotation_index: annotationIndex,
+        annotation,
+      });
+    }
     this.emit('response.output_text.done', {
       item_id: open.item.id,
       output_index: open.index,
@@ -323,7 +337,10 @@ export class ResponseRecorder {
     return (result) => {
       // A failed search fails its call only: the model reads the error and the turn goes on.
       item.status = result.ok ? 'completed' : 'failed';
-      if (result.ok && result.fileSearch) item.results = result.fileSearch.results;
+      if (result.ok && result.fileSearch) {
+        item.results = result.fileSearch.results;
+        this.searched.push(...result.fileSearch.passages);
+      }
       if (result.ok) this.emit('response.file_search_call.completed', ids);
       this.emit('response.output_item.done', { output_index: index, item });
     };

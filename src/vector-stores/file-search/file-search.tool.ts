@@ -129,7 +129,11 @@ export class FileSearchTools {
           return {
             ok: true,
             output: JSON.stringify({ query, results: hits.map(({ attributes: _a, ...hit }) => hit) }),
-            fileSearch: { queries: [query], results: includeResults ? hits : null },
+            fileSearch: {
+              queries: [query],
+              results: includeResults ? hits : null,
+              passages: hits.map(({ file_id, filename, text }) => ({ file_id, filename, text })),
+            },
           };
         } catch (error) {
           if (!(error instanceof ApiError))
