@@ -64,21 +64,9 @@ export class ResponseRecorder extends ResponseEvents {
         role: 'assistant',
         content: [],
       };
-      const index = this.output.push(item) - 1;
-      open = { index, item, deltaIds: deltaIds(item.id, index, true) };
-      this.openMessage = open;
-      this.emit('response.output_item.added', {
-        output_index: open.index,
-        item: { ...item, content: [] },
-      });
       const part: OutputTextPart = { type: 'output_text', text: '', annotations: [], logprobs: [] };
-      item.content.push(part);
-      this.emit('response.content_part.added', {
-        item_id: item.id,
-        output_index: open.index,
-        content_index: 0,
-        part: { ...part, logprobs: [] },
-      });
+      open = this.openContent(item, part, { ...part, logprobs: [] });
+      this.openMessage = open;
     }
     const part = open.item.content[0];
     part.text += delta;
@@ -107,18 +95,9 @@ export class ResponseRecorder extends ResponseEvents {
         summary: [],
         content: [],
       };
-      const index = this.output.push(item) - 1;
-      open = { index, item, deltaIds: deltaIds(item.id, index, true) };
-      this.openReasoning = open;
-      this.emit('response.output_item.added', { output_index: open.index, item: { ...item, content: [] } });
       const part: ReasoningTextPart = { type: 'reasoning_text', text: '' };
-      item.content.push(part);
-      this.emit('response.content_part.added', {
-        item_id: item.id,
-        output_index: open.index,
-        content_index: 0,
-        part: { ...part },
-      });
+      open = this.openContent(item, part, { ...part });
+      this.openReasoning = open;
     }
     open.item.content[0].text += delta;
     if (this.writesJson) return this.delta(this.reasoningDelta, open.deltaIds, delta, '}');
@@ -128,6 +107,31 @@ export class ResponseRecorder extends ResponseEvents {
       content_index: 0,
       delta,
     });
+  }
+
+  /**
+   * Appends a message or reasoning item with its one content part and announces both; `shown` is
+   * the part as the event carries it (a copy: the part itself keeps growing).
+   */
+  private openContent<T extends Extract<OutputItem, { type: 'message' | 'reasoning' }>>(
+    item: T,
+    part: T['content'][number],
+    shown: object,
+  ): OpenItem<T['type']> & { deltaIds: string } {
+    const index = this.output.push(item) - 1;
+    this.emit('response.output_item.added', { output_index: index, item: { ...item, content: [] } });
+    (item.content as T['content'][number][]).push(part);
+    this.emit('response.content_part.added', {
+      item_id: item.id,
+      output_index: index,
+      content_index: 0,
+      part: shown,
+    });
+    return {
+      index,
+      item: item as Extract<OutputItem, { type: T['type'] }>,
+      deltaIds: deltaIds(item.id, index, true),
+    };
   }
 
   private endReasoning(status: 'completed' | 'incomplete' = 'completed'): void {
