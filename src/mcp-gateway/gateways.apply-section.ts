@@ -5,36 +5,41 @@ import {
   entriesAt,
   requiredString,
   rootEntry,
-  type ApplyDocument,
-  type DocumentEntry,
 } from '../admin-framework/apply/apply-document.js';
+import type { ApplyDocument, DocumentEntry } from '../admin-framework/apply/apply-document.js';
 import type { ApplyReport } from '../admin-framework/apply/apply-report.js';
-import { ApplySectionProvider, claimKeys } from '../admin-framework/apply/apply-section.js';
-import {
-  OrganizationApplySection,
-  type OrganizationInFile,
-} from '../organizations/admin/organization-apply-section.js';
+import { ApplySectionProvider } from '../admin-framework/apply/apply-section.js';
+import { NamedListsSection } from '../organizations/admin/organization-apply-section.js';
 import { OrganizationsService } from '../organizations/organizations.service.js';
 import { GatewayInputError, McpGatewaysService } from './mcp-gateways.service.js';
 
 /**
  * `organizations[].gateways: [{name, tools: [toolName, …] | ['*']}]`, matched by name (global:
  * the URL carries only the name). `tools` replaces the exposed list; omitted, it is empty.
+ * After the organizations (100) and the tools a gateway names.
  */
 @ApplySectionProvider()
-export class GatewaysApplySection extends OrganizationApplySection {
-  readonly name = 'gateways';
-  /** After the organizations (100) and the tools a gateway names. */
-  readonly order = 400;
-  readonly keys = claimKeys('organizations[].gateways', ['name', 'tools']);
-  protected readonly inputErrors = [GatewayInputError];
-  protected readonly lists = ['gateways'];
-
-  constructor(
-    organizations: OrganizationsService,
-    private readonly gateways: McpGatewaysService,
-  ) {
-    super(organizations);
+export class GatewaysApplySection extends NamedListsSection {
+  constructor(organizations: OrganizationsService, gateways: McpGatewaysService) {
+    super(organizations, {
+      name: 'gateways',
+      order: 400,
+      inputErrors: [GatewayInputError],
+      lists: [
+        {
+          list: 'gateways',
+          kind: 'gateway',
+          fields: ['name', 'tools'],
+          exactNames: true,
+          write: async (organizationId, entry, manager) => {
+            const declared = { name: requiredString(entry, 'name'), toolNames: toolNames(entry) };
+            const { gateway, action } = await gateways.upsertByName(organizationId, declared, manager);
+            return { row: gateway, action };
+          },
+          remove: (...args) => gateways.pruneExcept(...args),
+        },
+      ],
+    });
   }
 
   override async apply(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
@@ -45,24 +50,6 @@ export class GatewaysApplySection extends OrganizationApplySection {
       (entry) => requiredString(entry, 'name'),
     );
     await super.apply(document, manager, report);
-  }
-
-  protected async applyTo(target: OrganizationInFile): Promise<void> {
-    await this.writeEach(target, entriesAt(target.entry, 'gateways'), 'gateway', (entry) =>
-      this.gateways
-        .upsertByName(
-          target.organization.id,
-          { name: requiredString(entry, 'name'), toolNames: toolNames(entry) },
-          target.manager,
-        )
-        .then(({ gateway, action }) => ({ row: gateway, action })),
-    );
-  }
-
-  async prune(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
-    await this.pruneLists(document, manager, report, [
-      { list: 'gateways', kind: 'gateway', remove: (...args) => this.gateways.pruneExcept(...args) },
-    ]);
   }
 }
 

@@ -5,8 +5,11 @@ import {
   type AdminCommand,
   type CommandContext,
 } from '../admin-framework/admin-command.js';
-import { table } from '../admin-framework/admin-views.js';
-import { ORGANIZATION_OPTION, requireOrganization } from '../organizations/admin/organizations.commands.js';
+import {
+  ORGANIZATION_OPTION,
+  organizationListCommand,
+  organizationOf,
+} from '../organizations/admin/organizations.commands.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { McpGatewayEntity } from './entities/mcp-gateway.entity.js';
 import { McpGatewaysService } from './mcp-gateways.service.js';
@@ -50,7 +53,7 @@ function describe(gateway: McpGatewayEntity, config: AppConfig): string {
 }
 
 async function requireGateway(context: CommandContext): Promise<McpGatewayEntity> {
-  const organization = await requireOrganization(context.app, stringOption(context.options, 'org') ?? '');
+  const organization = await organizationOf(context);
   const name = context.args[0];
   const gateway = await context.app.get(McpGatewaysService).find(organization.id, name);
   if (!gateway) throw new AdminUsageError(`organization ${organization.slug} has no gateway "${name}"`);
@@ -76,7 +79,7 @@ export const gatewayCommands: AdminCommand[] = [
       ...TOOLS_OPTION,
     },
     async run({ app, options }) {
-      const organization = await requireOrganization(app, stringOption(options, 'org') ?? '');
+      const organization = await organizationOf({ app, options });
       const gateway = await app.get(McpGatewaysService).create(organization.id, {
         name: stringOption(options, 'name') ?? '',
         toolNames: toolList(stringOption(options, 'tools')),
@@ -87,23 +90,17 @@ export const gatewayCommands: AdminCommand[] = [
       };
     },
   },
-  {
+  organizationListCommand({
     words: ['gateways', 'list'],
     summary: "list an organization's MCP gateways",
-    options: { ...ORGANIZATION_OPTION },
-    async run({ app, options }) {
-      const organization = await requireOrganization(app, stringOption(options, 'org') ?? '');
-      const gateways = await app.get(McpGatewaysService).list(organization.id);
-      const views = gateways.map((gateway) => gatewayView(gateway, configOf(app)));
-      return {
-        json: views,
-        text: table(
-          ['NAME', 'ID', 'TOOLS', 'URL'],
-          views.map((v) => [v.name, v.id, v.tools.join(',') || '-', v.url ?? '-']),
-        ),
-      };
-    },
-  },
+    list: async (app, organizationId) =>
+      (await app.get(McpGatewaysService).list(organizationId)).map((gateway) =>
+        gatewayView(gateway, configOf(app)),
+      ),
+    view: (view) => view,
+    columns: ['NAME', 'ID', 'TOOLS', 'URL'],
+    cells: (v) => [v.name, v.id, v.tools.join(',') || '-', v.url ?? '-'],
+  }),
   {
     words: ['gateways', 'show'],
     summary: 'show one MCP gateway',

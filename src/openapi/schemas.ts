@@ -2,22 +2,24 @@ import { ERROR_CATALOGUE } from '../common/errors/error-catalogue.js';
 import { COMPACT_RESPONSE_FIELDS } from '../responses/request-schema/compact-response.fields.js';
 import { CREATE_RESPONSE_FIELDS } from '../responses/request-schema/create-response.fields.js';
 import { requestBodySchema } from '../common/request-schema/request-schema.js';
+import { constant, nullable, object, ref } from '../common/request-schema/json-schema.js';
+import { REQUEST_SHAPES } from '../responses/request-schema/request-shapes.js';
 import { MAX_BULK_CLAIMS, MAX_CLAIM_VALUE_BYTES } from '../claims/dto/claim-input.dto.js';
 import { MAX_USER_ID_LENGTH } from '../common/http/request-params.js';
 import { MEMORY_PAGE } from '../memory/dto/memory-query.dto.js';
 import { MAX_ITEMS_PER_REQUEST, MAX_METADATA_KEYS } from '../conversations/dto/conversation-limits.js';
 
 /**
- * The JSON Schemas of the OpenAPI document (components.schemas). The Responses request bodies are
- * derived from their one declarative schema (src/responses/request-schema/); the rest are written
- * by hand like the parsers and views they describe. Each group names the file whose parser or view
+ * The JSON Schemas of the OpenAPI document (components.schemas). The Responses request bodies and
+ * their nested shapes (input items, tools, text format) come from their one declarative schema
+ * (src/responses/request-schema/); the rest are written by hand like the parsers and views they
+ * describe. Each group names the file whose parser or view
  * it mirrors: change them together. Limits are imported from those files so the numbers cannot
  * disagree.
  */
 export type JsonSchema = { [keyword: string]: unknown };
 
-export const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
-export const nullable = (schema: JsonSchema): JsonSchema => ({ oneOf: [schema, { type: 'null' }] });
+export { nullable, ref };
 /** A JSON response (the operation tables' `responses`); `extra` goes between the description and the content. */
 export const json = (schema: JsonSchema, description: string, extra: JsonSchema = {}): JsonSchema => ({
   description,
@@ -38,14 +40,7 @@ export const jsonBody = (schema: JsonSchema, description?: string): JsonSchema =
   ...(description ? { description } : {}),
   content: { 'application/json': { schema } },
 });
-const constant = (value: string): JsonSchema => ({ type: 'string', const: value });
 const dateTime = (description: string): JsonSchema => ({ type: 'string', format: 'date-time', description });
-const object = (properties: Record<string, JsonSchema>, extra: JsonSchema = {}): JsonSchema => ({
-  type: 'object',
-  required: Object.keys(properties),
-  properties,
-  ...extra,
-});
 
 const UUID_PATTERN = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const ITEM_ID_PATTERN = (prefix: string) => `^${prefix}_[0-9a-f]{32}$`;
@@ -209,22 +204,6 @@ const responseSchemas: Record<string, JsonSchema> = {
     output_tokens_details: object({ reasoning_tokens: { type: 'integer', minimum: 0 } }),
     total_tokens: { type: 'integer', minimum: 0 },
   }),
-  TextFormat: {
-    oneOf: [
-      object({ type: constant('text') }),
-      object({ type: constant('json_object') }),
-      object({
-        type: constant('json_schema'),
-        name: { type: 'string', pattern: '^[a-zA-Z0-9_-]{1,64}$' },
-        description: nullable({ type: 'string' }),
-        schema: {
-          description:
-            'A JSON Schema object in a request; `null` in the Response (as the specification has it)',
-        },
-        strict: { type: 'boolean' },
-      }),
-    ],
-  },
   Response: object(
     {
       id: { type: 'string', pattern: `^resp_${UUID_PATTERN}$`, description: 'Use as `previous_response_id`' },
@@ -285,159 +264,9 @@ const responseSchemas: Record<string, JsonSchema> = {
   ),
 };
 
-/** The input items and tools of src/responses/dto/create-response.dto.ts; the request bodies are derived from src/responses/request-schema/. */
+/** The request bodies, derived from their one declarative schema with its nested shapes (src/responses/request-schema/). */
 const requestSchemas: Record<string, JsonSchema> = {
-  InputTextPart: object({
-    type: { type: 'string', enum: ['input_text', 'output_text', 'text'] },
-    text: { type: 'string' },
-  }),
-  InputImagePart: {
-    type: 'object',
-    required: ['type', 'image_url'],
-    properties: {
-      type: constant('input_image'),
-      image_url: {
-        type: 'string',
-        description:
-          'An http(s) URL (fetched by the service through the SSRF guard and sent inline) or a base64 data URL ' +
-          'of a PNG, JPEG, GIF or WebP image, at most INPUT_IMAGE_MAX_BYTES. `file_id` is refused.',
-      },
-      detail: { type: 'string', enum: ['low', 'high', 'auto'], default: 'auto' },
-    },
-    description: "User messages only; the assistant's model needs the `vision` setting.",
-  },
-  InputFilePart: {
-    type: 'object',
-    required: ['type'],
-    properties: {
-      type: constant('input_file'),
-      filename: { type: 'string', maxLength: 255 },
-      file_data: {
-        type: 'string',
-        description: 'Base64, or a base64 data URL; at most INPUT_FILE_MAX_BYTES',
-      },
-      file_url: {
-        type: 'string',
-        description: 'An http(s) URL, fetched by the service through the SSRF guard',
-      },
-      file_id: {
-        type: 'string',
-        description:
-          "A file uploaded to /v1/files that the caller may see (its organization's; a `user_data` file only " +
-          "for its end user's `x-user-id`), else 404 `file_not_found`. The model gets the file's extracted text.",
-      },
-    },
-    description:
-      'Exactly one of `file_id`, `file_data` and `file_url`. User messages only; for `file_data` and `file_url` the ' +
-      "assistant's model needs the `fileInput` setting (a `file_id` reaches any model as text).",
-  },
-  InputMessage: {
-    type: 'object',
-    required: ['role', 'content'],
-    properties: {
-      type: constant('message'),
-      role: { type: 'string', enum: ['user', 'assistant', 'system', 'developer'] },
-      content: {
-        oneOf: [
-          { type: 'string' },
-          {
-            type: 'array',
-            items: { oneOf: [ref('InputTextPart'), ref('InputImagePart'), ref('InputFilePart')] },
-          },
-        ],
-      },
-    },
-    description: '`type` may be omitted. `system` and `developer` messages become system messages in place.',
-  },
-  FunctionCallOutputInput: {
-    type: 'object',
-    required: ['type', 'call_id', 'output'],
-    properties: {
-      type: constant('function_call_output'),
-      call_id: {
-        type: 'string',
-        minLength: 1,
-        description: 'A call left pending by `previous_response_id` (or sent in this input)',
-      },
-      output: { type: 'string', description: 'Typically JSON-encoded; any other JSON value is serialized' },
-    },
-    description: 'Extra fields such as `id` or `status` (as the Agents SDK sends) are accepted and ignored.',
-  },
-  FunctionCallInput: {
-    type: 'object',
-    required: ['type', 'call_id', 'name', 'arguments'],
-    properties: {
-      type: constant('function_call'),
-      call_id: { type: 'string', minLength: 1 },
-      name: { type: 'string' },
-      arguments: { type: 'string' },
-    },
-    description: 'A call sent back by a client that manages its own history.',
-  },
-  ReasoningInput: {
-    type: 'object',
-    required: ['type'],
-    properties: {
-      type: constant('reasoning'),
-      id: { type: 'string' },
-      summary: { type: 'array', items: { type: 'object', properties: { text: { type: 'string' } } } },
-      content: { type: 'array', items: { type: 'object', properties: { text: { type: 'string' } } } },
-    },
-    description: 'A reasoning item sent back with a client-managed history: stored, not resent to the model.',
-  },
-  InputItem: {
-    oneOf: [
-      ref('InputMessage'),
-      ref('FunctionCallOutputInput'),
-      ref('FunctionCallInput'),
-      ref('ReasoningInput'),
-      ref('CompactionItem'),
-    ],
-    description: 'Any other `type` or `role` is 400 `invalid_input_type`.',
-  },
-  FunctionTool: {
-    type: 'object',
-    required: ['type', 'name'],
-    properties: {
-      type: {
-        const: 'function',
-        description: 'Only client-side function tools; other types are 400 `tool_not_supported_for_model`',
-      },
-      name: { type: 'string', pattern: '^[a-zA-Z0-9_-]{1,64}$', description: 'Unique within the request' },
-      description: { type: 'string' },
-      parameters: {
-        type: 'object',
-        description: 'JSON Schema of the arguments (`type: object`, `properties`, `required`)',
-      },
-      strict: { type: 'boolean' },
-    },
-  },
-  FileSearchTool: {
-    type: 'object',
-    required: ['type', 'vector_store_ids'],
-    additionalProperties: false,
-    description: "Searches the organization's vector stores (docs/knowledge.md); at most one per request",
-    properties: {
-      type: { const: 'file_search' },
-      vector_store_ids: {
-        type: 'array',
-        minItems: 1,
-        items: { type: 'string' },
-        description: '`vs_<uuid>` ids',
-      },
-      max_num_results: { type: 'integer', minimum: 1, maximum: 50 },
-      filters: {
-        type: 'object',
-        description:
-          'A comparison (`eq`, `ne`, `gt`, `gte`, `lt`, `lte`, `in`, `nin`) or a compound (`and`, `or`) filter on file attributes',
-      },
-      ranking_options: {
-        type: 'object',
-        description:
-          '`score_threshold` (0-1) and `hybrid_search` weights (`embedding_weight`, `text_weight`)',
-      },
-    },
-  },
+  ...REQUEST_SHAPES,
   CreateResponseRequest: requestBodySchema(
     CREATE_RESPONSE_FIELDS,
     'Every field is honoured or refused by name (docs/api.md, "Request parameters"); an unknown field is 400 `invalid_request`.',
@@ -830,21 +659,6 @@ const responseManagementSchemas: Record<string, JsonSchema> = {
     last_id: nullable({ type: 'string', description: 'Pass as `after` for the next page' }),
     has_more: { type: 'boolean' },
   }),
-  CompactionItem: {
-    type: 'object',
-    required: ['type', 'encrypted_content'],
-    properties: {
-      type: constant('compaction'),
-      id: { type: 'string' },
-      encrypted_content: {
-        type: 'string',
-        description:
-          'Opaque: send it back as returned. Anything this service did not write is 400 `invalid_request`.',
-      },
-    },
-    description:
-      'The summary of a compacted conversation (POST /v1/responses/compact); as input the model sees the summary.',
-  },
   CompactResponseRequest: requestBodySchema(COMPACT_RESPONSE_FIELDS, 'POST /v1/responses/compact'),
   CompactionResponse: object({
     id: { type: 'string', description: 'Identifies this compaction only; nothing is stored' },

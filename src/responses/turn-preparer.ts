@@ -33,6 +33,7 @@ import {
 } from './turn-options.js';
 import { inSpan } from '../common/tracing/tracing.js';
 import type { InputItem } from '../turns/input-item.types.js';
+import type { ChatMessage } from '../llm/llm.types.js';
 import type { ThreadHead } from '../turns/turn.types.js';
 import type { TurnPlan } from '../turns/turn-plan.js';
 import { FileSearchTools } from '../vector-stores/file-search/file-search.tool.js';
@@ -46,6 +47,8 @@ export interface PreparedTurn {
   request: CreateResponseDto;
   /** The input as the model sees it: images and files checked, their URLs fetched and inlined. */
   modelInput: InputItem[];
+  /** `modelInput` as the model's messages, built once for the plan, the start row and a failed turn's record. */
+  inputTranscript: ChatMessage[];
   user: UserHeaders;
   previous: ThreadHead | null;
   conversationId: string;
@@ -174,6 +177,7 @@ export class TurnPreparer {
       assistant,
       request,
       modelInput,
+      inputTranscript: inputToTranscript(modelInput),
       user,
       previous: head,
       conversationId: conversation?.conversation.id ?? previous?.conversationId ?? randomUUID(),
@@ -234,7 +238,7 @@ export class TurnPreparer {
       // Claims reach every agent; so does what the assistant remembers of the user.
       userContext: userContext ? renderUserContext(userContext) : null,
       history: turn.previous?.transcript ?? [],
-      newMessages: inputToTranscript(turn.modelInput),
+      newMessages: turn.inputTranscript,
       clientTools: turn.request.tools.map((tool) => ({
         name: tool.name,
         description: tool.description,

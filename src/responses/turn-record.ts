@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { ApiError } from '../common/errors/error-catalogue.js';
 import { responseObject, type ResponseObject } from './response-view.js';
 import { ResponseRecorder } from './streaming/response-recorder.js';
-import { conversationTitle, inputToTranscript, userTextOf } from '../turns/transcript.js';
+import { conversationTitle } from '../turns/transcript.js';
+import type { InputItem } from '../turns/input-item.types.js';
 import type { PreparedTurn } from './turn-preparer.js';
 import type { TurnStart, TurnRecord } from '../turns/turn.types.js';
 import type { TurnProgress } from '../turns/turn-plan.js';
@@ -80,7 +81,7 @@ export function turnStart(
     ...turnKeys(turn, userTexts),
     status,
     activeAgent: turn.previous?.activeAgent ?? null,
-    transcript: inputToTranscript(turn.modelInput),
+    transcript: turn.inputTranscript,
     background: turn.params.background,
     body: JSON.stringify(turnResponse(turn, new ResponseRecorder(undefined), null, status, null, null)),
     ownerId: lease.ownerId,
@@ -104,6 +105,13 @@ function turnKeys(turn: PreparedTurn, userTexts: string[]) {
     input: turn.request.input,
     createdAt: turn.createdAt,
   };
+}
+
+/** Text of the user's messages in this turn, for chat history and the conversation title. */
+function userTextOf(items: InputItem[]): string[] {
+  return items.flatMap((item) =>
+    item.type === 'message' && item.role === 'user' && item.text.trim() ? [item.text] : [],
+  );
 }
 
 function userMessages(turn: PreparedTurn, userTexts: string[]): TurnRecord['messages'] {
@@ -151,7 +159,7 @@ export function turnRecord(
     activeAgent: progress.activeAgent,
     output: recorder.output,
     outputText,
-    transcript: failure ? inputToTranscript(turn.modelInput) : progress.transcript,
+    transcript: failure ? turn.inputTranscript : progress.transcript,
     usage: usageOf(progress),
     apiKeyId: turn.principal.keyId,
     usageRows: usageRows(progress),

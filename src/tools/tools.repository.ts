@@ -4,14 +4,19 @@ import { TransactionalConnection } from '../database/transactional-connection.js
 import { PluginEntity } from './entities/plugin.entity.js';
 import { ToolEntity } from './entities/tool.entity.js';
 import { deleteExcept, type DeletedRow } from '../database/delete-except.js';
+import { OrganizationRowsRepository } from '../database/organization-rows.repository.js';
 
-/** Tools and plugins; every query takes the organization. `manager` joins a caller's transaction. */
+/**
+ * Tools (the base's count, save and prune are the tools') and plugins; every query takes the
+ * organization. `manager` joins a caller's transaction.
+ */
 @Injectable()
-export class ToolsRepository {
+export class ToolsRepository extends OrganizationRowsRepository<ToolEntity> {
   private readonly tools: Repository<ToolEntity>;
   private readonly plugins: Repository<PluginEntity>;
 
-  constructor(private readonly connection: TransactionalConnection) {
+  constructor(connection: TransactionalConnection) {
+    super(connection, ToolEntity);
     this.tools = connection.getRepository(ToolEntity);
     this.plugins = connection.getRepository(PluginEntity);
   }
@@ -38,22 +43,11 @@ export class ToolsRepository {
     name: string,
     manager?: EntityManager,
   ): Promise<ToolEntity | null> {
-    return this.connection
-      .getRepository(ToolEntity, manager)
-      .findOne({ where: { organizationId, name }, relations: { plugin: true } });
-  }
-
-  /** How many tools the organization's catalogue holds (its quota). */
-  countTools(organizationId: string, manager?: EntityManager): Promise<number> {
-    return this.connection.getRepository(ToolEntity, manager).count({ where: { organizationId } });
-  }
-
-  saveTool(tool: ToolEntity, manager?: EntityManager): Promise<ToolEntity> {
-    return this.connection.getRepository(ToolEntity, manager).save(tool);
+    return this.rows(manager).findOne({ where: { organizationId, name }, relations: { plugin: true } });
   }
 
   async deleteByName(organizationId: string, name: string, manager?: EntityManager): Promise<boolean> {
-    const result = await this.connection.getRepository(ToolEntity, manager).delete({ organizationId, name });
+    const result = await this.rows(manager).delete({ organizationId, name });
     return (result.affected ?? 0) > 0;
   }
 
@@ -76,15 +70,6 @@ export class ToolsRepository {
   async deletePluginByName(organizationId: string, name: string): Promise<boolean> {
     const result = await this.plugins.delete({ organizationId, name });
     return (result.affected ?? 0) > 0;
-  }
-
-  /** `apply --prune`: the organization's tools not named in `keep`. */
-  deleteToolsExcept(
-    organizationId: string,
-    keep: readonly string[],
-    manager: EntityManager,
-  ): Promise<DeletedRow[]> {
-    return deleteExcept(manager, ToolEntity, { organization_id: organizationId }, keep);
   }
 
   /** `apply --prune`: the organization's plugins not named in `keep` (their tools keep no plugin). */

@@ -142,13 +142,13 @@ export class ToolsService {
     tool.configuredBy = configuredBy;
     if (!existing) {
       assertUnderQuota(
-        await this.repository.countTools(organizationId, manager),
+        await this.repository.countForOrganization(organizationId, manager),
         this.config.quotas.toolsPerOrganization,
         'tools',
         'QUOTA_TOOLS_PER_ORGANIZATION',
       );
     }
-    const saved = await this.repository.saveTool(tool, manager);
+    const saved = await this.repository.save(tool, manager);
     saved.plugin = plugin;
     return { tool: saved, action: existing ? 'updated' : 'created' };
   }
@@ -159,7 +159,7 @@ export class ToolsService {
     keep: readonly string[],
     manager: EntityManager,
   ): Promise<DeletedRow[]> {
-    return this.repository.deleteToolsExcept(organizationId, keep, manager);
+    return this.repository.deleteExcept(organizationId, keep, manager);
   }
 
   /** `apply --prune`: deletes the organization's plugins not named in `keep`. */

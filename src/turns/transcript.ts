@@ -45,13 +45,6 @@ function toChatPart(part: InputPart): ChatContentPart {
   return { type: 'file', file: { file_data: part.fileData, filename: part.filename ?? 'attachment' } };
 }
 
-/** Text of the user's messages in this turn, for chat history and the conversation title. */
-export function userTextOf(items: InputItem[]): string[] {
-  return items.flatMap((item) =>
-    item.type === 'message' && item.role === 'user' && item.text.trim() ? [item.text] : [],
-  );
-}
-
 /** The first user message, whitespace collapsed, cut at a word boundary to at most 80 characters. */
 export function conversationTitle(text: string): string {
   const collapsed = text.replace(/\s+/g, ' ').trim();

@@ -13,7 +13,19 @@ import {
   MinLength,
   ValidateIf,
 } from 'class-validator';
+import { applyDecorators } from '@nestjs/common';
 import { API_KEY_SCOPES } from '../../api-keys/entities/api-key.entity.js';
+
+/** An optional list of up to 100 strings, or null for none (the organization's name lists). */
+function NullableNameList(): PropertyDecorator {
+  return applyDecorators(
+    IsOptional(),
+    ValidateIf((_dto, value) => value !== null),
+    IsArray(),
+    IsString({ each: true }),
+    ArrayMaxSize(100),
+  );
+}
 
 /**
  * The bodies of the admin API's writes. Only shapes are checked here; the rules (slug format,
@@ -41,19 +53,11 @@ export class PutOrganizationDto {
   monthlyTokenBudget?: number | null;
 
   /** Environment variables the organization's admin may reference; null: none. */
-  @IsOptional()
-  @ValidateIf((_dto, value) => value !== null)
-  @IsArray()
-  @IsString({ each: true })
-  @ArrayMaxSize(100)
+  @NullableNameList()
   secretEnvGrants?: string[] | null;
 
   /** Non-public hosts the organization's configuration may reach; null: none. */
-  @IsOptional()
-  @ValidateIf((_dto, value) => value !== null)
-  @IsArray()
-  @IsString({ each: true })
-  @ArrayMaxSize(100)
+  @NullableNameList()
   ssrfAllowlist?: string[] | null;
 }
 

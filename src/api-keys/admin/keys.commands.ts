@@ -5,10 +5,10 @@ import {
   type AdminCommand,
   type OptionValues,
 } from '../../admin-framework/admin-command.js';
-import { table } from '../../admin-framework/admin-views.js';
 import {
   ORGANIZATION_OPTION,
-  requireOrganization,
+  organizationOf,
+  organizationListCommand,
 } from '../../organizations/admin/organizations.commands.js';
 import { ApiKeysService } from '../api-keys.service.js';
 import type { ApiKeyEntity } from '../entities/api-key.entity.js';
@@ -43,7 +43,7 @@ export const keyCommands: AdminCommand[] = [
     summary: 'issue a key; its secret is printed this once',
     options: { ...ORGANIZATION_OPTION, ...NAME_OPTION, ...SCOPES_OPTION },
     async run({ app, options }) {
-      const organization = await requireOrganization(app, stringOption(options, 'org') ?? '');
+      const organization = await organizationOf({ app, options });
       const { key, secret } = await app
         .get(ApiKeysService)
         .create(organization.id, stringOption(options, 'name') ?? '', scopesOf(options));
@@ -57,38 +57,30 @@ export const keyCommands: AdminCommand[] = [
       };
     },
   },
-  {
+  organizationListCommand({
     words: ['keys', 'list'],
     summary: "list an organization's keys (never their secrets)",
-    options: { ...ORGANIZATION_OPTION },
-    async run({ app, options }) {
-      const organization = await requireOrganization(app, stringOption(options, 'org') ?? '');
-      const keys = await app.get(ApiKeysService).list(organization.id);
-      return {
-        json: keys.map(apiKeyView),
-        text: table(
-          ['ID', 'NAME', 'HINT', 'SCOPES', 'LEGACY', 'CREATED', 'LAST USED', 'REVOKED'],
-          keys.map((k) => [
-            k.id,
-            k.name,
-            k.hint,
-            k.scopes.join(','),
-            k.legacy ? 'yes' : 'no',
-            k.createdAt.toISOString(),
-            k.lastUsedAt?.toISOString() ?? '-',
-            k.revokedAt?.toISOString() ?? '-',
-          ]),
-        ),
-      };
-    },
-  },
+    list: (app, organizationId) => app.get(ApiKeysService).list(organizationId),
+    view: apiKeyView,
+    columns: ['ID', 'NAME', 'HINT', 'SCOPES', 'LEGACY', 'CREATED', 'LAST USED', 'REVOKED'],
+    cells: (k) => [
+      k.id,
+      k.name,
+      k.hint,
+      k.scopes.join(','),
+      k.legacy ? 'yes' : 'no',
+      k.createdAt.toISOString(),
+      k.lastUsedAt?.toISOString() ?? '-',
+      k.revokedAt?.toISOString() ?? '-',
+    ],
+  }),
   {
     words: ['keys', 'revoke'],
     summary: 'revoke a key; running services stop accepting it within API_KEY_CACHE_TTL_SECONDS',
     args: ['<keyId>'],
     options: { ...ORGANIZATION_OPTION },
     async run({ app, options, args }) {
-      const organization = await requireOrganization(app, stringOption(options, 'org') ?? '');
+      const organization = await organizationOf({ app, options });
       const keyId = parseId(args[0], 'the key id');
       const keys = app.get(ApiKeysService);
       if (!(await keys.revoke(organization.id, keyId))) {
@@ -117,7 +109,7 @@ export const keyCommands: AdminCommand[] = [
       ...SCOPES_OPTION,
     },
     async run({ app, options }) {
-      const organization = await requireOrganization(app, stringOption(options, 'org') ?? '');
+      const organization = await organizationOf({ app, options });
       const key = await app
         .get(ApiKeysService)
         .importLegacy(

@@ -6,10 +6,10 @@ import {
   type AdminCommand,
   type CommandContext,
 } from '../../admin-framework/admin-command.js';
-import { table } from '../../admin-framework/admin-views.js';
 import {
   ORGANIZATION_OPTION,
-  requireOrganization,
+  organizationOf,
+  organizationListCommand,
 } from '../../organizations/admin/organizations.commands.js';
 import { AssistantsService, type AssistantChanges } from '../assistants.service.js';
 import type { AssistantEntity } from '../entities/assistant.entity.js';
@@ -24,7 +24,7 @@ import {
 } from './agent-options.js';
 
 async function requireAssistant(context: CommandContext): Promise<AssistantEntity> {
-  const organization = await requireOrganization(context.app, stringOption(context.options, 'org') ?? '');
+  const organization = await organizationOf(context);
   const id = parseId(context.args[0], 'the assistant id', 'asst_');
   const assistant = await context.app.get(AssistantsService).find(organization.id, id);
   if (!assistant) throw new AdminUsageError(`organization ${organization.slug} has no assistant ${id}`);
@@ -61,7 +61,7 @@ export const assistantCommands: AdminCommand[] = [
       ...TOOLS_OPTION,
     },
     async run(context) {
-      const organization = await requireOrganization(context.app, stringOption(context.options, 'org') ?? '');
+      const organization = await organizationOf(context);
       const changes: AssistantChanges & { name: string } = {
         name: stringOption(context.options, 'name') ?? '',
         instructions: await instructionsFrom(context),
@@ -73,29 +73,21 @@ export const assistantCommands: AdminCommand[] = [
       return { json: assistantView(assistant), text: `Created ${describe(assistant)}` };
     },
   },
-  {
+  organizationListCommand({
     words: ['assistants', 'list'],
     summary: "list an organization's assistants",
-    options: { ...ORGANIZATION_OPTION },
-    async run({ app, options }) {
-      const organization = await requireOrganization(app, stringOption(options, 'org') ?? '');
-      const assistants = await app.get(AssistantsService).list(organization.id);
-      return {
-        json: assistants.map(assistantView),
-        text: table(
-          ['ID', 'NAME', 'PROVIDER', 'MODEL', 'TOOLS', 'UPDATED'],
-          assistants.map((a) => [
-            a.id,
-            a.name,
-            a.model.provider,
-            a.model.provider === 'offline' ? '-' : a.model.model,
-            a.toolNames.length > 0 ? a.toolNames.join(',') : '-',
-            a.updatedAt.toISOString(),
-          ]),
-        ),
-      };
-    },
-  },
+    list: (app, organizationId) => app.get(AssistantsService).list(organizationId),
+    view: assistantView,
+    columns: ['ID', 'NAME', 'PROVIDER', 'MODEL', 'TOOLS', 'UPDATED'],
+    cells: (a) => [
+      a.id,
+      a.name,
+      a.model.provider,
+      a.model.provider === 'offline' ? '-' : a.model.model,
+      a.toolNames.length > 0 ? a.toolNames.join(',') : '-',
+      a.updatedAt.toISOString(),
+    ],
+  }),
   {
     words: ['assistants', 'show'],
     summary: 'show one assistant',

@@ -1,14 +1,18 @@
 import type { EntityManager } from 'typeorm';
 import {
   ApplyError,
+  assertUnique,
   entriesAt,
   requiredString,
   rootEntry,
-  type ApplyDocument,
-  type DocumentEntry,
 } from '../../admin-framework/apply/apply-document.js';
+import type { ApplyDocument, DocumentEntry } from '../../admin-framework/apply/apply-document.js';
 import type { ApplyAction, ApplyReport } from '../../admin-framework/apply/apply-report.js';
-import { ApplySectionBase } from '../../admin-framework/apply/apply-section.js';
+import {
+  ApplySectionBase,
+  claimKeys,
+  type InputErrorClass,
+} from '../../admin-framework/apply/apply-section.js';
 import type { OrganizationEntity } from '../entities/organization.entity.js';
 import type { OrganizationsService } from '../organizations.service.js';
 
@@ -143,5 +147,82 @@ export abstract class OrganizationApplySection extends ApplySectionBase {
     const organization = await this.organizations.findBySlug(slug, manager);
     if (!organization) throw new ApplyError(`${entry.path}: organization "${slug}" not found`);
     return { entry, slug, organization, manager, report };
+  }
+}
+
+/**
+ * One flat `organizations[].<list>` of rows matched by name: how an entry is written and how
+ * `apply --prune` removes the undeclared rows.
+ */
+export interface NamedList extends PruneList {
+  /** The fields an entry may carry (claimed for the unknown-key check). */
+  fields: readonly string[];
+  /** What must be unique among the entries, besides `name` (trimmed unless `exactNames`). */
+  uniqueAlso?: string;
+  /** Names compared as written rather than trimmed. */
+  exactNames?: boolean;
+  write: (
+    organizationId: string,
+    entry: DocumentEntry,
+    manager: EntityManager,
+  ) => Promise<{ row: NamedRow; action: ApplyAction }>;
+}
+
+/** What a NamedListsSection is: its section fields and its lists, written and pruned in order. */
+export interface NamedListsSpec {
+  name: string;
+  order: number;
+  inputErrors: readonly InputErrorClass[];
+  lists: readonly NamedList[];
+}
+
+/**
+ * A section that only writes flat lists of named rows (assistants, tools and plugins, API keys,
+ * gateways): the keys it claims, the unique-name check, the write-and-record loop and the prune
+ * come from its lists, so the section says only how one entry is written and removed.
+ */
+export abstract class NamedListsSection extends OrganizationApplySection {
+  readonly name: string;
+  readonly order: number;
+  readonly keys: readonly string[];
+  protected readonly inputErrors: readonly InputErrorClass[];
+  protected readonly lists: readonly string[];
+  private readonly namedLists: readonly NamedList[];
+
+  constructor(organizations: OrganizationsService, spec: NamedListsSpec) {
+    super(organizations);
+    this.name = spec.name;
+    this.order = spec.order;
+    this.inputErrors = spec.inputErrors;
+    this.namedLists = spec.lists;
+    this.lists = spec.lists.map(({ list }) => list);
+    this.keys = spec.lists.flatMap(({ list, fields }) => claimKeys(`organizations[].${list}`, fields));
+  }
+
+  protected async applyTo(target: OrganizationInFile): Promise<void> {
+    const { entry: organizationEntry, organization, manager } = target;
+    const declared = this.namedLists.map((list) => ({
+      list,
+      entries: entriesAt(organizationEntry, list.list),
+    }));
+    for (const { list, entries } of declared) {
+      assertUnique(entries, 'name', (entry) =>
+        list.exactNames ? requiredString(entry, 'name') : requiredString(entry, 'name').trim(),
+      );
+      if (list.uniqueAlso) {
+        const field = list.uniqueAlso;
+        assertUnique(entries, field, (entry) => requiredString(entry, field));
+      }
+    }
+    for (const { list, entries } of declared) {
+      await this.writeEach(target, entries, list.kind, (entry) =>
+        list.write(organization.id, entry, manager),
+      );
+    }
+  }
+
+  /** Prunes in the reverse of the write order: what is written first may be named by what follows. */
+  async prune(document: ApplyDocument, manager: EntityManager, report: ApplyReport): Promise<void> {
+    await this.pruneLists(document, manager, report, [...this.namedLists].reverse());
   }
 }

@@ -4,6 +4,7 @@ import {
   parseWholeNumber,
   stringOption,
   type AdminCommand,
+  type CommandContext,
 } from '../../admin-framework/admin-command.js';
 import { table } from '../../admin-framework/admin-views.js';
 import type { OrganizationEntity } from '../entities/organization.entity.js';
@@ -22,6 +23,35 @@ export async function requireOrganization(
 export const ORGANIZATION_OPTION = {
   org: { type: 'string', placeholder: '<slug|id>', required: true, description: 'the organization' },
 } as const;
+
+/** The organization `--org` names (ORGANIZATION_OPTION), or a clear error. */
+export function organizationOf({
+  app,
+  options,
+}: Pick<CommandContext, 'app' | 'options'>): Promise<OrganizationEntity> {
+  return requireOrganization(app, stringOption(options, 'org') ?? '');
+}
+
+/** `<things> list --org`: the organization's rows, as JSON views and as a table. */
+export function organizationListCommand<Row>(spec: {
+  words: readonly string[];
+  summary: string;
+  list: (app: INestApplicationContext, organizationId: string) => Promise<Row[]>;
+  view: (row: Row) => unknown;
+  columns: readonly string[];
+  cells: (row: Row) => string[];
+}): AdminCommand {
+  return {
+    words: spec.words,
+    summary: spec.summary,
+    options: { ...ORGANIZATION_OPTION },
+    async run(context) {
+      const organization = await organizationOf(context);
+      const rows = await spec.list(context.app, organization.id);
+      return { json: rows.map(spec.view), text: table(spec.columns, rows.map(spec.cells)) };
+    },
+  };
+}
 
 function describe(organization: OrganizationEntity): string {
   const grants = organization.secretEnvGrants?.length ? organization.secretEnvGrants.join(',') : 'none';
@@ -80,59 +110,57 @@ export const organizationCommands: AdminCommand[] = [
       };
     },
   },
-  {
-    words: ['orgs', 'set-rate-limit'],
-    summary: 'set requests per minute, or "default" for the configured default',
-    args: ['<slug|id>', '<n|default>'],
-    async run({ app, args }) {
-      const [slugOrId, limit] = args;
-      const organization = await requireOrganization(app, slugOrId);
-      const perMinute = limit === 'default' ? null : parseWholeNumber(limit, 'the rate limit');
-      await app.get(OrganizationsService).setRateLimit(organization.id, perMinute);
-      const updated = await requireOrganization(app, organization.id);
-      return { json: organizationView(updated), text: `Updated organization ${describe(updated)}` };
-    },
-  },
-  {
-    words: ['orgs', 'set-token-budget'],
-    summary: 'set the tokens (input + output) per UTC month, or "none"',
-    args: ['<slug|id>', '<n|none>'],
-    async run({ app, args }) {
-      const [slugOrId, budget] = args;
-      const organization = await requireOrganization(app, slugOrId);
-      const tokens = budget === 'none' ? null : parseWholeNumber(budget, 'the token budget');
-      await app.get(OrganizationsService).setMonthlyTokenBudget(organization.id, tokens);
-      const updated = await requireOrganization(app, organization.id);
-      return { json: organizationView(updated), text: `Updated organization ${describe(updated)}` };
-    },
-  },
-  {
-    words: ['orgs', 'grant-secrets'],
-    summary:
-      'set the environment variables (comma-separated) the organization\'s admin may reference, or "none"',
-    args: ['<slug|id>', '<NAME,...|none>'],
-    async run({ app, args }) {
-      const [slugOrId, names] = args;
-      const organization = await requireOrganization(app, slugOrId);
-      await app.get(OrganizationsService).setSecretEnvGrants(organization.id, listArgument(names));
-      const updated = await requireOrganization(app, organization.id);
-      return { json: organizationView(updated), text: `Updated organization ${describe(updated)}` };
-    },
-  },
-  {
-    words: ['orgs', 'set-ssrf-allowlist'],
-    summary:
-      'set the non-public hosts (comma-separated CIDRs, addresses, names, host:port) the organization may reach, or "none"',
-    args: ['<slug|id>', '<entry,...|none>'],
-    async run({ app, args }) {
-      const [slugOrId, entries] = args;
-      const organization = await requireOrganization(app, slugOrId);
-      await app.get(OrganizationsService).setSsrfAllowlist(organization.id, listArgument(entries));
-      const updated = await requireOrganization(app, organization.id);
-      return { json: organizationView(updated), text: `Updated organization ${describe(updated)}` };
-    },
-  },
+  organizationSetter(
+    'set-rate-limit',
+    'set requests per minute, or "default" for the configured default',
+    '<n|default>',
+    (organizations, id, limit) =>
+      organizations.setRateLimit(id, limit === 'default' ? null : parseWholeNumber(limit, 'the rate limit')),
+  ),
+  organizationSetter(
+    'set-token-budget',
+    'set the tokens (input + output) per UTC month, or "none"',
+    '<n|none>',
+    (organizations, id, budget) =>
+      organizations.setMonthlyTokenBudget(
+        id,
+        budget === 'none' ? null : parseWholeNumber(budget, 'the token budget'),
+      ),
+  ),
+  organizationSetter(
+    'grant-secrets',
+    'set the environment variables (comma-separated) the organization\'s admin may reference, or "none"',
+    '<NAME,...|none>',
+    (organizations, id, names) => organizations.setSecretEnvGrants(id, listArgument(names)),
+  ),
+  organizationSetter(
+    'set-ssrf-allowlist',
+    'set the non-public hosts (comma-separated CIDRs, addresses, names, host:port) the organization may reach, or "none"',
+    '<entry,...|none>',
+    (organizations, id, entries) => organizations.setSsrfAllowlist(id, listArgument(entries)),
+  ),
 ];
+
+/** `orgs <verb> <slug|id> <value>`: sets one thing and shows the organization as it is now. */
+function organizationSetter(
+  verb: string,
+  summary: string,
+  valueArg: string,
+  set: (organizations: OrganizationsService, organizationId: string, value: string) => Promise<void>,
+): AdminCommand {
+  return {
+    words: ['orgs', verb],
+    summary,
+    args: ['<slug|id>', valueArg],
+    async run({ app, args }) {
+      const [slugOrId, value] = args;
+      const organization = await requireOrganization(app, slugOrId);
+      await set(app.get(OrganizationsService), organization.id, value);
+      const updated = await requireOrganization(app, organization.id);
+      return { json: organizationView(updated), text: `Updated organization ${describe(updated)}` };
+    },
+  };
+}
 
 function listArgument(value: string): string[] {
   return value === 'none'

@@ -6,6 +6,7 @@ import {
   parseTools,
 } from '../dto/create-response.dto.js';
 import { parseInput } from '../dto/input-items.parser.js';
+import { shapeRef } from './request-shapes.js';
 import { splitFileSearchTool } from '../../vector-stores/file-search/file-search.tool.js';
 import {
   IDENTIFIER_MAX_LENGTH,
@@ -32,7 +33,6 @@ import {
   type JsonSchema,
 } from '../../common/request-schema/request-field.js';
 
-const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 
 /** `model`: the assistant, `asst_<uuid>` or the bare UUID → the bare UUID (POST /v1/responses and compact). */
 export const modelField = customField('model', {
@@ -52,7 +52,7 @@ export const modelField = customField('model', {
 export const INPUT_SCHEMA: JsonSchema = {
   oneOf: [
     { type: 'string', description: 'One user message' },
-    { type: 'array', minItems: 1, items: ref('InputItem') },
+    { type: 'array', minItems: 1, items: shapeRef('InputItem') },
   ],
 };
 
@@ -149,7 +149,7 @@ export const CREATE_RESPONSE_FIELDS = [
     schema: {
       type: 'object',
       properties: {
-        format: ref('TextFormat'),
+        format: shapeRef('TextFormat'),
         verbosity: { type: 'string', enum: ['low', 'medium', 'high'] },
       },
     },
@@ -195,7 +195,7 @@ export const CREATE_RESPONSE_FIELDS = [
     schema: {
       type: 'array',
       maxItems: MAX_TOOLS,
-      items: { oneOf: [ref('FunctionTool'), ref('FileSearchTool')] },
+      items: { oneOf: [shapeRef('FunctionTool'), shapeRef('FileSearchTool')] },
     },
     description:
       'Client-side function tools, names unique, and at most one `file_search` tool (other server-side tools are configured on the assistant)',

@@ -1,44 +1,19 @@
 import type { ToolResult } from '../../tools/server-tool.js';
-import { randomUUID } from 'node:crypto';
 import type { TokenLogprob } from '../../llm/llm.types.js';
 import type { OutputItem, OutputTextPart, ReasoningTextPart } from '../../turns/output-item.types.js';
 import { fileCitations, type SearchedPassage } from '../../turns/file-citations.js';
+import {
+  DEFAULT_EVENT_STYLE,
+  deltaIds,
+  itemId,
+  ResponseEvents,
+  type EventSink,
+  type EventStyle,
+} from './response-events.js';
 
-/**
- * Which event names a client gets where dialects differ: `response.status` (the contract's, which
- * the official SDKs reject) and the reasoning text events (`response.reasoning_text.*` in OpenAI's
- * SDKs, `response.reasoning.*` in the Open Responses specification).
- */
-export interface EventStyle {
-  status: boolean;
-  reasoning: 'response.reasoning_text' | 'response.reasoning';
-}
+// The event types live with the event side; re-exported so importers keep one place to import from.
+export { DEFAULT_EVENT_STYLE, itemId, type EventSink, type EventStyle } from './response-events.js';
 
-export const DEFAULT_EVENT_STYLE: EventStyle = { status: true, reasoning: 'response.reasoning' };
-
-/** Where a streamed response's events go; writing is synchronous, see SseWriter. */
-export interface EventSink {
-  event(type: string, payload: Record<string, unknown>): void;
-  /**
-   * The same event with its payload already JSON text, exactly `JSON.stringify` of what `event`
-   * would get. Optional: the recorder uses it for the per-token events when the sink has it.
-   */
-  eventJson?(type: string, sequence: number, json: string): void;
-  cork(): void;
-  uncork(): void;
-  /** Undefined when more can be written now; otherwise resolves when it can. */
-  drain(): Promise<void> | undefined;
-}
-
-export function itemId(prefix: 'msg' | 'fc' | 'hov' | 'oar' | 'ws' | 'fs' | 'rs'): string {
-  return `${prefix}_${randomUUID().replaceAll('-', '')}`;
-}
-
-/**
- * Builds a response's `output` and, when streaming, emits the matching events in the order the
- * spec and the official SDK's stream helper require: every event carries `sequence_number`;
- * item events carry `output_index` (the append position) and `item_id`.
- */
 /** Shared by every text delta without log probabilities: serialized, never mutated. */
 const NO_LOGPROBS: readonly never[] = Object.freeze([]);
 
@@ -48,16 +23,12 @@ interface OpenItem<T extends OutputItem['type']> {
 }
 
 /**
- * The JSON of a delta event's fields between `sequence_number` and `delta`, built once per item:
- * a token then costs one string, not three objects and a `JSON.stringify` (see `delta`).
+ * Builds a response's `output` and, when streaming, emits the matching events (ResponseEvents) in
+ * the order the spec and the official SDK's stream helper require: every event carries
+ * `sequence_number`; item events carry `output_index` (the append position) and `item_id`.
  */
-function deltaIds(itemId: string, outputIndex: number, contentIndex: boolean): string {
-  return `,"item_id":${JSON.stringify(itemId)},"output_index":${outputIndex}${contentIndex ? ',"content_index":0' : ''},"delta":`;
-}
-
-export class ResponseRecorder {
+export class ResponseRecorder extends ResponseEvents {
   readonly output: OutputItem[] = [];
-  private sequence = 0;
   private openMessage: (OpenItem<'message'> & { deltaIds: string }) | undefined;
   private openReasoning: (OpenItem<'reasoning'> & { deltaIds: string }) | undefined;
   private readonly openCalls: (OpenItem<'function_call'> & { deltaIds: string })[] = [];
@@ -68,10 +39,8 @@ export class ResponseRecorder {
   private readonly reasoningDelta: string;
   private readonly reasoningDone: string;
 
-  constructor(
-    private readonly sink: EventSink | undefined,
-    private readonly style: EventStyle = DEFAULT_EVENT_STYLE,
-  ) {
+  constructor(sink: EventSink | undefined, style: EventStyle = DEFAULT_EVENT_STYLE) {
+    super(sink, style);
     this.reasoningDelta = `${style.reasoning}.delta`;
     this.reasoningDone = `${style.reasoning}.done`;
   }
@@ -82,46 +51,8 @@ export class ResponseRecorder {
       .join('');
   }
 
-  /** Whether events reach someone as they happen (a stream, a background turn), not only at the end. */
-  get live(): boolean {
-    return this.sink !== undefined;
-  }
-
   get hasOpenFunctionCalls(): boolean {
     return this.openCalls.length > 0;
-  }
-
-  emit(type: string, payload: Record<string, unknown>): void {
-    this.sink?.event(type, { type, sequence_number: this.sequence++, ...payload });
-  }
-
-  /**
-   * A delta event as JSON text, byte for byte what `emit` would serialize: `type`,
-   * `sequence_number`, the item's ids, `delta`, then `tail` (the fields after it).
-   */
-  private delta(type: string, ids: string, delta: string, tail: string): void {
-    const sequence = this.sequence++;
-    this.sink?.eventJson?.(
-      type,
-      sequence,
-      `{"type":${JSON.stringify(type)},"sequence_number":${sequence}${ids}${JSON.stringify(delta)}${tail}`,
-    );
-  }
-
-  /** Groups the events emitted by `work` into one socket write. */
-  batch(work: () => void): void {
-    if (!this.sink) return work();
-    this.sink.cork();
-    try {
-      work();
-    } finally {
-      this.sink.uncork();
-    }
-  }
-
-  /** Undefined when the client keeps up; otherwise resolves when it has read enough. */
-  drain(): Promise<void> | undefined {
-    return this.sink?.drain();
   }
 
   text(delta: string, logprobs?: TokenLogprob[]): void {
@@ -136,26 +67,14 @@ export class ResponseRecorder {
         role: 'assistant',
         content: [],
       };
-      const index = this.output.push(item) - 1;
-      open = { index, item, deltaIds: deltaIds(item.id, index, true) };
-      this.openMessage = open;
-      this.emit('response.output_item.added', {
-        output_index: open.index,
-        item: { ...item, content: [] },
-      });
       const part: OutputTextPart = { type: 'output_text', text: '', annotations: [], logprobs: [] };
-      item.content.push(part);
-      this.emit('response.content_part.added', {
-        item_id: item.id,
-        output_index: open.index,
-        content_index: 0,
-        part: { ...part, logprobs: [] },
-      });
+      open = this.openContent(item, part, { ...part, logprobs: [] });
+      this.openMessage = open;
     }
     const part = open.item.content[0];
     part.text += delta;
     if (logprobs) part.logprobs.push(...logprobs);
-    else if (this.sink?.eventJson)
+    else if (this.writesJson)
       return this.delta('response.output_text.delta', open.deltaIds, delta, ',"logprobs":[]}');
     this.emit('response.output_text.delta', {
       item_id: open.item.id,
@@ -179,27 +98,43 @@ export class ResponseRecorder {
         summary: [],
         content: [],
       };
-      const index = this.output.push(item) - 1;
-      open = { index, item, deltaIds: deltaIds(item.id, index, true) };
-      this.openReasoning = open;
-      this.emit('response.output_item.added', { output_index: open.index, item: { ...item, content: [] } });
       const part: ReasoningTextPart = { type: 'reasoning_text', text: '' };
-      item.content.push(part);
-      this.emit('response.content_part.added', {
-        item_id: item.id,
-        output_index: open.index,
-        content_index: 0,
-        part: { ...part },
-      });
+      open = this.openContent(item, part, { ...part });
+      this.openReasoning = open;
     }
     open.item.content[0].text += delta;
-    if (this.sink?.eventJson) return this.delta(this.reasoningDelta, open.deltaIds, delta, '}');
+    if (this.writesJson) return this.delta(this.reasoningDelta, open.deltaIds, delta, '}');
     this.emit(this.reasoningDelta, {
       item_id: open.item.id,
       output_index: open.index,
       content_index: 0,
       delta,
     });
+  }
+
+  /**
+   * Appends a message or reasoning item with its one content part and announces both; `shown` is
+   * the part as the event carries it (a copy: the part itself keeps growing).
+   */
+  private openContent<T extends Extract<OutputItem, { type: 'message' | 'reasoning' }>>(
+    item: T,
+    part: T['content'][number],
+    shown: object,
+  ): OpenItem<T['type']> & { deltaIds: string } {
+    const index = this.output.push(item) - 1;
+    this.emit('response.output_item.added', { output_index: index, item: { ...item, content: [] } });
+    (item.content as T['content'][number][]).push(part);
+    this.emit('response.content_part.added', {
+      item_id: item.id,
+      output_index: index,
+      content_index: 0,
+      part: shown,
+    });
+    return {
+      index,
+      item: item as Extract<OutputItem, { type: T['type'] }>,
+      deltaIds: deltaIds(item.id, index, true),
+    };
   }
 
   private endReasoning(status: 'completed' | 'incomplete' = 'completed'): void {
@@ -266,7 +201,7 @@ export class ResponseRecorder {
     const open = this.openCalls.find((call) => call.index === handle);
     if (!open || delta.length === 0) return;
     open.item.arguments += delta;
-    if (this.sink?.eventJson) {
+    if (this.writesJson) {
       return this.delta('response.function_call_arguments.delta', open.deltaIds, delta, '}');
     }
     this.emit('response.function_call_arguments.delta', {
@@ -344,11 +279,6 @@ export class ResponseRecorder {
       if (result.ok) this.emit('response.file_search_call.completed', ids);
       this.emit('response.output_item.done', { output_index: index, item });
     };
-  }
-
-  /** `response.status`, unless the client is an official SDK that rejects unknown events. */
-  status(code: string, message: string, metadata: Record<string, unknown>): void {
-    if (this.style.status) this.emit('response.status', { code, message, metadata });
   }
 
   /** Marks whatever is still open as cut short (client gone, upstream failed). */

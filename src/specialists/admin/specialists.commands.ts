@@ -16,10 +16,7 @@ import {
   toolsFrom,
   toolsText,
 } from '../../assistants/admin/agent-options.js';
-import {
-  ORGANIZATION_OPTION,
-  requireOrganization,
-} from '../../organizations/admin/organizations.commands.js';
+import { ORGANIZATION_OPTION, organizationOf } from '../../organizations/admin/organizations.commands.js';
 import { AssistantsService } from '../../assistants/assistants.service.js';
 import type { AssistantEntity } from '../../assistants/entities/assistant.entity.js';
 import type { ModelSettings } from '../../llm/model-settings.js';
@@ -62,7 +59,7 @@ const NAME_OPTION = {
 
 /** The organization's assistant the administrator names by id or by (unambiguous) name. */
 async function requireAssistant(app: INestApplicationContext, options: CommandContext['options']) {
-  const organization = await requireOrganization(app, stringOption(options, 'org') ?? '');
+  const organization = await organizationOf({ app, options });
   const reference = stringOption(options, 'assistant') ?? '';
   const assistant = await app.get(AssistantsService).findByReference(organization.id, reference);
   if (!assistant) {

@@ -1,8 +1,8 @@
-import { AdminUsageError, stringOption, type AdminCommand } from '../../admin-framework/admin-command.js';
-import { table } from '../../admin-framework/admin-views.js';
+import { AdminUsageError, type AdminCommand } from '../../admin-framework/admin-command.js';
 import {
   ORGANIZATION_OPTION,
-  requireOrganization,
+  organizationOf,
+  organizationListCommand,
 } from '../../organizations/admin/organizations.commands.js';
 import type { ToolEntity } from '../entities/tool.entity.js';
 import { ToolsService } from '../tools.service.js';
@@ -36,29 +36,21 @@ async function requireTool(tools: ToolsService, organizationId: string, slug: st
 }
 
 export const toolCommands: AdminCommand[] = [
-  {
+  organizationListCommand({
     words: ['tools', 'list'],
     summary: "list an organization's server-side tools (declare them with apply -f)",
-    options: { ...ORGANIZATION_OPTION },
-    async run({ app, options }) {
-      const organization = await requireOrganization(app, stringOption(options, 'org') ?? '');
-      const tools = await app.get(ToolsService).list(organization.id);
-      return {
-        json: tools.map(toolView),
-        text: table(
-          ['NAME', 'KIND', 'PLUGIN', 'TARGET', 'UPDATED'],
-          tools.map((t) => [t.name, t.kind, t.plugin?.name ?? '-', target(t), t.updatedAt.toISOString()]),
-        ),
-      };
-    },
-  },
+    list: (app, organizationId) => app.get(ToolsService).list(organizationId),
+    view: toolView,
+    columns: ['NAME', 'KIND', 'PLUGIN', 'TARGET', 'UPDATED'],
+    cells: (t) => [t.name, t.kind, t.plugin?.name ?? '-', target(t), t.updatedAt.toISOString()],
+  }),
   {
     words: ['tools', 'show'],
     summary: 'show one tool with its plugin and configuration',
     args: ['<name>'],
     options: { ...ORGANIZATION_OPTION },
     async run({ app, options, args }) {
-      const organization = await requireOrganization(app, stringOption(options, 'org') ?? '');
+      const organization = await organizationOf({ app, options });
       const tool = await requireTool(app.get(ToolsService), organization.id, organization.slug, args[0]);
       const view = toolView(tool);
       return { json: view, text: JSON.stringify(view, null, 2) };
@@ -70,7 +62,7 @@ export const toolCommands: AdminCommand[] = [
     args: ['<name>'],
     options: { ...ORGANIZATION_OPTION },
     async run({ app, options, args }) {
-      const organization = await requireOrganization(app, stringOption(options, 'org') ?? '');
+      const organization = await organizationOf({ app, options });
       const tools = app.get(ToolsService);
       const tool = await requireTool(tools, organization.id, organization.slug, args[0]);
       await tools.delete(organization.id, tool.name);

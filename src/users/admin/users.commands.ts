@@ -1,10 +1,7 @@
 import { MAX_USER_ID_LENGTH } from '../../common/http/request-params.js';
 import { UserErasureService, type ErasureReport } from '../user-erasure.service.js';
 import { AdminUsageError, stringOption, type AdminCommand } from '../../admin-framework/admin-command.js';
-import {
-  ORGANIZATION_OPTION,
-  requireOrganization,
-} from '../../organizations/admin/organizations.commands.js';
+import { ORGANIZATION_OPTION, organizationOf } from '../../organizations/admin/organizations.commands.js';
 
 const LABELS: Record<keyof ErasureReport, [string, string]> = {
   conversations: ['conversation', 'conversations'],
@@ -36,7 +33,7 @@ export const userCommands: AdminCommand[] = [
       },
     },
     async run({ app, options }) {
-      const organization = await requireOrganization(app, stringOption(options, 'org') ?? '');
+      const organization = await organizationOf({ app, options });
       const userId = stringOption(options, 'user') ?? '';
       if (userId.length === 0 || userId.length > MAX_USER_ID_LENGTH) {
         throw new AdminUsageError(`--user must be 1 to ${MAX_USER_ID_LENGTH} characters`);
