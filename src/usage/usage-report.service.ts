@@ -12,6 +12,8 @@ export interface UsageLine {
   key_id?: string;
   /** null for turns without `x-user-id`. */
   user_id?: string | null;
+  /** The upstream model that answered (`offline` for the offline model); null: not recorded (usage before models were). */
+  model?: string | null;
   turns: number;
   input_tokens: number;
   cached_tokens: number;
@@ -28,6 +30,7 @@ const OUTPUT_NAMES: Record<UsageDimension, keyof UsageLine> = {
   specialist: 'specialist',
   key: 'key_id',
   user: 'user_id',
+  model: 'model',
 };
 
 @Injectable()
@@ -78,7 +81,7 @@ function newLine(row: UsageSumRow, groupBy: UsageDimension[]): UsageLine {
         ? `asst_${value}`
         : dimension === 'specialist'
           ? value || 'generic'
-          : dimension === 'user'
+          : dimension === 'user' || dimension === 'model'
             ? value || null
             : value;
     Object.assign(line, { [OUTPUT_NAMES[dimension]]: shown });
