@@ -6,6 +6,7 @@ import { call } from './support/http.js';
 import { postStream } from './support/sse.js';
 import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
 import { startTestIdentityProvider, type TestIdentityProvider } from './support/test-identity-provider.js';
+import { USAGE_COUNT_NAMES } from '../src/usage/usage-line.js';
 
 const ADMIN_GROUP = '/platform/admins';
 
@@ -237,15 +238,7 @@ describe('usage accounting, budgets and usage metrics', () => {
     const [daily] = (await usage(adminKey, `?period=day&from=${day}&to=${day}`)).body.data;
     expect(hourly.length).toBeGreaterThan(0);
     for (const line of hourly) expect(line.period).toMatch(new RegExp(`^${day}T\\d{2}:00:00Z$`));
-    const counts = [
-      'turns',
-      'input_tokens',
-      'cached_tokens',
-      'output_tokens',
-      'reasoning_tokens',
-      'total_tokens',
-    ];
-    for (const count of counts) {
+    for (const count of USAGE_COUNT_NAMES) {
       expect([count, hourly.reduce((sum: number, line: any) => sum + line[count], 0)]).toEqual([
         count,
         daily[count],

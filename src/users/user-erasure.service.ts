@@ -6,18 +6,9 @@ import { TransactionalConnection } from '../database/transactional-connection.js
 import { FilesRepository } from '../files/files.repository.js';
 import { MemoryRepository } from '../memory/memory.repository.js';
 import { TurnStore } from '../responses/store/turn-store.repository.js';
+import type { ErasureReport } from './erasure-report.js';
 
-/** How many rows of each kind an erasure deleted. */
-export interface ErasureReport {
-  conversations: number;
-  responses: number;
-  messages: number;
-  claims: number;
-  memoryItems: number;
-  memoryOptOuts: number;
-  /** `user_data` files (files of other purposes are the organization's and stay). */
-  files: number;
-}
+export type { ErasureReport };
 
 /**
  * Erases every trace of one end-user id in one organization: chat history (conversations,
