@@ -5,6 +5,7 @@ import {
   browserSuiteEnabled,
   buildConsole,
   launchBrowser,
+  openConsolePage,
   seriousViolations,
   type TestBrowser,
 } from './browser.js';
@@ -42,13 +43,7 @@ suite('web console: sign-in with the identity provider (real browser)', () => {
     idp.registerClient(CLIENT_ID, `${app.baseUrl}/console/`);
     await app.seedOrganization('acme');
     chromium = await launchBrowser();
-    context = await chromium.browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    page.on('request', (request) => requests.push(request.url()));
-    page.on('console', (message) => {
-      if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
-    });
+    ({ context, page } = await openConsolePage(chromium.browser, { requests, cspViolations }));
   }, 120_000);
 
   afterAll(async () => {

@@ -8,6 +8,7 @@ import {
   browserSuiteEnabled,
   buildConsole,
   launchBrowser,
+  openConsolePage,
   seriousViolations,
   type TestBrowser,
 } from './browser.js';
@@ -66,15 +67,7 @@ suite('web console (real browser)', () => {
     acme = await app.seedOrganization('acme');
     globex = await app.seedOrganization('globex');
     chromium = await launchBrowser();
-    context = await chromium.browser.newContext({ viewport: { width: 1280, height: 800 } });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: app.baseUrl });
-    page = await context.newPage();
-    // Every wait is for something specific; a missing one fails in 10 s rather than 30.
-    page.setDefaultTimeout(10_000);
-    page.on('request', (request) => requests.push(request.url()));
-    page.on('console', (message) => {
-      if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
-    });
+    ({ context, page } = await openConsolePage(chromium.browser, { requests, cspViolations }, app.baseUrl));
   }, 120_000);
 
   afterAll(async () => {
