@@ -15,6 +15,7 @@ import { Files1795900000000 } from './1795900000000-files.js';
 import { UpstreamAttempts1796200000001 } from './1796200000001-upstream-attempts.js';
 import { VectorStores1796300000001 } from './1796300000001-vector-stores.js';
 import { VectorIndex1796430000001 } from './1796430000001-vector-index.js';
+import { UsageHourly1796440000001 } from './1796440000001-usage-hourly.js';
 
 /** Every migration in order. `npm run migration:generate` appends to this list. */
 export const MIGRATIONS: Function[] = [
@@ -35,4 +36,5 @@ export const MIGRATIONS: Function[] = [
   UpstreamAttempts1796200000001,
   VectorStores1796300000001,
   VectorIndex1796430000001,
+  UsageHourly1796440000001,
 ];

@@ -32,6 +32,7 @@ import { OrganizationsModule } from './organizations/organizations.module.js';
 import { QuickstartModule } from './quickstart/quickstart.module.js';
 import { ResponsesModule } from './responses/responses.module.js';
 import { UsageModule } from './usage/usage.module.js';
+import { UsersAdminModule } from './users/admin/users-admin.module.js';
 
 @Module({})
 export class AppModule implements NestModule {
@@ -59,6 +60,7 @@ export class AppModule implements NestModule {
         ConversationsModule,
         McpGatewayModule,
         AdminApiModule,
+        UsersAdminModule,
         OpenApiModule,
         ConsoleModule,
       ],

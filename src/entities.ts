@@ -15,6 +15,7 @@ import { PluginEntity } from './tools/entities/plugin.entity.js';
 import { ToolEntity } from './tools/entities/tool.entity.js';
 import { StoredFileEntity } from './files/entities/stored-file.entity.js';
 import { UsageDailyEntity } from './usage/entities/usage-daily.entity.js';
+import { UsageHourlyEntity } from './usage/entities/usage-hourly.entity.js';
 
 /**
  * Every entity, listed explicitly: ESM builds cannot rely on glob loading. Like AppModule, a
@@ -37,6 +38,7 @@ export const ENTITIES = [
   PluginEntity,
   ToolEntity,
   UsageDailyEntity,
+  UsageHourlyEntity,
   AuditLogEntity,
   StoredFileEntity,
 ];

@@ -280,13 +280,18 @@ describe('fallback targets, streamed and JSON', () => {
     });
   }
 
-  it("prices the turn's usage as the target that answered", async () => {
+  it("prices the turn's usage as the target that answered, and counts it under that target's model", async () => {
     const { userId } = await run(SCENARIOS[1], false);
     const rows = await app.dataSource.query(
       'SELECT currency FROM usage_daily WHERE organization_id = $1 AND user_id = $2',
       [org.id, userId],
     );
     expect(rows.map((row: { currency: string }) => row.currency)).toEqual(['EUR']);
+    const hourly = await app.dataSource.query(
+      'SELECT model, currency FROM usage_hourly WHERE organization_id = $1 AND user_id = $2',
+      [org.id, userId],
+    );
+    expect(hourly).toEqual([{ model: 'small-model', currency: 'EUR' }]);
   });
 
   it('every target failing: the last failure, every attempt stored', async () => {

@@ -6,6 +6,7 @@ import { call } from './support/http.js';
 import { postStream } from './support/sse.js';
 import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
 import { startTestIdentityProvider, type TestIdentityProvider } from './support/test-identity-provider.js';
+import { USAGE_COUNT_NAMES } from '../src/usage/usage-line.js';
 
 const ADMIN_GROUP = '/platform/admins';
 
@@ -217,14 +218,46 @@ describe('usage accounting, budgets and usage metrics', () => {
     expect(narrowed.body.data).toEqual([expect.objectContaining({ turns: 2, input_tokens: 22 })]);
   });
 
+  it('aggregates by the model that answered, and in hourly buckets that add up to the day', async () => {
+    const byModel = (await usage(adminKey, '?group_by=model')).body.data;
+    // A turn counts once, under its first model call's model; the billing specialist's answer
+    // counts its tokens under its own model. The turn that failed before any usage: model unknown.
+    expect(
+      byModel.map((line: any) => [line.model, line.turns, line.input_tokens, line.output_tokens, line.cost]),
+    ).toEqual(
+      expect.arrayContaining([
+        ['generic-model', 6, 66, 10, { USD: expect.any(Number) }],
+        ['billing-model', 0, 11, 2, { EUR: expect.any(Number) }],
+        [null, 1, 0, 0, {}],
+      ]),
+    );
+    expect(byModel).toHaveLength(3);
+    const finished = await turnsFinished();
+    const day = finished.toISOString().slice(0, 10);
+    const hourly = (await usage(adminKey, `?period=hour&from=${day}&to=${day}`)).body.data;
+    const [daily] = (await usage(adminKey, `?period=day&from=${day}&to=${day}`)).body.data;
+    expect(hourly.length).toBeGreaterThan(0);
+    for (const line of hourly) expect(line.period).toMatch(new RegExp(`^${day}T\\d{2}:00:00Z$`));
+    for (const count of USAGE_COUNT_NAMES) {
+      expect([count, hourly.reduce((sum: number, line: any) => sum + line[count], 0)]).toEqual([
+        count,
+        daily[count],
+      ]);
+    }
+    expect(hourly).toContainEqual(
+      expect.objectContaining({ period: `${finished.toISOString().slice(0, 13)}:00:00Z` }),
+    );
+  });
+
   it('aggregates by day and by month', async () => {
     const finished = await turnsFinished();
     const lastMonthDay = dayOfMonth(-1, 15, finished);
+    // The report reads the hourly rollup (usage_hourly), which the turn store writes beside the daily one.
     await app.dataSource.query(
-      `INSERT INTO usage_daily (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency,
-                                turns, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost)
-       VALUES ($1, $2, $3, '', $4, 'u1', '', 4, 100, 0, 50, 0, 0)`,
-      [org.id, lastMonthDay, org.assistantId, randomUUID()],
+      `INSERT INTO usage_hourly (organization_id, hour, assistant_id, specialist, api_key_id, user_id, model, currency,
+                                 turns, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost)
+       VALUES ($1, $2, $3, '', $4, 'u1', '', '', 4, 100, 0, 50, 0, 0)`,
+      [org.id, `${lastMonthDay}T10:00:00Z`, org.assistantId, randomUUID()],
     );
     const from = dayOfMonth(-1, 1, finished);
     const monthly = (await usage(adminKey, `?period=month&from=${from}`)).body.data;
@@ -252,7 +285,8 @@ describe('usage accounting, budgets and usage metrics', () => {
   it('refuses bad queries by name', async () => {
     for (const [query, words] of [
       ['?period=week', 'period'],
-      ['?group_by=model', 'group_by'],
+      ['?group_by=plan', 'group_by'],
+      ['?period=hour&from=2026-01-01&to=2026-02-01', '31 days apart for period=hour'],
       ['?group_by=user,user', 'twice'],
       ['?from=2026-13-01', 'from'],
       ['?from=2026-02-01&to=2026-01-01', 'after'],

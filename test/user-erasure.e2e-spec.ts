@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { MemoryService } from '../src/memory/memory.service.js';
 import { call } from './support/http.js';
 import { adminCli } from './support/admin-cli.js';
@@ -258,6 +258,70 @@ describe('admin users erase', () => {
     expect(run.stdout).toBe(
       'Erased user "frida" in erase-a: 2 conversations, 5 responses, 10 messages, 2 claims, 1 memory item, 2 memory opt-outs, 1 file.\n',
     );
+  });
+
+  it("erases over the admin API, scoped to the caller's organization and audited with the change", async () => {
+    await populate(orgA, 'gus');
+    await populate(orgB, 'gus');
+    const erase = (org: SeededOrganization, target: string, userId: string) =>
+      call(app.baseUrl, 'DELETE', `/admin/v1/organizations/${target}/users/${encodeURIComponent(userId)}`, {
+        headers: { authorization: `Bearer ${org.keys.admin}` },
+      });
+    // Another organization's admin key: the same 404 as for one that does not exist, nothing erased.
+    const across = await erase(orgB, 'erase-a', 'gus');
+    expect([across.status, across.body.error.code]).toEqual([404, 'not_found']);
+    // A key without the admin scope never reaches it.
+    const notAdmin = await call(app.baseUrl, 'DELETE', '/admin/v1/organizations/erase-a/users/gus', {
+      headers: { authorization: `Bearer ${orgA.keys.user}` },
+    });
+    expect(notAdmin.status).toBe(403);
+
+    const reply = await erase(orgA, 'erase-a', 'gus');
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({
+      object: 'user.erasure',
+      organization: { id: orgA.id, slug: 'erase-a' },
+      userId: 'gus',
+      deleted: {
+        conversations: 2,
+        responses: 5,
+        messages: 10,
+        claims: 2,
+        memoryItems: 1,
+        memoryOptOuts: 2,
+        files: 1,
+      },
+    });
+    for (const [org, left] of [
+      [orgA, 0],
+      [orgB, 2],
+    ] as const) {
+      const history = await call(app.baseUrl, 'GET', '/v1/chat/history/conversations', {
+        key: org.keys.user,
+        headers: { 'x-user-id': 'gus' },
+      });
+      expect(history.body).toHaveLength(left);
+    }
+    // One audit row, in the erasure's transaction; the append-only trail names the user by a digest only.
+    const digest = `sha256:${createHash('sha256').update(`${orgA.id}:gus`).digest('hex')}`;
+    const rows = await app.dataSource.query(
+      `SELECT actor_type, actor_id, action, resource_type, resource_id, organization_id, after
+         FROM audit_log WHERE resource_type = 'user' ORDER BY created_at`,
+    );
+    expect(rows).toEqual([
+      {
+        actor_type: 'api_key',
+        actor_id: expect.any(String),
+        action: 'erased',
+        resource_type: 'user',
+        resource_id: digest,
+        organization_id: orgA.id,
+        after: { deleted: reply.body.deleted },
+      },
+    ]);
+    expect(JSON.stringify(rows)).not.toContain('"gus"');
+    const tooLong = await erase(orgA, 'erase-a', 'x'.repeat(257));
+    expect([tooLong.status, tooLong.body.error.message]).toEqual([400, 'userId must be 1 to 256 characters']);
   });
 
   it('refuses an unknown organization or a missing or over-long user id', async () => {

@@ -32,6 +32,14 @@ export interface AppConfig {
   /** The web console under /console (docs/console.md): static files, on by default. */
   console: {
     enabled: boolean;
+    /**
+     * CONSOLE_OIDC_CLIENT_ID: the identity provider's public client (no secret, PKCE S256, redirect
+     * URI the console's own `…/console/`) with which platform administrators sign in to the console;
+     * only with OIDC_ISSUER and ADMIN_GROUP. Unset: a platform token is pasted instead.
+     */
+    oidcClientId: string | undefined;
+    /** CONSOLE_OIDC_SCOPE: the scopes the console asks for (default `openid`). */
+    oidcScope: string;
   };
   /** Upstream model calls: deadlines, retries and their budget (docs/resilience.md). */
   upstream: {
@@ -396,6 +404,21 @@ function adminAudience(env: Env, issuer: string | undefined, gatewayAudiences: s
   return audience;
 }
 
+/** Console sign-in with the identity provider makes sense only where its tokens can be administrators'. */
+function consoleOidcClientId(env: Env): string | undefined {
+  const clientId = raw(env, 'CONSOLE_OIDC_CLIENT_ID');
+  if (
+    clientId !== undefined &&
+    (raw(env, 'OIDC_ISSUER') === undefined || raw(env, 'ADMIN_GROUP') === undefined)
+  ) {
+    throw new ConfigError(
+      'CONSOLE_OIDC_CLIENT_ID',
+      'needs OIDC_ISSUER and ADMIN_GROUP (platform administrators sign in with it)',
+    );
+  }
+  return clientId;
+}
+
 function adminGroup(env: Env): string | undefined {
   const group = raw(env, 'ADMIN_GROUP');
   // A full path, compared exactly: a bare name would match a group of that name anywhere.
@@ -663,7 +686,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
       // Only ever on the embedded database: a real deployment never gets a demo key.
       enabled: databaseUrl === undefined && boolean(env, 'QUICKSTART', true),
     },
-    console: { enabled: boolean(env, 'CONSOLE_ENABLED', true) },
+    console: {
+      enabled: boolean(env, 'CONSOLE_ENABLED', true),
+      oidcClientId: consoleOidcClientId(env),
+      oidcScope: raw(env, 'CONSOLE_OIDC_SCOPE') ?? 'openid',
+    },
     upstream: loadUpstream(env),
     streaming: {
       heartbeatMs: integer(env, 'SSE_HEARTBEAT_SECONDS', 15, 1, 300) * 1000,

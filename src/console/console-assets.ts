@@ -43,6 +43,15 @@ export function consoleBuildDirectory(start = dirname(fileURLToPath(import.meta.
   }
 }
 
+export function consoleAsset(body: Buffer, contentType: string, immutable = false): ConsoleAsset {
+  return {
+    body,
+    contentType,
+    etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
+    immutable,
+  };
+}
+
 /** Reads every file of the build once; an unknown extension is not served (no guessing types). */
 export function loadConsoleAssets(root: string | null): Map<string, ConsoleAsset> {
   const assets = new Map<string, ConsoleAsset>();
@@ -62,14 +71,8 @@ export function loadConsoleAssets(root: string | null): Map<string, ConsoleAsset
       }
       const contentType = TYPES[extname(entry).toLowerCase()];
       if (contentType === undefined) continue;
-      const body = readFileSync(path);
       const name = relative(root, path).split(sep).join('/');
-      assets.set(name, {
-        body,
-        contentType,
-        etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
-        immutable: name.startsWith('assets/'),
-      });
+      assets.set(name, consoleAsset(readFileSync(path), contentType, name.startsWith('assets/')));
     }
   };
   walk(root);

@@ -57,4 +57,29 @@ describe('ConsoleStaticMiddleware', () => {
     expect(assets.get('index.html')?.contentType).toBe('text/html; charset=utf-8');
     expect(loadConsoleAssets(join(root, 'missing')).size).toBe(0);
   });
+
+  it('tells the page how to sign in with the identity provider, and lets it reach the issuer only', () => {
+    const off = request(new ConsoleStaticMiddleware(loadConfig({})), '/console/config.json');
+    expect(JSON.parse(String(off.body))).toEqual({ oidc: null });
+    expect(off.headers['content-security-policy']).toContain("connect-src 'self';");
+    const on = request(
+      new ConsoleStaticMiddleware(
+        loadConfig({
+          OIDC_ISSUER: 'https://id.example.com/realms/ops',
+          OIDC_CLIENT_ID: 'switchboard-backend',
+          ADMIN_GROUP: '/platform/admins',
+          ADMIN_AUDIENCE: 'switchboard-admin',
+          CONSOLE_OIDC_CLIENT_ID: 'switchboard-console',
+        }),
+      ),
+      '/console/config.json',
+    );
+    expect(JSON.parse(String(on.body))).toEqual({
+      oidc: { issuer: 'https://id.example.com/realms/ops', clientId: 'switchboard-console', scope: 'openid' },
+    });
+    expect(on.headers['content-security-policy']).toContain("connect-src 'self' https://id.example.com;");
+    expect(() => loadConfig({ CONSOLE_OIDC_CLIENT_ID: 'switchboard-console' })).toThrow(
+      /CONSOLE_OIDC_CLIENT_ID/,
+    );
+  });
 });

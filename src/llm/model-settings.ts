@@ -133,6 +133,11 @@ function optionalBoolean(source: Record<string, unknown>, key: string): boolean 
   return value;
 }
 
+/** The model's name in traces and usage: the upstream model, or `offline`. */
+export function modelName(settings: ModelSettings): string {
+  return settings.provider === 'offline' ? 'offline' : settings.model;
+}
+
 /** Whether the model takes image / file parts: as set, else true for the offline model only. */
 export function takesInput(settings: ModelSettings, kind: 'vision' | 'fileInput'): boolean {
   return settings[kind] ?? settings.provider === 'offline';

@@ -239,6 +239,20 @@ export const ADMIN_SCHEMAS: Record<string, JsonSchema> = {
     object: { type: 'string', enum: ['tool', 'specialist', 'gateway'] },
     deleted: { type: 'boolean', const: true },
   }),
+  AdminUserErasure: object({
+    object: { type: 'string', const: 'user.erasure' },
+    organization: object({ id: { type: 'string', format: 'uuid' }, slug: { type: 'string' } }),
+    userId: { type: 'string' },
+    deleted: object({
+      conversations: { type: 'integer' },
+      responses: { type: 'integer' },
+      messages: { type: 'integer' },
+      claims: { type: 'integer' },
+      memoryItems: { type: 'integer' },
+      memoryOptOuts: { type: 'integer' },
+      files: { type: 'integer', description: '`user_data` files only' },
+    }),
+  }),
   ApplyDocument: anyObject(
     'The document `apply -f` reads (docs/admin-cli.md, "File format"), as JSON: `organizations[]` with ' +
       'their tools, plugins, assistants, specialists and gateways',
@@ -281,7 +295,8 @@ export const ADMIN_SCHEMAS: Record<string, JsonSchema> = {
     action: {
       type: 'string',
       description:
-        '`created`, `updated`, `revoked`, `deleted` (`apply` with `prune`), `denied` (a refused request: 403 or 404)',
+        "`created`, `updated`, `revoked`, `deleted` (`apply` with `prune`), `erased` (an end user's data; " +
+        '`resourceId` is `sha256:` of `<organization id>:<user id>`), `denied` (a refused request: 403 or 404)',
     },
     resourceType: { type: 'string' },
     resourceId: { type: 'string' },
@@ -506,6 +521,22 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     parameters: [ORG, pathParam('keyId', 'The key id')],
     responses: { '200': json(ref('AdminApiKey'), 'The revoked key') },
     errors: ['not_found'],
+  }),
+  operation({
+    method: 'delete',
+    paths: ['/admin/v1/organizations/{org}/users/{userId}'],
+    operationId: 'adminEraseUser',
+    summary: 'Erase every trace of one end user in the organization (`users erase`), audited as `erased`',
+    description:
+      "In one transaction: the user's conversations, responses and messages, claims, memory items and " +
+      'opt-outs and `user_data` files; usage totals stay (folded into anonymous usage). The audit row names ' +
+      'the user by a digest, never by the id. Irreversible; a second call deletes nothing.',
+    parameters: [
+      ORG,
+      pathParam('userId', 'The end-user id, exactly as sent in `x-user-id` (1 to 256 characters)'),
+    ],
+    responses: { '200': json(ref('AdminUserErasure'), 'How many rows of each kind were deleted') },
+    errors: ['invalid_request', 'not_found'],
   }),
   operation({
     method: 'post',

@@ -715,6 +715,22 @@ const query = (name: string, description: string, schema: Record<string, unknown
 });
 const tokens = { type: 'integer', minimum: 0 };
 
+/** The counts of a usage line and of the total. */
+const COUNTS_SCHEMA = {
+  turns: tokens,
+  input_tokens: tokens,
+  cached_tokens: tokens,
+  output_tokens: tokens,
+  reasoning_tokens: tokens,
+  total_tokens: tokens,
+  cost: {
+    type: 'object',
+    additionalProperties: { type: 'number' },
+    description: 'Per currency code; empty when no model involved has prices',
+  },
+};
+const COUNT_NAMES = Object.keys(COUNTS_SCHEMA);
+
 /** The caller's usage: an admin key's organization, or every organization for a platform administrator. */
 const USAGE_OPERATION: OperationSpec = {
   method: 'get',
@@ -722,15 +738,19 @@ const USAGE_OPERATION: OperationSpec = {
   operationId: 'getUsage',
   tag: 'Usage',
   summary:
-    'Tokens and cost by day or month and by any dimension, of every organization the caller administers',
+    'Tokens and cost by hour, day or month and by any dimension, of every organization the caller administers',
   description:
     'Sums of the tokens the upstream models reported for every finished, failed or incomplete turn, ' +
-    'by UTC day or month and by the dimensions named in `group_by`. Cost is computed when each turn is ' +
+    'by UTC hour, day or month and by the dimensions named in `group_by`, with their `total` over the range. ' +
+    'Cost is computed when each turn is ' +
     "written, from the price table of the model's settings (`model.prices`), per currency.",
   access: { kind: 'admin' },
   parameters: [
-    query('period', '`day` (default) or `month`', { type: 'string', enum: ['day', 'month'] }),
-    query('group_by', 'Comma-separated: organization, assistant, specialist, key, user', {
+    query('period', '`hour` (a range of at most 31 days), `day` (default) or `month`', {
+      type: 'string',
+      enum: ['hour', 'day', 'month'],
+    }),
+    query('group_by', 'Comma-separated: organization, assistant, specialist, key, user, model', {
       type: 'string',
     }),
     query('from', 'First UTC day, inclusive (default: the first of the current month)', {
@@ -751,25 +771,25 @@ const USAGE_OPERATION: OperationSpec = {
         'application/json': {
           schema: {
             type: 'object',
-            required: ['object', 'data'],
+            required: ['object', 'data', 'total'],
             properties: {
               object: { type: 'string', const: 'list' },
+              total: {
+                type: 'object',
+                description: 'The sum of every line (costs rounded to 8 decimals per currency)',
+                required: COUNT_NAMES,
+                properties: COUNTS_SCHEMA,
+              },
               data: {
                 type: 'array',
                 items: {
                   type: 'object',
-                  required: [
-                    'period',
-                    'turns',
-                    'input_tokens',
-                    'cached_tokens',
-                    'output_tokens',
-                    'reasoning_tokens',
-                    'total_tokens',
-                    'cost',
-                  ],
+                  required: ['period', ...COUNT_NAMES],
                   properties: {
-                    period: { type: 'string', description: '`YYYY-MM-DD` or `YYYY-MM`' },
+                    period: {
+                      type: 'string',
+                      description: '`YYYY-MM-DDTHH:00:00Z` (hour), `YYYY-MM-DD` (day) or `YYYY-MM` (month)',
+                    },
                     organization_id: { type: 'string' },
                     assistant_id: { type: 'string' },
                     specialist: { type: 'string', description: '`generic` for the assistant itself' },
@@ -778,17 +798,12 @@ const USAGE_OPERATION: OperationSpec = {
                       type: ['string', 'null'],
                       description: 'null for turns without `x-user-id`',
                     },
-                    turns: tokens,
-                    input_tokens: tokens,
-                    cached_tokens: tokens,
-                    output_tokens: tokens,
-                    reasoning_tokens: tokens,
-                    total_tokens: tokens,
-                    cost: {
-                      type: 'object',
-                      additionalProperties: { type: 'number' },
-                      description: 'Per currency code; empty when no model involved has prices',
+                    model: {
+                      type: ['string', 'null'],
+                      description:
+                        'The upstream model that answered (`offline` for the offline model); null: not recorded',
                     },
+                    ...COUNTS_SCHEMA,
                   },
                 },
               },

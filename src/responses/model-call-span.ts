@@ -1,4 +1,5 @@
 import type { Attributes } from '@opentelemetry/api';
+import { modelName } from '../llm/model-settings.js';
 import { capturesContent, inSpan, SpanKind, tracingActive } from '../common/tracing/tracing.js';
 import type { AgentProfile } from '../specialists/agent-roster.service.js';
 import { GENERIC_AGENT } from '../specialists/specialist-names.js';
@@ -43,7 +44,7 @@ function chatAttributes(agent: AgentProfile): Attributes {
   return {
     'gen_ai.operation.name': 'chat',
     'gen_ai.provider.name': model.provider === 'offline' ? 'switchboard.offline' : 'openai',
-    'gen_ai.request.model': model.provider === 'offline' ? 'offline' : model.model,
+    'gen_ai.request.model': modelName(model),
     'gen_ai.agent.name': agent.name ?? GENERIC_AGENT,
     ...(model.provider === 'offline' ? {} : { 'server.address': new URL(model.baseUrl).hostname }),
   };

@@ -20,12 +20,16 @@ export function usageOf(progress: TurnProgress): NonNullable<ResponseObject['usa
   };
 }
 
-/** The turn's usage by currency for the rollup; the first row counts the turn. */
+/** The turn's usage by model and currency for the rollups; the first row counts the turn. */
 function usageRows(progress: TurnProgress): TurnRecord['usageRows'] {
-  // A turn the upstream reported nothing for still counts as a turn.
-  const spend = progress.spend.size > 0 ? progress.spend : new Map([['', { ...progress.usage, cost: 0 }]]);
-  return [...spend].map(([currency, spent], index) => ({
-    currency,
+  // A turn the upstream reported nothing for still counts as a turn (model not known: '').
+  const spend =
+    progress.spend.size > 0
+      ? [...progress.spend.values()]
+      : [{ ...progress.usage, model: '', currency: '', cost: 0 }];
+  return spend.map((spent, index) => ({
+    model: spent.model,
+    currency: spent.currency,
     turns: index === 0 ? 1 : 0,
     inputTokens: spent.inputTokens,
     cachedTokens: spent.cachedTokens,

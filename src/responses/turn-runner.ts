@@ -10,6 +10,7 @@ import {
   type ModelTool,
   type UpstreamCallLog,
 } from '../llm/llm.types.js';
+import { modelName } from '../llm/model-settings.js';
 import { upstreamSpanAttributes } from '../llm/upstream-trace.js';
 import {
   HANDOVER_PREFIX,
@@ -239,7 +240,11 @@ export class TurnRunner {
             } else if (event.type === 'length_limit') {
               progress.incompleteReason = 'max_output_tokens';
             } else {
-              progress.addUsage(event.usage, log.answeredBy ? log.answeredBy.prices : agent.model.prices);
+              progress.addUsage(
+                event.usage,
+                log.answeredBy ? log.answeredBy.prices : agent.model.prices,
+                log.answeredBy?.model ?? modelName(agent.model),
+              );
             }
           }
         });

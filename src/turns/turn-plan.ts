@@ -60,8 +60,14 @@ export class TurnProgress {
   /** Messages this turn adds to the thread: its input, then replies, tool calls and results. */
   readonly transcript: ChatMessage[];
   usage: Required<TokenUsage> = { inputTokens: 0, outputTokens: 0, cachedTokens: 0, reasoningTokens: 0 };
-  /** The same tokens split by the currency of the models' prices (`''`: unpriced), with their cost. */
-  readonly spend = new Map<string, Required<TokenUsage> & { cost: number }>();
+  /**
+   * The same tokens split by the model that answered and the currency of its prices (`''`:
+   * unpriced), with their cost; keyed by `[model, currency]` as JSON.
+   */
+  readonly spend = new Map<
+    string,
+    Required<TokenUsage> & { model: string; currency: string; cost: number }
+  >();
   activeAgent: string | null;
   status: 'completed' | 'requires_action' | 'incomplete' = 'completed';
   /** Why the response stopped short (`max_output_tokens`), when it did. */
@@ -76,17 +82,26 @@ export class TurnProgress {
     this.activeAgent = plan.startAgent;
   }
 
-  /** One model call's usage, and its cost at the agent's model prices (none: unpriced). */
-  addUsage(usage: TokenUsage, prices: ModelPrices | undefined): void {
+  /** One model call's usage, and its cost at the answering model's prices (none: unpriced). */
+  addUsage(usage: TokenUsage, prices: ModelPrices | undefined, model: string): void {
     this.usage.inputTokens += usage.inputTokens;
     this.usage.outputTokens += usage.outputTokens;
     this.usage.cachedTokens += usage.cachedTokens ?? 0;
     this.usage.reasoningTokens += usage.reasoningTokens ?? 0;
     const currency = prices?.currency ?? '';
-    let spent = this.spend.get(currency);
+    const key = JSON.stringify([model, currency]);
+    let spent = this.spend.get(key);
     if (!spent) {
-      spent = { inputTokens: 0, outputTokens: 0, cachedTokens: 0, reasoningTokens: 0, cost: 0 };
-      this.spend.set(currency, spent);
+      spent = {
+        model,
+        currency,
+        inputTokens: 0,
+        outputTokens: 0,
+        cachedTokens: 0,
+        reasoningTokens: 0,
+        cost: 0,
+      };
+      this.spend.set(key, spent);
     }
     spent.inputTokens += usage.inputTokens;
     spent.outputTokens += usage.outputTokens;

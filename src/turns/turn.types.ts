@@ -53,13 +53,15 @@ export interface TurnRecord extends TurnRow {
   /** The upstream targets the turn's model calls tried (none for the offline model). */
   upstreamAttempts?: UpstreamAttempt[];
   /**
-   * The turn's tokens by currency of the models' prices (`''`: unpriced), upserted into the
-   * day's usage rollup; the first row counts the turn. Empty when the upstream reported nothing.
+   * The turn's tokens by answering model and currency of its prices (`''`: unpriced), upserted
+   * into the usage rollups; the first row counts the turn. Empty when the upstream reported nothing.
    */
   usageRows: TurnUsageRow[];
 }
 
 export interface TurnUsageRow {
+  /** The upstream model that answered (`offline` for the offline model); absent or `''`: not known. */
+  model?: string;
   currency: string;
   turns: number;
   inputTokens: number;

@@ -1,26 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { UsageQuery } from './dto/usage-query.dto.js';
+import { USAGE_COUNT_NAMES, type UsageCounts, type UsageLine, type UsageList } from './usage-line.js';
 import { UsageRepository, type UsageDimension, type UsageSumRow } from './usage.repository.js';
-
-/** One line of the usage report: a period and the values of the chosen dimensions. */
-export interface UsageLine {
-  period: string;
-  organization_id?: string;
-  assistant_id?: string;
-  /** `generic` for the assistant's own (generic) agent. */
-  specialist?: string;
-  key_id?: string;
-  /** null for turns without `x-user-id`. */
-  user_id?: string | null;
-  turns: number;
-  input_tokens: number;
-  cached_tokens: number;
-  output_tokens: number;
-  reasoning_tokens: number;
-  total_tokens: number;
-  /** Per currency of the models' price tables; empty when no model of these turns has prices. */
-  cost: Record<string, number>;
-}
 
 const OUTPUT_NAMES: Record<UsageDimension, keyof UsageLine> = {
   organization: 'organization_id',
@@ -28,14 +9,21 @@ const OUTPUT_NAMES: Record<UsageDimension, keyof UsageLine> = {
   specialist: 'specialist',
   key: 'key_id',
   user: 'user_id',
+  model: 'model',
 };
 
 @Injectable()
 export class UsageReportService {
   constructor(private readonly repository: UsageRepository) {}
 
+  /** The report as the API answers it: the lines, and their total over the whole range. */
+  async list(organizationId: string | null, query: UsageQuery): Promise<UsageList> {
+    const data = await this.report(organizationId, query);
+    return { object: 'list', data, total: totalOf(data) };
+  }
+
   /** Usage of one organization (or of all, for `null`) by period and the chosen dimensions. */
-  async report(organizationId: string | null, query: UsageQuery): Promise<UsageLine[]> {
+  private async report(organizationId: string | null, query: UsageQuery): Promise<UsageLine[]> {
     const rows = await this.repository.sums({ organizationId, ...query });
     const lines = new Map<string, UsageLine>();
     for (const row of rows) {
@@ -48,29 +36,40 @@ export class UsageReportService {
         line = newLine(row, query.groupBy);
         lines.set(key, line);
       }
-      line.turns += row.turns;
-      line.input_tokens += row.inputTokens;
-      line.cached_tokens += row.cachedTokens;
-      line.output_tokens += row.outputTokens;
-      line.reasoning_tokens += row.reasoningTokens;
-      line.total_tokens += row.inputTokens + row.outputTokens;
-      if (row.currency !== '') line.cost[row.currency] = (line.cost[row.currency] ?? 0) + row.cost;
+      addCounts(line, {
+        turns: row.turns,
+        input_tokens: row.inputTokens,
+        cached_tokens: row.cachedTokens,
+        output_tokens: row.outputTokens,
+        reasoning_tokens: row.reasoningTokens,
+        total_tokens: row.inputTokens + row.outputTokens,
+        cost: row.currency === '' ? {} : { [row.currency]: row.cost },
+      });
     }
     return [...lines.values()];
   }
 }
 
+const noCounts = (): UsageCounts => ({
+  turns: 0,
+  input_tokens: 0,
+  cached_tokens: 0,
+  output_tokens: 0,
+  reasoning_tokens: 0,
+  total_tokens: 0,
+  cost: {},
+});
+
+/** Adds counts into `target`: integers exactly, costs per currency rounded to the rollup's 8 decimals. */
+function addCounts(target: UsageCounts, counts: UsageCounts): void {
+  for (const name of USAGE_COUNT_NAMES) target[name] += counts[name];
+  for (const [currency, cost] of Object.entries(counts.cost)) {
+    target.cost[currency] = Math.round(((target.cost[currency] ?? 0) + cost) * 1e8) / 1e8;
+  }
+}
+
 function newLine(row: UsageSumRow, groupBy: UsageDimension[]): UsageLine {
-  const line: UsageLine = {
-    period: row.period,
-    turns: 0,
-    input_tokens: 0,
-    cached_tokens: 0,
-    output_tokens: 0,
-    reasoning_tokens: 0,
-    total_tokens: 0,
-    cost: {},
-  };
+  const line: UsageLine = { period: row.period, ...noCounts() };
   for (const dimension of groupBy) {
     const value = row.dimensions[dimension] ?? '';
     const shown =
@@ -78,10 +77,17 @@ function newLine(row: UsageSumRow, groupBy: UsageDimension[]): UsageLine {
         ? `asst_${value}`
         : dimension === 'specialist'
           ? value || 'generic'
-          : dimension === 'user'
+          : dimension === 'user' || dimension === 'model'
             ? value || null
             : value;
     Object.assign(line, { [OUTPUT_NAMES[dimension]]: shown });
   }
   return line;
+}
+
+/** The lines' sum, so that a client shows the API's total instead of adding lines itself. */
+function totalOf(lines: UsageLine[]): UsageCounts {
+  const total = noCounts();
+  for (const line of lines) addCounts(total, line);
+  return total;
 }

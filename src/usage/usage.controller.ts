@@ -3,9 +3,8 @@ import { ADMIN_PREFIX, AdminAccess } from '../admin-api/admin-access.decorator.j
 import { Caller, type AdminCaller } from '../admin-api/admin-caller.js';
 import { AdminScope } from '../admin-api/admin-scope.service.js';
 import { toUsageQuery, UsageQueryDto } from './dto/usage-query.dto.js';
-import { UsageReportService, type UsageLine } from './usage-report.service.js';
-
-type UsageList = { object: 'list'; data: UsageLine[] };
+import type { UsageList } from './usage-line.js';
+import { UsageReportService } from './usage-report.service.js';
 
 /**
  * Token usage and cost under the admin API's prefix: an organization's `admin` key sees its own
@@ -24,7 +23,7 @@ export class UsageController {
   async usage(@Caller() caller: AdminCaller, @Query() query: UsageQueryDto): Promise<UsageList> {
     const parsed = toUsageQuery(query);
     const organizationId = caller.kind === 'organization' ? caller.organizationId : null;
-    return { object: 'list', data: await this.reports.report(organizationId, parsed) };
+    return this.reports.list(organizationId, parsed);
   }
 
   @Get('organizations/:org/usage')
@@ -35,6 +34,6 @@ export class UsageController {
   ): Promise<UsageList> {
     const parsed = toUsageQuery(query);
     const organization = await this.scope.organization(caller, org);
-    return { object: 'list', data: await this.reports.report(organization.id, parsed) };
+    return this.reports.list(organization.id, parsed);
   }
 }

@@ -3,7 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { TurnUsageRow } from '../turns/turn.types.js';
 
-export type UsageDimension = 'organization' | 'assistant' | 'specialist' | 'key' | 'user';
+export type UsageDimension = 'organization' | 'assistant' | 'specialist' | 'key' | 'user' | 'model';
+export type UsagePeriod = 'hour' | 'day' | 'month';
 
 /** The column of each dimension: the only names that reach the SQL text. */
 const DIMENSION_COLUMNS: Record<UsageDimension, string> = {
@@ -12,6 +13,14 @@ const DIMENSION_COLUMNS: Record<UsageDimension, string> = {
   specialist: 'specialist',
   key: 'api_key_id::text',
   user: 'user_id',
+  model: 'model',
+};
+
+/** Each bucket's label, from the UTC hour (ISO 8601 for hours). */
+const PERIOD_LABELS: Record<UsagePeriod, string> = {
+  hour: `to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24":00:00Z"')`,
+  day: `to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
+  month: `to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM')`,
 };
 
 export interface UsageFilter {
@@ -19,7 +28,7 @@ export interface UsageFilter {
   organizationId: string | null;
   from: string;
   to: string;
-  period: 'day' | 'month';
+  period: UsagePeriod;
   groupBy: UsageDimension[];
   assistantId: string | null;
   userId: string | null;
@@ -32,8 +41,10 @@ export interface UsageSumRow extends TurnUsageRow {
 }
 
 /**
- * Reads the daily usage rollup (`usage_daily`), which only the turn store writes, in the turn's
- * own statement. Every query names the organization unless a platform administrator asks for all.
+ * Reads the usage rollups, which only the turn store writes, in the turn's own statement: the
+ * report from the hourly one (`usage_hourly`: every bucket size sums the same rows, so hours add up
+ * to days and days to months exactly), the budget from the daily one. Every query names the
+ * organization unless a platform administrator asks for all.
  */
 @Injectable()
 export class UsageRepository {
@@ -42,7 +53,11 @@ export class UsageRepository {
   /** Sums by period, the chosen dimensions and currency, ordered by period then dimensions. */
   async sums(filter: UsageFilter): Promise<UsageSumRow[]> {
     const params: unknown[] = [filter.from, filter.to];
-    const where = ['day BETWEEN $1::date AND $2::date'];
+    // Inclusive UTC days: from midnight of `from` to (not including) midnight after `to`.
+    const where = [
+      `hour >= $1::date::timestamp AT TIME ZONE 'UTC'`,
+      `hour < ($2::date + 1)::timestamp AT TIME ZONE 'UTC'`,
+    ];
     const add = (sql: string, value: unknown) => {
       params.push(value);
       where.push(`${sql} = $${params.length}`);
@@ -50,7 +65,7 @@ export class UsageRepository {
     if (filter.organizationId !== null) add('organization_id', filter.organizationId);
     if (filter.assistantId !== null) add('assistant_id', filter.assistantId);
     if (filter.userId !== null) add('user_id', filter.userId);
-    const period = filter.period === 'day' ? `to_char(day, 'YYYY-MM-DD')` : `to_char(day, 'YYYY-MM')`;
+    const period = PERIOD_LABELS[filter.period];
     const dimensions = filter.groupBy.map(
       (dimension, index) => `${DIMENSION_COLUMNS[dimension]} AS d${index}`,
     );
@@ -60,7 +75,7 @@ export class UsageRepository {
               sum(turns)::text AS turns, sum(input_tokens)::text AS input_tokens,
               sum(cached_tokens)::text AS cached_tokens, sum(output_tokens)::text AS output_tokens,
               sum(reasoning_tokens)::text AS reasoning_tokens, sum(cost)::text AS cost
-         FROM usage_daily
+         FROM usage_hourly
         WHERE ${where.join(' AND ')}
         GROUP BY ${groups.join(', ')}
         ORDER BY ${groups.join(', ')}`,

@@ -1,21 +1,14 @@
+import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { ClaimsRepository } from '../claims/claims.repository.js';
 import { TransactionalConnection } from '../database/transactional-connection.js';
 import { FilesRepository } from '../files/files.repository.js';
 import { MemoryRepository } from '../memory/memory.repository.js';
 import { TurnStore } from '../responses/store/turn-store.repository.js';
+import type { ErasureReport } from './erasure-report.js';
 
-/** How many rows of each kind an erasure deleted. */
-export interface ErasureReport {
-  conversations: number;
-  responses: number;
-  messages: number;
-  claims: number;
-  memoryItems: number;
-  memoryOptOuts: number;
-  /** `user_data` files (files of other purposes are the organization's and stay). */
-  files: number;
-}
+export type { ErasureReport };
 
 /**
  * Erases every trace of one end-user id in one organization: chat history (conversations,
@@ -33,18 +26,29 @@ export class UserErasureService {
   ) {}
 
   erase(organizationId: string, userId: string): Promise<ErasureReport> {
-    return this.connection.withTransaction(async (manager) => {
-      const history = await this.turns.eraseUserHistory(manager, organizationId, userId);
-      const claims = await this.claims.eraseUserContext(manager, organizationId, userId);
-      const files = await this.files.eraseUserFiles(manager, organizationId, userId);
-      const memory = await this.memory.eraseUserContext(manager, organizationId, userId);
-      return {
-        ...history,
-        claims,
-        memoryItems: memory.memoryItems,
-        memoryOptOuts: memory.optOuts,
-        files,
-      };
-    });
+    return this.connection.withTransaction((manager) => this.eraseIn(manager, organizationId, userId));
   }
+
+  /** The same, in a transaction the caller opened (the admin API's, which also writes the audit row). */
+  async eraseIn(manager: EntityManager, organizationId: string, userId: string): Promise<ErasureReport> {
+    const history = await this.turns.eraseUserHistory(manager, organizationId, userId);
+    const claims = await this.claims.eraseUserContext(manager, organizationId, userId);
+    const files = await this.files.eraseUserFiles(manager, organizationId, userId);
+    const memory = await this.memory.eraseUserContext(manager, organizationId, userId);
+    return {
+      ...history,
+      claims,
+      memoryItems: memory.memoryItems,
+      memoryOptOuts: memory.optOuts,
+      files,
+    };
+  }
+}
+
+/**
+ * What the audit trail names an erased user by: the append-only trail must not keep the id it
+ * erased, yet whoever knows the id can check that it was erased (`sha256("<organization id>:<user id>")`, hex).
+ */
+export function erasedUserReference(organizationId: string, userId: string): string {
+  return `sha256:${createHash('sha256').update(`${organizationId}:${userId}`).digest('hex')}`;
 }

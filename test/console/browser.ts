@@ -5,7 +5,7 @@ import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
@@ -78,6 +78,29 @@ export async function launchBrowser(): Promise<TestBrowser> {
     browser,
     close: () => browser.close(),
   };
+}
+
+/**
+ * A fresh context and page at a laptop's size. Every URL the page requests and every CSP violation
+ * it reports are appended to `seen`; `clipboardOrigin` may use the clipboard. Every wait is for
+ * something specific: a missing one fails in 10 s rather than 30.
+ */
+export async function openConsolePage(
+  browser: Browser,
+  seen: { requests: string[]; cspViolations: string[] },
+  clipboardOrigin?: string,
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  if (clipboardOrigin !== undefined) {
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: clipboardOrigin });
+  }
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  page.on('request', (request) => seen.requests.push(request.url()));
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) seen.cspViolations.push(message.text());
+  });
+  return { context, page };
 }
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');

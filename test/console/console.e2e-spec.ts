@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import OpenAI from 'openai';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -7,6 +8,7 @@ import {
   browserSuiteEnabled,
   buildConsole,
   launchBrowser,
+  openConsolePage,
   seriousViolations,
   type TestBrowser,
 } from './browser.js';
@@ -38,10 +40,11 @@ suite('web console (real browser)', () => {
     const res = await fetch(`${app.baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } });
     return { status: res.status, body: (await res.json()) as any };
   };
-  const shot = async (name: string) => {
+  /** `fullPage: false` for a page too long to be worth a picture of all of it (hourly buckets). */
+  const shot = async (name: string, fullPage = true) => {
     if (!SCREENSHOTS) return;
     await mkdir('docs/console', { recursive: true });
-    await page.screenshot({ path: `docs/console/${name}.png`, fullPage: true });
+    await page.screenshot({ path: `docs/console/${name}.png`, fullPage });
   };
   const expectAccessible = async () => expect(await seriousViolations(page)).toEqual([]);
   const signIn = async (credential: string) => {
@@ -64,15 +67,7 @@ suite('web console (real browser)', () => {
     acme = await app.seedOrganization('acme');
     globex = await app.seedOrganization('globex');
     chromium = await launchBrowser();
-    context = await chromium.browser.newContext({ viewport: { width: 1280, height: 800 } });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: app.baseUrl });
-    page = await context.newPage();
-    // Every wait is for something specific; a missing one fails in 10 s rather than 30.
-    page.setDefaultTimeout(10_000);
-    page.on('request', (request) => requests.push(request.url()));
-    page.on('console', (message) => {
-      if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
-    });
+    ({ context, page } = await openConsolePage(chromium.browser, { requests, cspViolations }, app.baseUrl));
   }, 120_000);
 
   afterAll(async () => {
@@ -314,6 +309,37 @@ suite('web console (real browser)', () => {
     await shot('conversations');
   });
 
+  it("erases a user's data after a typed confirmation, and the audit log shows the erasure", async () => {
+    // Still on Conversations, with customer-7 entered above.
+    await page.getByRole('button', { name: "Erase this user's data…" }).click();
+    const confirm = page.getByRole('button', { name: 'Erase permanently' });
+    expect(await confirm.isDisabled()).toBe(true);
+    await page.getByLabel('Type the user id (customer-7) to confirm').fill('customer-');
+    expect(await confirm.isDisabled()).toBe(true);
+    await page.getByLabel('Type the user id (customer-7) to confirm').fill('customer-7');
+    await expectAccessible();
+    await shot('user-erasure');
+    const erased = page.waitForResponse((res) => res.request().method() === 'DELETE');
+    await confirm.click();
+    const reply = await erased;
+    expect([reply.status(), new URL(reply.url()).pathname]).toEqual([
+      200,
+      '/admin/v1/organizations/acme/users/customer-7',
+    ]);
+    await expect(page.getByTestId('erasure-report').textContent()).resolves.toBe(
+      'Erased customer-7: 1 conversations, 1 responses, 2 messages, 0 claims, 0 memory items, 0 memory opt-outs, 0 user files.',
+    );
+    await page.getByRole('button', { name: 'Show history' }).click();
+    await page.getByText('No conversations for this user.').waitFor();
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    await page.getByLabel('Action').selectOption('erased');
+    await page.getByTestId('audit-table').getByRole('cell', { name: 'erased' }).waitFor();
+    const audit = (await api('/admin/v1/audit-log?limit=100')).body.data;
+    expect(audit.filter((row: any) => row.action === 'erased').map((row: any) => row.resourceType)).toEqual([
+      'user',
+    ]);
+  });
+
   it('passes axe in dark mode and made no request outside the service', async () => {
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.getByRole('link', { name: 'Usage and cost' }).click();
@@ -324,5 +350,117 @@ suite('web console (real browser)', () => {
       (url) => !url.startsWith(app.baseUrl) && !url.startsWith('blob:') && !url.startsWith('data:'),
     );
     expect(foreign).toEqual([]);
+  });
+
+  it("shows over 1,000 seeded turns with exactly the API's totals, by model and in hourly buckets", async () => {
+    await page.emulateMedia({ colorScheme: 'light' });
+    const umbrella = await app.seedOrganization('umbrella');
+    // 1,200 turns' usage written straight into the rollups the turn store writes (a turn a few
+    // hours apart over ten days; three models, two of them priced), for speed.
+    await app.dataSource.query(
+      `WITH turns AS (
+         SELECT date_trunc('hour', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' - make_interval(hours => (i * 7) % 240) AS hour,
+                (ARRAY['model-a', 'model-b', 'offline'])[i % 3 + 1] AS model,
+                CASE WHEN i % 5 = 0 THEN '' ELSE 'user-' || (i % 17) END AS user_id,
+                10 + i % 50 AS input, i % 5 AS cached, 5 + i % 30 AS output, i % 3 AS reasoning
+           FROM generate_series(1, 1200) AS i)
+       INSERT INTO usage_hourly (organization_id, hour, assistant_id, specialist, api_key_id, user_id, model, currency,
+                                 turns, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost)
+       SELECT $1, hour, $2, '', $3, user_id, model, CASE WHEN model = 'offline' THEN '' ELSE 'USD' END, count(*),
+              sum(input), sum(cached), sum(output), sum(reasoning),
+              CASE WHEN model = 'offline' THEN 0 ELSE sum(input * 0.0000015 + output * 0.000002) END
+         FROM turns GROUP BY hour, user_id, model`,
+      [umbrella.id, umbrella.assistantId, randomUUID()],
+    );
+    await app.dataSource.query(
+      `INSERT INTO usage_daily (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency,
+                                turns, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost)
+       SELECT organization_id, (hour AT TIME ZONE 'UTC')::date, assistant_id, specialist, api_key_id, user_id, currency,
+              sum(turns), sum(input_tokens), sum(cached_tokens), sum(output_tokens), sum(reasoning_tokens), sum(cost)
+         FROM usage_hourly WHERE organization_id = $1 GROUP BY 1, 2, 3, 4, 5, 6, 7`,
+      [umbrella.id],
+    );
+    const to = new Date().toISOString().slice(0, 10);
+    const from = new Date(Date.parse(to) - 10 * 86_400_000).toISOString().slice(0, 10);
+    const usage = async (query: string) =>
+      (await api(`/admin/v1/organizations/umbrella/usage?from=${from}&to=${to}${query}`, umbrella.keys.admin))
+        .body;
+    const formatCost = (cost: Record<string, number>) =>
+      Object.keys(cost).length === 0
+        ? '—'
+        : Object.entries(cost)
+            .map(([currency, value]) => `${value} ${currency}`)
+            .join(', ');
+    const row = (line: any, dimensions: string[]) => [
+      line.period,
+      ...dimensions.map((dimension) => line[dimension]),
+      ...['turns', 'input_tokens', 'cached_tokens', 'output_tokens', 'reasoning_tokens', 'total_tokens'].map(
+        (count) => line[count].toLocaleString('en-US'),
+      ),
+      formatCost(line.cost),
+    ];
+    /** Shows a query in the console and waits until the table (and the chart) show its answer. */
+    const show = async (period: string, groupBy: { label: string } | string) => {
+      await page.getByLabel('From (UTC day)').fill(from);
+      await page.getByLabel('To (UTC day)').fill(to);
+      await page.getByLabel('Buckets').selectOption(period);
+      await page.getByLabel('Group by').selectOption(groupBy);
+      const answered = page.waitForResponse(
+        (res) =>
+          res.url().includes('/organizations/umbrella/usage?') && res.url().includes(`period=${period}`),
+      );
+      await page.getByRole('button', { name: 'Show' }).click();
+      await answered;
+      const query = new URLSearchParams({ from, to, period });
+      if (typeof groupBy === 'string') query.set('group_by', groupBy);
+      await page.locator(`[data-testid="usage-table"][data-query="${query}"]`).waitFor();
+      await page
+        .locator(`[data-testid="usage-chart"][data-query="from=${from}&to=${to}&period=${period}"]`)
+        .waitFor();
+    };
+    const tableRows = async () =>
+      (await page.getByTestId('usage-table').locator('tbody tr').allInnerTexts()).map((text) =>
+        text.split('\t'),
+      );
+    const cards = async () => ({
+      turns: await page.getByTestId('total-turns').textContent(),
+      tokens: await page.getByTestId('total-tokens').textContent(),
+      cost: await page.getByTestId('total-cost').textContent(),
+    });
+    const expectedCards = (total: any) => ({
+      turns: total.turns.toLocaleString('en-US'),
+      tokens: total.total_tokens.toLocaleString('en-US'),
+      cost: formatCost(total.cost),
+    });
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(umbrella.keys.admin);
+    await page.getByRole('link', { name: 'Usage and cost' }).click();
+
+    // Daily, by model: every row and the totals are the API's.
+    await show('day', 'model');
+    const byModel = await usage('&period=day&group_by=model');
+    expect(byModel.total.turns).toBe(1200);
+    expect(byModel.data.length).toBeGreaterThan(10);
+    expect(await tableRows()).toEqual(byModel.data.map((line: any) => row(line, ['model'])));
+    expect(await cards()).toEqual(expectedCards(byModel.total));
+    await expectAccessible();
+    await shot('usage-by-model', false);
+
+    // Hourly, ungrouped: the table, each bar of the chart and the totals are the API's hourly lines.
+    await show('hour', { label: 'Nothing (totals)' });
+    const hourly = await usage('&period=hour');
+    expect(hourly.data.length).toBeGreaterThan(200);
+    expect(await tableRows()).toEqual(hourly.data.map((line: any) => row(line, [])));
+    const bars = await page.getByTestId('usage-chart').locator('rect.bar > title').allTextContents();
+    expect(bars).toEqual(
+      hourly.data.map((line: any) => `${line.period}: ${line.total_tokens.toLocaleString('en-US')} tokens`),
+    );
+    expect(await cards()).toEqual(expectedCards(hourly.total));
+    // Hours add up to days, whatever the grouping: the same totals from both reads.
+    expect(hourly.total).toEqual(byModel.total);
+    await expectAccessible();
+    await shot('usage-hourly', false);
+    expect(cspViolations).toEqual([]);
   });
 });

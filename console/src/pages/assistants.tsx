@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
-import { ApiFailure, fieldOf, get, put, type List } from '../api';
+import { get, put, type List } from '../api';
+import { ListView, names, parseJsonField, useApiForm } from '../list';
 import type { Organization } from '../main';
-import { Empty, ErrorNote, Field, Loading, Page, formatDate, useLoad } from '../ui';
+import { ErrorNote, Field, Page, formatDate, useLoad } from '../ui';
 import { SpecialistsPanel } from './specialists';
 
 interface Assistant {
@@ -41,47 +42,32 @@ export function AssistantsPage({ org }: { org: Organization }) {
         />
       ) : null}
       {team !== null ? <SpecialistsPanel base={base} assistant={team} onClose={() => setTeam(null)} /> : null}
-      <Loading when={list.loading && list.data === undefined} />
-      <ErrorNote error={list.error} />
-      <Empty when={list.data?.data.length === 0}>No assistants yet.</Empty>
-      {list.data?.data.length ? (
-        <table>
-          <caption class="sr-only">Assistants</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Id</th>
-              <th scope="col">Model</th>
-              <th scope="col">Tools</th>
-              <th scope="col">Updated</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.data.map((assistant) => (
-              <tr key={assistant.id}>
-                <td>{assistant.name}</td>
-                <td>
-                  <code>{assistant.id}</code>
-                </td>
-                <td>{modelName(assistant.model)}</td>
-                <td>{assistant.tools.join(', ') || '—'}</td>
-                <td>{formatDate(assistant.updatedAt)}</td>
-                <td>
-                  <button type="button" class="secondary" onClick={() => setEditing(assistant)}>
-                    Edit<span class="sr-only"> {assistant.name}</span>
-                  </button>{' '}
-                  <button type="button" class="secondary" onClick={() => setTeam(assistant)}>
-                    Specialists<span class="sr-only"> of {assistant.name}</span>
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
+      <ListView
+        list={list}
+        empty="No assistants yet."
+        caption="Assistants"
+        rowKey={(assistant) => assistant.id}
+        columns={[
+          { label: 'Name', cell: (assistant) => assistant.name },
+          { label: 'Id', cell: (assistant) => <code>{assistant.id}</code> },
+          { label: 'Model', cell: (assistant) => modelName(assistant.model) },
+          { label: 'Tools', cell: (assistant) => assistant.tools.join(', ') || '—' },
+          { label: 'Updated', cell: (assistant) => formatDate(assistant.updatedAt) },
+          {
+            label: '',
+            cell: (assistant) => (
+              <>
+                <button type="button" class="secondary" onClick={() => setEditing(assistant)}>
+                  Edit<span class="sr-only"> {assistant.name}</span>
+                </button>{' '}
+                <button type="button" class="secondary" onClick={() => setTeam(assistant)}>
+                  Specialists<span class="sr-only"> of {assistant.name}</span>
+                </button>
+              </>
+            ),
+          },
+        ]}
+      />
     </Page>
   );
 }
@@ -92,41 +78,15 @@ function AssistantForm(props: { base: string; assistant: Assistant | null; onDon
   const [instructions, setInstructions] = useState(assistant?.instructions ?? '');
   const [model, setModel] = useState(JSON.stringify(assistant?.model ?? { provider: 'offline' }, null, 2));
   const [tools, setTools] = useState(assistant?.tools.join(', ') ?? '');
-  const [errors, setErrors] = useState<Partial<Record<FieldName | 'form', string>>>({});
-  const [busy, setBusy] = useState(false);
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    let parsedModel: unknown;
-    try {
-      parsedModel = JSON.parse(model);
-    } catch {
-      setErrors({ model: 'model: not valid JSON' });
-      return;
-    }
-    setBusy(true);
-    setErrors({});
-    try {
-      const body = {
-        instructions,
-        model: parsedModel,
-        tools: tools
-          .split(',')
-          .map((tool) => tool.trim())
-          .filter(Boolean),
-      };
-      await put(`${props.base}/assistants/${encodeURIComponent(name.trim())}`, body);
-      props.onDone();
-    } catch (failure) {
-      const message = failure instanceof Error ? failure.message : String(failure);
-      const field = failure instanceof ApiFailure ? fieldOf(message, FIELDS) : null;
-      setErrors({ [field ?? 'form']: message });
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { errors, busy, submit, formError } = useApiForm(FIELDS);
+  const save = submit(async () => {
+    const body = { instructions, model: parseJsonField(model, 'model'), tools: names(tools) };
+    await put(`${props.base}/assistants/${encodeURIComponent(name.trim())}`, body);
+    props.onDone();
+  });
   const describedBy = (field: FieldName) => (errors[field] ? `assistant-${field}-error` : undefined);
   return (
-    <form class="panel" onSubmit={submit} aria-label={assistant ? `Edit ${assistant.name}` : 'New assistant'}>
+    <form class="panel" onSubmit={save} aria-label={assistant ? `Edit ${assistant.name}` : 'New assistant'}>
       <h2>{assistant ? `Edit ${assistant.name}` : 'New assistant'}</h2>
       <Field id="assistant-name" label="Name" error={errors.name}>
         <input
@@ -170,7 +130,7 @@ function AssistantForm(props: { base: string; assistant: Assistant | null; onDon
           onInput={(event) => setTools(event.currentTarget.value)}
         />
       </Field>
-      <ErrorNote error={errors.form ? new Error(errors.form) : null} />
+      <ErrorNote error={formError} />
       <div class="row">
         <button type="submit" disabled={busy}>
           {assistant ? 'Save' : 'Create'}

@@ -18,7 +18,7 @@ export interface AuditRow {
   createdAt: string;
 }
 
-const ACTIONS = ['', 'created', 'updated', 'revoked', 'deleted', 'denied'];
+const ACTIONS = ['', 'created', 'updated', 'revoked', 'deleted', 'erased', 'denied'];
 
 /**
  * The audit log (GET /admin/v1/audit-log), newest first, a page of 100 at a time. The API filters

@@ -3,6 +3,7 @@ import { ApiFailure, get } from '../api';
 import type { Organization } from '../main';
 import type { Session } from '../session';
 import { Empty, ErrorNote, Field, Page, formatDate } from '../ui';
+import { UserErasure } from './user-erasure';
 
 interface Conversation {
   id: string;
@@ -143,6 +144,15 @@ export function ConversationsPage({ org, session }: { org: Organization; session
           <pre data-testid="response-record">{JSON.stringify(record, null, 2)}</pre>
         </section>
       ) : null}
+      <UserErasure
+        org={org}
+        userId={userId}
+        onErased={() => {
+          setConversations(null);
+          setMessages(null);
+          setRecord(null);
+        }}
+      />
     </Page>
   );
 }

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { get, post, type List } from '../api';
 import type { Organization } from '../main';
-import { Empty, ErrorNote, Field, Loading, Page, formatDate, useLoad } from '../ui';
+import { ListView, useApiForm } from '../list';
+import { ErrorNote, Field, Page, formatDate, useLoad } from '../ui';
 
 interface ApiKey {
   id: string;
@@ -44,46 +45,31 @@ export function KeysPage({ org }: { org: Organization }) {
         <Secret secret={issued.secret} name={issued.name} onClose={() => setIssued(null)} />
       ) : null}
       <ErrorNote error={error} />
-      <Loading when={list.loading && list.data === undefined} />
-      <ErrorNote error={list.error} />
-      <Empty when={list.data?.data.length === 0}>No keys.</Empty>
-      {list.data?.data.length ? (
-        <table>
-          <caption class="sr-only">API keys</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Key</th>
-              <th scope="col">Scopes</th>
-              <th scope="col">Created</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Status</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.data.map((key) => (
-              <tr key={key.id} data-key-id={key.id}>
-                <td>{key.name}</td>
-                <td>
-                  <code>{key.hint}</code>
-                </td>
-                <td>{key.scopes.join(', ')}</td>
-                <td>{formatDate(key.createdAt)}</td>
-                <td>{formatDate(key.lastUsedAt)}</td>
-                <td>
-                  {key.revokedAt !== null ? (
-                    <span class="badge">Revoked {formatDate(key.revokedAt)}</span>
-                  ) : (
-                    <button type="button" class="danger" onClick={() => void revoke(key)}>
-                      Revoke<span class="sr-only"> {key.name}</span>
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
+      <ListView
+        list={list}
+        empty="No keys."
+        caption="API keys"
+        rowKey={(key) => key.id}
+        rowAttributes={(key) => ({ 'data-key-id': key.id })}
+        columns={[
+          { label: 'Name', cell: (key) => key.name },
+          { label: 'Key', cell: (key) => <code>{key.hint}</code> },
+          { label: 'Scopes', cell: (key) => key.scopes.join(', ') },
+          { label: 'Created', cell: (key) => formatDate(key.createdAt) },
+          { label: 'Last used', cell: (key) => formatDate(key.lastUsedAt) },
+          {
+            label: 'Status',
+            cell: (key) =>
+              key.revokedAt !== null ? (
+                <span class="badge">Revoked {formatDate(key.revokedAt)}</span>
+              ) : (
+                <button type="button" class="danger" onClick={() => void revoke(key)}>
+                  Revoke<span class="sr-only"> {key.name}</span>
+                </button>
+              ),
+          },
+        ]}
+      />
     </Page>
   );
 }
@@ -91,21 +77,15 @@ export function KeysPage({ org }: { org: Organization }) {
 function IssueForm(props: { base: string; onIssued: (key: ApiKey & { secret: string }) => void }) {
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<string[]>(['full_access']);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setError(null);
-    try {
-      props.onIssued(await post<ApiKey & { secret: string }>(props.base, { name: name.trim(), scopes }));
-      setName('');
-    } catch (failure) {
-      setError(failure);
-    }
-  };
+  const { submit, formError } = useApiForm([]);
+  const issue = submit(async () => {
+    props.onIssued(await post<ApiKey & { secret: string }>(props.base, { name: name.trim(), scopes }));
+    setName('');
+  });
   const toggle = (scope: string, on: boolean) =>
     setScopes((current) => (on ? [...current, scope] : current.filter((other) => other !== scope)));
   return (
-    <form class="panel" onSubmit={submit} aria-label="Issue a key">
+    <form class="panel" onSubmit={issue} aria-label="Issue a key">
       <h2>Issue a key</h2>
       <Field id="key-name" label="Name">
         <input id="key-name" required value={name} onInput={(event) => setName(event.currentTarget.value)} />
@@ -125,7 +105,7 @@ function IssueForm(props: { base: string; onIssued: (key: ApiKey & { secret: str
           </label>
         ))}
       </fieldset>
-      <ErrorNote error={error} />
+      <ErrorNote error={formError} />
       <button type="submit">Issue key</button>
     </form>
   );

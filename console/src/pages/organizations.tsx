@@ -2,7 +2,8 @@ import { useState } from 'preact/hooks';
 import { get, put, type List } from '../api';
 import type { Organization } from '../main';
 import { href } from '../router';
-import { ErrorNote, Field, Loading, Page, formatDate, formatNumber, useLoad } from '../ui';
+import { ListView, useApiForm } from '../list';
+import { ErrorNote, Field, Page, formatDate, formatNumber, useLoad } from '../ui';
 
 /** Every organization (platform administrators only): create one, set its limit and budget. */
 export function OrganizationsPage() {
@@ -11,26 +12,20 @@ export function OrganizationsPage() {
   const [name, setName] = useState('');
   const [budget, setBudget] = useState('');
   const [rate, setRate] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setError(null);
-    try {
-      await put(`/admin/v1/organizations/${encodeURIComponent(slug.trim())}`, {
-        name: name.trim() || undefined,
-        monthlyTokenBudget: budget === '' ? null : Number(budget),
-        rateLimitPerMinute: rate === '' ? null : Number(rate),
-      });
-      setSlug('');
-      setName('');
-      list.reload();
-    } catch (failure) {
-      setError(failure);
-    }
-  };
+  const { submit, formError } = useApiForm([]);
+  const save = submit(async () => {
+    await put(`/admin/v1/organizations/${encodeURIComponent(slug.trim())}`, {
+      name: name.trim() || undefined,
+      monthlyTokenBudget: budget === '' ? null : Number(budget),
+      rateLimitPerMinute: rate === '' ? null : Number(rate),
+    });
+    setSlug('');
+    setName('');
+    list.reload();
+  });
   return (
     <Page title="Organizations">
-      <form class="panel filters" onSubmit={submit} aria-label="Create or update an organization">
+      <form class="panel filters" onSubmit={save} aria-label="Create or update an organization">
         <Field id="org-slug" label="Slug">
           <input id="org-slug" required value={slug} onInput={(e) => setSlug(e.currentTarget.value)} />
         </Field>
@@ -56,43 +51,29 @@ export function OrganizationsPage() {
           />
         </Field>
         <button type="submit">Save organization</button>
-        <ErrorNote error={error} />
+        <ErrorNote error={formError} />
       </form>
-      <Loading when={list.loading && list.data === undefined} />
-      <ErrorNote error={list.error} />
-      <table>
-        <caption class="sr-only">Organizations</caption>
-        <thead>
-          <tr>
-            <th scope="col">Slug</th>
-            <th scope="col">Name</th>
-            <th scope="col" class="num">
-              Rate limit
-            </th>
-            <th scope="col" class="num">
-              Monthly budget
-            </th>
-            <th scope="col">Created</th>
-          </tr>
-        </thead>
-        <tbody>
-          {(list.data?.data ?? []).map((org) => (
-            <tr key={org.id}>
-              <td>
-                <a href={href('org', org.slug, 'assistants')}>{org.slug}</a>
-              </td>
-              <td>{org.name}</td>
-              <td class="num">
-                {org.rateLimitPerMinute === null ? 'default' : `${org.rateLimitPerMinute}/min`}
-              </td>
-              <td class="num">
-                {org.monthlyTokenBudget === null ? 'none' : formatNumber(org.monthlyTokenBudget)}
-              </td>
-              <td>{formatDate(org.createdAt)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <ListView
+        list={list}
+        empty="No organizations yet."
+        caption="Organizations"
+        rowKey={(org) => org.id}
+        columns={[
+          { label: 'Slug', cell: (org) => <a href={href('org', org.slug, 'assistants')}>{org.slug}</a> },
+          { label: 'Name', cell: (org) => org.name },
+          {
+            label: 'Rate limit',
+            numeric: true,
+            cell: (org) => (org.rateLimitPerMinute === null ? 'default' : `${org.rateLimitPerMinute}/min`),
+          },
+          {
+            label: 'Monthly budget',
+            numeric: true,
+            cell: (org) => (org.monthlyTokenBudget === null ? 'none' : formatNumber(org.monthlyTokenBudget)),
+          },
+          { label: 'Created', cell: (org) => formatDate(org.createdAt) },
+        ]}
+      />
     </Page>
   );
 }

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
-import { ApiFailure, del, fieldOf, get, put, type List } from '../api';
-import { Empty, ErrorNote, Field, Loading, useLoad } from '../ui';
+import { get, put, type List } from '../api';
+import { ListView, useApiForm, useConfirmedDelete } from '../list';
+import { ErrorNote, Field, useLoad } from '../ui';
 
 interface Specialist {
   id: string;
@@ -23,70 +24,51 @@ export function SpecialistsPanel(props: {
   const [name, setName] = useState('');
   const [role, setRole] = useState('');
   const [instructions, setInstructions] = useState('');
-  const [errors, setErrors] = useState<Partial<Record<(typeof FIELDS)[number] | 'form', string>>>({});
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setErrors({});
-    try {
-      await put(`${path}/${encodeURIComponent(name.trim())}`, {
-        role,
-        instructions: instructions || undefined,
-      });
-      setName('');
-      setRole('');
-      setInstructions('');
-      list.reload();
-    } catch (failure) {
-      const message = failure instanceof Error ? failure.message : String(failure);
-      const field = failure instanceof ApiFailure ? fieldOf(message, FIELDS) : null;
-      setErrors({ [field ?? 'form']: message });
-    }
-  };
-  const remove = async (specialist: Specialist) => {
-    if (!window.confirm(`Delete the specialist "${specialist.name}"?`)) return;
-    try {
-      await del(`${path}/${encodeURIComponent(specialist.name)}`);
-      list.reload();
-    } catch (failure) {
-      setErrors({ form: failure instanceof Error ? failure.message : String(failure) });
-    }
-  };
+  const { errors, submit, formError } = useApiForm(FIELDS);
+  const { error, remove } = useConfirmedDelete();
+  const save = submit(async () => {
+    await put(`${path}/${encodeURIComponent(name.trim())}`, {
+      role,
+      instructions: instructions || undefined,
+    });
+    setName('');
+    setRole('');
+    setInstructions('');
+    list.reload();
+  });
   return (
     <section class="panel" aria-labelledby="specialists-title">
       <h2 id="specialists-title">Specialists of {props.assistant.name}</h2>
-      <Loading when={list.loading && list.data === undefined} />
-      <ErrorNote error={list.error} />
-      <Empty when={list.data?.data.length === 0}>No specialists.</Empty>
-      {list.data?.data.length ? (
-        <table>
-          <caption class="sr-only">Specialists</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Role</th>
-              <th scope="col">Tools</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.data.map((specialist) => (
-              <tr key={specialist.id}>
-                <td>{specialist.name}</td>
-                <td>{specialist.role}</td>
-                <td>{specialist.tools.join(', ') || '—'}</td>
-                <td>
-                  <button type="button" class="danger" onClick={() => void remove(specialist)}>
-                    Delete<span class="sr-only"> specialist {specialist.name}</span>
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
-      <form class="filters" onSubmit={submit} aria-label="Add or update a specialist">
+      <ListView
+        list={list}
+        empty="No specialists."
+        caption="Specialists"
+        rowKey={(specialist) => specialist.id}
+        columns={[
+          { label: 'Name', cell: (specialist) => specialist.name },
+          { label: 'Role', cell: (specialist) => specialist.role },
+          { label: 'Tools', cell: (specialist) => specialist.tools.join(', ') || '—' },
+          {
+            label: '',
+            cell: (specialist) => (
+              <button
+                type="button"
+                class="danger"
+                onClick={() =>
+                  void remove(
+                    `the specialist "${specialist.name}"`,
+                    `${path}/${encodeURIComponent(specialist.name)}`,
+                    list.reload,
+                  )
+                }
+              >
+                Delete<span class="sr-only"> specialist {specialist.name}</span>
+              </button>
+            ),
+          },
+        ]}
+      />
+      <form class="filters" onSubmit={save} aria-label="Add or update a specialist">
         <Field id="specialist-name" label="Specialist name" error={errors.name}>
           <input id="specialist-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </Field>
@@ -105,7 +87,7 @@ export function SpecialistsPanel(props: {
           Close
         </button>
       </form>
-      <ErrorNote error={errors.form ? new Error(errors.form) : null} />
+      <ErrorNote error={formError ?? error} />
     </section>
   );
 }

@@ -1,39 +1,23 @@
-/** One line of GET /admin/v1/usage (docs/usage.md), as the API gives it. */
-export interface UsageLine {
-  period: string;
-  organization_id?: string;
-  assistant_id?: string;
-  specialist?: string;
-  key_id?: string;
-  user_id?: string | null;
-  turns: number;
-  input_tokens: number;
-  cached_tokens: number;
-  output_tokens: number;
-  reasoning_tokens: number;
-  total_tokens: number;
-  cost: Record<string, number>;
-}
+// The API's own wire shapes (a file without imports: nothing else of the service reaches the bundle).
+import { USAGE_COUNT_NAMES, type UsageLine, type UsageList } from '../../../src/usage/usage-line.js';
 
-export const DIMENSIONS = ['organization', 'assistant', 'specialist', 'key', 'user'] as const;
-export const COUNTS = [
-  'turns',
-  'input_tokens',
-  'cached_tokens',
-  'output_tokens',
-  'reasoning_tokens',
-  'total_tokens',
-] as const;
+export type { UsageLine, UsageList };
+
+export const DIMENSIONS = ['organization', 'assistant', 'specialist', 'key', 'user', 'model'] as const;
+export const COUNTS = USAGE_COUNT_NAMES;
 
 export function dimensionValue(line: UsageLine, dimension: string): string {
-  return cell(line, dimension) ?? '(anonymous)';
+  return cell(line, dimension) ?? (dimension === 'model' ? '(not recorded)' : '(anonymous)');
 }
 
-/** A grouped dimension's value in a line: `specialist`, or `<dimension>_id`; null when absent. */
+/** The field of a dimension in a line: `specialist` and `model` as named, else `<dimension>_id`. */
+function field(dimension: string): string {
+  return dimension === 'specialist' || dimension === 'model' ? dimension : `${dimension}_id`;
+}
+
+/** A grouped dimension's value in a line; null when absent. */
 function cell(line: UsageLine, dimension: string): string | null {
-  const value = (line as unknown as Record<string, unknown>)[
-    dimension === 'specialist' ? dimension : `${dimension}_id`
-  ];
+  const value = (line as unknown as Record<string, unknown>)[field(dimension)];
   return typeof value === 'string' ? value : null;
 }
 
@@ -45,7 +29,7 @@ function csvCell(value: string | number): string {
 /** The API's lines as CSV, one column per count and per currency; values exactly as received. */
 export function usageCsv(lines: UsageLine[], dimensions: string[]): string {
   const currencies = [...new Set(lines.flatMap((line) => Object.keys(line.cost)))].sort();
-  const header = ['period', ...dimensions.map((d) => (d === 'specialist' ? d : `${d}_id`)), ...COUNTS];
+  const header = ['period', ...dimensions.map(field), ...COUNTS];
   header.push(...currencies.map((currency) => `cost_${currency}`));
   const rows = lines.map((line) => [
     line.period,

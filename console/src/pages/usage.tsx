@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { get, type List } from '../api';
+import { get, url } from '../api';
 import type { Organization } from '../main';
 import { Empty, ErrorNote, Field, Loading, Page, formatNumber, useLoad } from '../ui';
 import { UsageChart } from './usage-chart';
@@ -11,21 +11,21 @@ import {
   formatCost,
   today,
   usageCsv,
-  type UsageLine,
+  type UsageList,
 } from './usage-data';
 
 interface Filters {
   from: string;
   to: string;
-  period: 'day' | 'month';
+  period: 'hour' | 'day' | 'month';
   groupBy: string;
 }
 
 /**
  * Usage and cost of one organization (GET …/organizations/{org}/usage). Every number shown is one
- * the API returned: the grouped table, the chart (ungrouped lines) and the total (a separate
- * ungrouped `period=month` query) are three reads, none summed in the browser beyond adding the
- * integer lines of a range that spans several months.
+ * the API returned, none added up in the browser: the grouped table and the totals (the answer's
+ * `total`) are one read, the chart (ungrouped lines, one per bucket) another, the budget left a
+ * third (this month's `total`).
  */
 export function UsagePage({ org }: { org: Organization }) {
   const path = `/admin/v1/organizations/${encodeURIComponent(org.slug)}/usage`;
@@ -37,27 +37,22 @@ export function UsagePage({ org }: { org: Organization }) {
   });
   const [filters, setFilters] = useState<Filters>(draft);
   const query = { from: filters.from, to: filters.to };
-  const grouped = useLoad(
-    () =>
-      get<List<UsageLine>>(path, {
-        ...query,
-        period: filters.period,
-        group_by: filters.groupBy || undefined,
-      }),
-    [path, filters],
-  );
-  const series = useLoad(
-    () => get<List<UsageLine>>(path, { ...query, period: filters.period }),
-    [path, filters],
-  );
-  const totals = useLoad(() => get<List<UsageLine>>(path, { ...query, period: 'month' }), [path, filters]);
+  const grouped = useLoad(async () => {
+    const params = { ...query, period: filters.period, group_by: filters.groupBy || undefined };
+    // The answer keeps the query it answers, so what is on screen says which one it shows.
+    return { ...(await get<UsageList>(path, params)), query: url(path, params).search.slice(1) };
+  }, [path, filters]);
+  const series = useLoad(async () => {
+    const params = { ...query, period: filters.period };
+    return { ...(await get<UsageList>(path, params)), query: url(path, params).search.slice(1) };
+  }, [path, filters]);
   const month = useLoad(
-    () => get<List<UsageLine>>(path, { from: firstOfMonth(), to: today(), period: 'month' }),
+    () => get<UsageList>(path, { from: firstOfMonth(), to: today(), period: 'month' }),
     [path],
   );
   const dimensions = filters.groupBy ? filters.groupBy.split(',') : [];
-  const total = sumLines(totals.data?.data ?? []);
-  const spent = month.data?.data[0]?.total_tokens ?? 0;
+  const total = grouped.data?.total;
+  const spent = month.data?.total.total_tokens ?? 0;
   const exportCsv = () => {
     const blob = new Blob([usageCsv(grouped.data?.data ?? [], dimensions)], { type: 'text/csv' });
     const link = document.createElement('a');
@@ -107,6 +102,7 @@ export function UsagePage({ org }: { org: Organization }) {
             value={draft.period}
             onChange={(e) => setDraft({ ...draft, period: e.currentTarget.value as Filters['period'] })}
           >
+            <option value="hour">Hourly (31 days at most)</option>
             <option value="day">Daily</option>
             <option value="month">Monthly</option>
           </select>
@@ -129,9 +125,13 @@ export function UsagePage({ org }: { org: Organization }) {
         <button type="submit">Show</button>
       </form>
       <div class="cards">
-        <Card label="Turns" value={formatNumber(total.turns)} testId="total-turns" />
-        <Card label="Total tokens" value={formatNumber(total.total_tokens)} testId="total-tokens" />
-        <Card label="Cost" value={formatCost(total.cost)} testId="total-cost" />
+        <Card label="Turns" value={total ? formatNumber(total.turns) : '…'} testId="total-turns" />
+        <Card
+          label="Total tokens"
+          value={total ? formatNumber(total.total_tokens) : '…'}
+          testId="total-tokens"
+        />
+        <Card label="Cost" value={total ? formatCost(total.cost) : '…'} testId="total-cost" />
         <Card
           label="Monthly budget left"
           testId="budget-left"
@@ -142,12 +142,12 @@ export function UsagePage({ org }: { org: Organization }) {
           }
         />
       </div>
-      <ErrorNote error={grouped.error ?? series.error ?? totals.error} />
+      <ErrorNote error={grouped.error ?? series.error} />
       <Loading when={grouped.loading} />
-      <UsageChart lines={series.data?.data ?? []} />
+      <UsageChart lines={series.data?.data ?? []} query={series.data?.query} />
       <Empty when={grouped.data?.data.length === 0}>No usage in this range.</Empty>
       {grouped.data?.data.length ? (
-        <table data-testid="usage-table">
+        <table data-testid="usage-table" data-query={grouped.data.query}>
           <caption class="sr-only">Usage lines</caption>
           <thead>
             <tr>
@@ -196,19 +196,4 @@ function Card(props: { label: string; value: string; testId: string }) {
       <strong data-testid={props.testId}>{props.value}</strong>
     </div>
   );
-}
-
-/** One month: the API's line as is. Several: integers add exactly; costs per currency, rounded to 1e-9. */
-function sumLines(lines: UsageLine[]): Pick<UsageLine, 'turns' | 'total_tokens' | 'cost'> {
-  if (lines.length === 1) return lines[0];
-  const cost: Record<string, number> = {};
-  for (const line of lines) {
-    for (const [currency, value] of Object.entries(line.cost))
-      cost[currency] = Math.round(((cost[currency] ?? 0) + value) * 1e9) / 1e9;
-  }
-  return {
-    turns: lines.reduce((sum, line) => sum + line.turns, 0),
-    total_tokens: lines.reduce((sum, line) => sum + line.total_tokens, 0),
-    cost,
-  };
 }

@@ -39,14 +39,19 @@ export interface StoredResponse {
   background: boolean;
 }
 
-/** Adds a row's counts to the usage rollup row of the same day and dimensions (`usage_daily AS d`). */
-const ADD_TO_USAGE_ROW = `ON CONFLICT (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency) DO UPDATE
+/** Adds a row's counts to the rollup row it conflicts with (`AS d`): usage_daily and usage_hourly alike. */
+const ADD_COUNTS = `DO UPDATE
   SET turns = d.turns + EXCLUDED.turns,
       input_tokens = d.input_tokens + EXCLUDED.input_tokens,
       cached_tokens = d.cached_tokens + EXCLUDED.cached_tokens,
       output_tokens = d.output_tokens + EXCLUDED.output_tokens,
       reasoning_tokens = d.reasoning_tokens + EXCLUDED.reasoning_tokens,
       cost = d.cost + EXCLUDED.cost`;
+const ADD_TO_USAGE_ROW = `ON CONFLICT (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency) ${ADD_COUNTS}`;
+const ADD_TO_HOURLY_ROW = `ON CONFLICT (organization_id, hour, assistant_id, specialist, api_key_id, user_id, model, currency) ${ADD_COUNTS}`;
+const USAGE_COUNTS = 'turns, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost';
+const SUMMED_COUNTS = `sum(u.turns), sum(u.input_tokens), sum(u.cached_tokens), sum(u.output_tokens),
+           sum(u.reasoning_tokens), sum(u.cost)`;
 
 /** A finished turn: conversation, response, chat-history messages and the day's usage rollup. */
 const SAVE_TURN = namedStatement(
@@ -79,16 +84,29 @@ const SAVE_TURN = namedStatement(
            upstream_attempts = EXCLUDED.upstream_attempts, lease_expires_at = NULL
      WHERE responses.status IN ('queued', 'in_progress') AND responses.organization_id = EXCLUDED.organization_id
     RETURNING id, conversation_id
+  ), usage_rows AS (
+    SELECT coalesce(u.model, '') AS model, u.currency, u.turns, u.input_tokens, u.cached_tokens, u.output_tokens,
+           u.reasoning_tokens, u.cost
+      FROM response, jsonb_to_recordset(${p.usageRows}::jsonb) AS u(model varchar, currency varchar, turns bigint,
+           input_tokens bigint, cached_tokens bigint, output_tokens bigint, reasoning_tokens bigint, cost numeric)
   ), usage_rollup AS (
-    -- The day's usage per dimension, in the same statement: no round trip of its own.
+    -- The day's usage per dimension, in the same statement: no round trip of its own. One row per
+    -- currency (the rows are per model and currency): an upsert may not touch a row twice.
     INSERT INTO usage_daily AS d (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency,
-                                  turns, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost)
+                                  ${USAGE_COUNTS})
     SELECT ${p.organizationId}::uuid, (${p.updatedAt}::timestamptz AT TIME ZONE 'UTC')::date, ${p.assistantId}::uuid, coalesce(${p.activeAgent}::varchar, ''),
-           ${p.apiKeyId}::uuid, coalesce(${p.userId}::varchar, ''), u.currency, u.turns, u.input_tokens, u.cached_tokens,
-           u.output_tokens, u.reasoning_tokens, u.cost
-      FROM response, jsonb_to_recordset(${p.usageRows}::jsonb) AS u(currency varchar, turns bigint, input_tokens bigint,
-           cached_tokens bigint, output_tokens bigint, reasoning_tokens bigint, cost numeric)
+           ${p.apiKeyId}::uuid, coalesce(${p.userId}::varchar, ''), u.currency, ${SUMMED_COUNTS}
+      FROM usage_rows u GROUP BY u.currency
     ${ADD_TO_USAGE_ROW}
+  ), usage_hourly_rollup AS (
+    -- The hour's usage per dimension and model: what the usage report reads (docs/usage.md).
+    INSERT INTO usage_hourly AS d (organization_id, hour, assistant_id, specialist, api_key_id, user_id, model,
+                                   currency, ${USAGE_COUNTS})
+    SELECT ${p.organizationId}::uuid, date_trunc('hour', ${p.updatedAt}::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
+           ${p.assistantId}::uuid, coalesce(${p.activeAgent}::varchar, ''), ${p.apiKeyId}::uuid,
+           coalesce(${p.userId}::varchar, ''), u.model, u.currency, ${SUMMED_COUNTS}
+      FROM usage_rows u GROUP BY u.model, u.currency
+    ${ADD_TO_HOURLY_ROW}
   )
   ${insertMessages(p)}`,
 );
@@ -204,6 +222,7 @@ export class TurnStore {
         apiKeyId: turn.apiKeyId,
         usageRows: JSON.stringify(
           turn.usageRows.map((row) => ({
+            model: row.model ?? '',
             currency: row.currency,
             turns: row.turns,
             input_tokens: row.inputTokens,
@@ -289,11 +308,19 @@ export class TurnStore {
     await manager.query(
       `WITH moved AS (DELETE FROM usage_daily WHERE organization_id = $1 AND user_id = $2 RETURNING *)
        INSERT INTO usage_daily AS d (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency,
-                                     turns, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost)
-       SELECT organization_id, day, assistant_id, specialist, api_key_id, '', currency, turns, input_tokens,
-              cached_tokens, output_tokens, reasoning_tokens, cost
+                                     ${USAGE_COUNTS})
+       SELECT organization_id, day, assistant_id, specialist, api_key_id, '', currency, ${USAGE_COUNTS}
          FROM moved
        ${ADD_TO_USAGE_ROW}`,
+      [organizationId, userId],
+    );
+    await manager.query(
+      `WITH moved AS (DELETE FROM usage_hourly WHERE organization_id = $1 AND user_id = $2 RETURNING *)
+       INSERT INTO usage_hourly AS d (organization_id, hour, assistant_id, specialist, api_key_id, user_id, model,
+                                      currency, ${USAGE_COUNTS})
+       SELECT organization_id, hour, assistant_id, specialist, api_key_id, '', model, currency, ${USAGE_COUNTS}
+         FROM moved
+       ${ADD_TO_HOURLY_ROW}`,
       [organizationId, userId],
     );
     return { conversations, responses, messages };

@@ -1,10 +1,10 @@
 import { IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
 import { ApiError } from '../../common/errors/error-catalogue.js';
 import { AssistantFilterQuery, MAX_USER_ID_LENGTH } from '../../common/http/request-params.js';
-import type { UsageDimension } from '../usage.repository.js';
+import type { UsageDimension, UsagePeriod } from '../usage.repository.js';
 
 export interface UsageQuery {
-  period: 'day' | 'month';
+  period: UsagePeriod;
   groupBy: UsageDimension[];
   /** Inclusive UTC days, `YYYY-MM-DD`. */
   from: string;
@@ -13,21 +13,30 @@ export interface UsageQuery {
   userId: string | null;
 }
 
-const DIMENSIONS: readonly UsageDimension[] = ['organization', 'assistant', 'specialist', 'key', 'user'];
+const DIMENSIONS: readonly UsageDimension[] = [
+  'organization',
+  'assistant',
+  'specialist',
+  'key',
+  'user',
+  'model',
+];
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 /** A year and a day of days: a request for more is refused rather than scanning for ever. */
 const MAX_RANGE_DAYS = 366;
+/** Hourly buckets over at most a month: 744 buckets per line of dimensions. */
+const MAX_HOURLY_RANGE_DAYS = 31;
 
 /**
- * `GET …/usage` query, validated by the global pipe: `period=day|month` (default day),
- * `group_by=` a comma-separated list of organization, assistant, specialist, key, user;
+ * `GET …/usage` query, validated by the global pipe: `period=hour|day|month` (default day),
+ * `group_by=` a comma-separated list of organization, assistant, specialist, key, user, model;
  * `from`/`to` inclusive UTC days (default: the current month up to today); optional
  * `assistant_id` and `user_id` narrowings.
  */
 export class UsageQueryDto extends AssistantFilterQuery {
   @IsOptional()
-  @IsIn(['day', 'month'], { message: 'period must be "day" or "month"' })
-  period: 'day' | 'month' = 'day';
+  @IsIn(['hour', 'day', 'month'], { message: 'period must be "hour", "day" or "month"' })
+  period: UsagePeriod = 'day';
 
   @IsOptional()
   @IsString({ message: `group_by takes ${DIMENSIONS.join(', ')}` })
@@ -62,8 +71,12 @@ export function toUsageQuery(dto: UsageQueryDto, today = new Date()): UsageQuery
   const from = calendarDay(dto.from, 'from') ?? `${todayText.slice(0, 7)}-01`;
   const to = calendarDay(dto.to, 'to') ?? todayText;
   if (from > to) throw new ApiError('invalid_request', 'from must not be after to');
-  if ((Date.parse(to) - Date.parse(from)) / 86_400_000 >= MAX_RANGE_DAYS) {
-    throw new ApiError('invalid_request', `from and to may be at most ${MAX_RANGE_DAYS} days apart`);
+  const maxDays = dto.period === 'hour' ? MAX_HOURLY_RANGE_DAYS : MAX_RANGE_DAYS;
+  if ((Date.parse(to) - Date.parse(from)) / 86_400_000 >= maxDays) {
+    throw new ApiError(
+      'invalid_request',
+      `from and to may be at most ${maxDays} days apart${dto.period === 'hour' ? ' for period=hour' : ''}`,
+    );
   }
   return {
     period: dto.period,

@@ -1,0 +1,93 @@
+import type { BrowserContext, Page } from 'playwright-core';
+import { startPkceIdentityProvider, type PkceIdentityProvider } from '../support/pkce-identity-provider.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+import {
+  browserSuiteEnabled,
+  buildConsole,
+  launchBrowser,
+  openConsolePage,
+  seriousViolations,
+  type TestBrowser,
+} from './browser.js';
+
+const ADMIN_GROUP = '/platform/admins';
+const ADMIN_AUDIENCE = 'switchboard-admin';
+const CLIENT_ID = 'switchboard-console';
+const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS === '1';
+
+const suite = browserSuiteEnabled() ? describe : describe.skip;
+
+/**
+ * A platform administrator signs in to the console with the identity provider (authorization code
+ * + PKCE, in the browser), against a real provider on 127.0.0.1 and the production build.
+ */
+suite('web console: sign-in with the identity provider (real browser)', () => {
+  let idp: PkceIdentityProvider;
+  let app: TestApp;
+  let chromium: TestBrowser;
+  let context: BrowserContext;
+  let page: Page;
+  const requests: string[] = [];
+  const cspViolations: string[] = [];
+
+  beforeAll(async () => {
+    await buildConsole();
+    idp = await startPkceIdentityProvider({ sub: 'alice', groups: [ADMIN_GROUP], audience: ADMIN_AUDIENCE });
+    app = await startTestApp({
+      OIDC_ISSUER: idp.issuer,
+      OIDC_CLIENT_ID: 'switchboard-backend',
+      ADMIN_GROUP,
+      ADMIN_AUDIENCE,
+      CONSOLE_OIDC_CLIENT_ID: CLIENT_ID,
+    });
+    idp.registerClient(CLIENT_ID, `${app.baseUrl}/console/`);
+    await app.seedOrganization('acme');
+    chromium = await launchBrowser();
+    ({ context, page } = await openConsolePage(chromium.browser, { requests, cspViolations }));
+  }, 120_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await chromium?.close();
+    await app?.close();
+    await idp?.close();
+  });
+
+  it('signs a platform administrator in with authorization code + PKCE; the token stays in the tab', async () => {
+    const served = await page.goto(`${app.baseUrl}/console/`);
+    // The page may reach the issuer (discovery, token endpoint) and nothing else beyond itself.
+    expect(served?.headers()['content-security-policy']).toContain(`connect-src 'self' ${idp.issuer};`);
+    const button = page.getByRole('button', { name: 'Sign in with the identity provider' });
+    await button.waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    if (SCREENSHOTS) await page.screenshot({ path: 'docs/console/sign-in-oidc.png', fullPage: true });
+    await button.click();
+    await page.getByTestId('who').filter({ hasText: 'Platform administrator' }).waitFor();
+    await page.getByRole('link', { name: 'acme' }).waitFor();
+    // The code was redeemed once, with the verifier of the challenge sent, and left the address bar.
+    expect(idp.redemptions).toEqual([{ clientId: CLIENT_ID, verified: true }]);
+    expect(page.url()).not.toContain('code=');
+    const token = (await page.evaluate('sessionStorage.getItem("switchboard.console.credential")')) as string;
+    expect(token.split('.')).toHaveLength(3);
+    expect(await page.evaluate('sessionStorage.getItem("switchboard.console.oidc-pending")')).toBeNull();
+    expect(await context.cookies()).toEqual([]);
+    // The token is an ordinary platform credential of the admin API.
+    const listed = await fetch(`${app.baseUrl}/admin/v1/organizations`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(listed.status).toBe(200);
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(cspViolations).toEqual([]);
+    const foreign = requests.filter((url) => !url.startsWith(app.baseUrl) && !url.startsWith(idp.issuer));
+    expect(foreign).toEqual([]);
+  });
+
+  it('refuses a redirect back that this tab did not start', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.goto(`${app.baseUrl}/console/?code=forged&state=forged`);
+    await page.getByRole('alert').filter({ hasText: 'not for a sign-in started in this tab' }).waitFor();
+    expect(page.url()).toBe(`${app.baseUrl}/console/`);
+    expect(await page.getByTestId('who').count()).toBe(0);
+    expect(idp.redemptions).toHaveLength(1);
+  });
+});
