@@ -14,6 +14,7 @@ import { GatewayNamesPerOrganization1795812345678 } from './1795812345678-gatewa
 import { Files1795900000000 } from './1795900000000-files.js';
 import { UpstreamAttempts1796200000001 } from './1796200000001-upstream-attempts.js';
 import { VectorStores1796300000001 } from './1796300000001-vector-stores.js';
+import { WebSearchCache1796420000001 } from './1796420000001-web-search-cache.js';
 
 /** Every migration in order. `npm run migration:generate` appends to this list. */
 export const MIGRATIONS: Function[] = [
@@ -33,4 +34,5 @@ export const MIGRATIONS: Function[] = [
   Files1795900000000,
   UpstreamAttempts1796200000001,
   VectorStores1796300000001,
+  WebSearchCache1796420000001,
 ];

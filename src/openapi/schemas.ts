@@ -163,9 +163,42 @@ const responseSchemas: Record<string, JsonSchema> = {
       type: constant('web_search_call'),
       id: { type: 'string', pattern: ITEM_ID_PATTERN('ws') },
       status: { type: 'string', enum: ['in_progress', 'searching', 'completed', 'incomplete'] },
-      action: object({ type: constant('search'), query: { type: 'string' } }),
+      action: {
+        type: 'object',
+        required: ['type', 'query'],
+        properties: {
+          type: constant('search'),
+          query: { type: 'string' },
+          sources: {
+            type: 'array',
+            description: "The results' URLs; only with include `web_search_call.action.sources`",
+            items: object({ type: constant('url'), url: { type: 'string' } }),
+          },
+        },
+      },
     },
-    { description: 'A server-side web search made during the turn.' },
+    { description: 'A server-side web search made during the turn (live, or offline from the cache).' },
+  ),
+  FileSearchCallItem: object(
+    {
+      type: constant('file_search_call'),
+      id: { type: 'string', pattern: ITEM_ID_PATTERN('fs') },
+      status: { type: 'string', enum: ['in_progress', 'searching', 'completed', 'incomplete', 'failed'] },
+      queries: { type: 'array', items: { type: 'string' } },
+      results: {
+        type: ['array', 'null'],
+        description: 'Null unless the request has include `file_search_call.results`',
+        items: object({
+          file_id: { type: 'string' },
+          filename: { type: 'string' },
+          score: { type: 'number' },
+          text: { type: 'string' },
+          attributes: { type: 'object' },
+          vector_store_id: { type: 'string', description: 'The store (`vs_<uuid>`) the passage came from' },
+        }),
+      },
+    },
+    { description: "A search of the request's vector stores made during the turn (docs/knowledge.md)." },
   ),
   OutputItem: {
     oneOf: [
@@ -175,6 +208,7 @@ const responseSchemas: Record<string, JsonSchema> = {
       ref('HandoverItem'),
       ref('OAuthRequiredItem'),
       ref('WebSearchCallItem'),
+      ref('FileSearchCallItem'),
     ],
     discriminator: {
       propertyName: 'type',
@@ -185,6 +219,7 @@ const responseSchemas: Record<string, JsonSchema> = {
         handover: '#/components/schemas/HandoverItem',
         oauth_required: '#/components/schemas/OAuthRequiredItem',
         web_search_call: '#/components/schemas/WebSearchCallItem',
+        file_search_call: '#/components/schemas/FileSearchCallItem',
       },
     },
   },
@@ -415,6 +450,33 @@ const requestSchemas: Record<string, JsonSchema> = {
         description:
           '`score_threshold` (0-1) and `hybrid_search` weights (`embedding_weight`, `text_weight`)',
       },
+    },
+  },
+  WebSearchTool: {
+    type: 'object',
+    required: ['type', 'external_web_access'],
+    additionalProperties: false,
+    description:
+      "Offline web search (docs/knowledge.md): the organization's cache of earlier live searches, nothing fetched; at most one per request",
+    properties: {
+      type: { type: 'string', enum: ['web_search', 'web_search_2025_08_26'] },
+      external_web_access: {
+        const: false,
+        description: '`true` (live search) is refused: live web search is a tool configured on the assistant',
+      },
+      search_context_size: {
+        type: 'string',
+        enum: ['low', 'medium', 'high'],
+        description: '3, 5 (default) or 10 results',
+      },
+      filters: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          allowed_domains: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string' } },
+        },
+      },
+      user_location: { type: 'null', description: 'Only null: cached results are not localized' },
     },
   },
   CreateResponseRequest: requestBodySchema(

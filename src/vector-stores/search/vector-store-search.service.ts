@@ -127,7 +127,7 @@ export class VectorStoreSearchService {
     organizationId: string,
     storeIds: string[],
     options: SearchOptions,
-  ): Promise<{ searchQuery: string[]; results: SearchResult[] }> {
+  ): Promise<{ searchQuery: string[]; results: SearchResult[]; vectorStoreIds: string[] }> {
     const stores = await this.stores.findMany(organizationId, storeIds);
     if (stores.length !== new Set(storeIds).size)
       throw new ApiError('vector_store_not_found', 'No vector store with this id');
@@ -162,19 +162,18 @@ export class VectorStoreSearchService {
       fused.map((hit) => hit.id),
     );
     await this.stores.touch(organizationId, storeIds);
-    const results = fused.flatMap((hit): SearchResult[] => {
+    const hits = fused.flatMap((hit) => {
       const chunk = found.get(hit.id);
-      if (chunk === undefined) return [];
-      return [
-        {
-          file_id: toFileId(chunk.fileId),
-          filename: chunk.filename,
-          score: Math.round(hit.score * 1e6) / 1e6,
-          attributes: chunk.attributes,
-          content: [{ type: 'text', text: chunk.text }],
-        },
-      ];
+      return chunk === undefined ? [] : [{ hit, chunk }];
     });
-    return { searchQuery, results };
+    const results = hits.map(({ hit, chunk }): SearchResult => ({
+      file_id: toFileId(chunk.fileId),
+      filename: chunk.filename,
+      score: Math.round(hit.score * 1e6) / 1e6,
+      attributes: chunk.attributes,
+      content: [{ type: 'text', text: chunk.text }],
+    }));
+    // Which store each result came from (bare ids): the file_search tool shows it, the Search API does not.
+    return { searchQuery, results, vectorStoreIds: hits.map(({ chunk }) => chunk.vectorStoreId) };
   }
 }
