@@ -15,6 +15,7 @@ import { Files1795900000000 } from './1795900000000-files.js';
 import { UpstreamAttempts1796200000001 } from './1796200000001-upstream-attempts.js';
 import { VectorStores1796300000001 } from './1796300000001-vector-stores.js';
 import { WebSearchCache1796420000001 } from './1796420000001-web-search-cache.js';
+import { OrganizationEmbeddings1796420000002 } from './1796420000002-organization-embeddings.js';
 
 /** Every migration in order. `npm run migration:generate` appends to this list. */
 export const MIGRATIONS: Function[] = [
@@ -35,4 +36,5 @@ export const MIGRATIONS: Function[] = [
   UpstreamAttempts1796200000001,
   VectorStores1796300000001,
   WebSearchCache1796420000001,
+  OrganizationEmbeddings1796420000002,
 ];

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ApiError } from '../../common/errors/error-catalogue.js';
 import { toFileId } from '../../files/dto/files.dto.js';
 import { absent, isObject, refuse, toVectorStoreId } from '../dto/vector-store-params.js';
-import { EmbeddingsService } from '../embeddings/embeddings.service.js';
+import { EmbeddingError, EmbeddingsService } from '../embeddings/embeddings.service.js';
 import { contentWords } from '../embeddings/local-embedder.js';
 import { isExpired } from '../vector-store-views.js';
 import { VectorStoresRepository } from '../vector-stores.repository.js';
@@ -142,7 +142,15 @@ export class VectorStoreSearchService {
       byEmbedder.set(store.embedder, [...(byEmbedder.get(store.embedder) ?? []), store.id]);
     const vectorRanking: string[] = [];
     for (const [embedder, ids] of byEmbedder) {
-      const [query] = await this.embeddings.embed(embedder, [text]);
+      let query: Float32Array;
+      try {
+        [query] = await this.embeddings.embed(organizationId, embedder, [text]);
+      } catch (error) {
+        // Stores whose embedder cannot answer (no longer the organization's, endpoint down) are
+        // searched by their words only: never with another model's vectors.
+        if (error instanceof EmbeddingError) continue;
+        throw error;
+      }
       vectorRanking.push(
         ...(await this.chunks.nearest(organizationId, ids, options.filter, query, CANDIDATES)),
       );
