@@ -14,6 +14,8 @@ import { GatewayNamesPerOrganization1795812345678 } from './1795812345678-gatewa
 import { Files1795900000000 } from './1795900000000-files.js';
 import { UpstreamAttempts1796200000001 } from './1796200000001-upstream-attempts.js';
 import { VectorStores1796300000001 } from './1796300000001-vector-stores.js';
+import { WebSearchCache1796420000001 } from './1796420000001-web-search-cache.js';
+import { OrganizationEmbeddings1796420000002 } from './1796420000002-organization-embeddings.js';
 import { VectorIndex1796430000001 } from './1796430000001-vector-index.js';
 import { UsageHourly1796440000001 } from './1796440000001-usage-hourly.js';
 
@@ -35,6 +37,8 @@ export const MIGRATIONS: Function[] = [
   Files1795900000000,
   UpstreamAttempts1796200000001,
   VectorStores1796300000001,
+  WebSearchCache1796420000001,
+  OrganizationEmbeddings1796420000002,
   VectorIndex1796430000001,
   UsageHourly1796440000001,
 ];

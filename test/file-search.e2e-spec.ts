@@ -1,5 +1,6 @@
 import OpenAI, { toFile } from 'openai';
 import { FakeUpstream } from './support/fake-upstream.js';
+import { expectValidResponse } from './support/open-responses.js';
 import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
 
 describe('the file_search tool of Responses', () => {
@@ -75,13 +76,26 @@ describe('the file_search tool of Responses', () => {
           score: expect.any(Number),
           text: 'The office opens at nine and closes at five.',
           attributes: { team: 'hr' },
+          vector_store_id: storeId,
         },
       ],
     });
     expect(response.output_text).toBe('It opens at nine.');
+    // Echoed whole, defaults filled in (Open Responses' FileSearchTool requires every field).
     expect(response.tools).toEqual([
-      { type: 'file_search', vector_store_ids: [storeId], max_num_results: 1 },
+      {
+        type: 'file_search',
+        vector_store_ids: [storeId],
+        max_num_results: 1,
+        ranking_options: {
+          ranker: 'auto',
+          score_threshold: 0,
+          hybrid_search: { embedding_weight: 1, text_weight: 1 },
+        },
+        filters: null,
+      },
     ]);
+    expectValidResponse(response);
     // The model was offered the tool, then read the passage.
     const [first, second] = upstream.requests.slice(-2);
     expect(first.body.tools.map((tool: any) => tool.function.name)).toContain('file_search');

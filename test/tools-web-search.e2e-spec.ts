@@ -1,3 +1,5 @@
+import { call } from './support/http.js';
+import { expectValidResponse } from './support/open-responses.js';
 import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
 import { json, run, startLocalServer, toolsOf, type LocalServer } from './support/tools-local-servers.js';
 
@@ -108,7 +110,13 @@ describe('tools: web search against local SearXNG and Brave Search servers', () 
           { title: 'Second', url: 'https://example.org/b', snippet: 'Another page' },
         ],
       }),
-      webSearch: { query: 'switchboard tools', resultsCount: 2 },
+      webSearch: {
+        query: 'switchboard tools',
+        results: [
+          { title: 'Switchboard docs', url: 'https://docs.example/a', snippet: 'How tools work' },
+          { title: 'Second', url: 'https://example.org/b', snippet: 'Another page' },
+        ],
+      },
     });
     const received = new URL(searxng.requests.at(-1)!.url, 'http://localhost');
     expect(received.pathname).toBe('/search');
@@ -121,7 +129,8 @@ describe('tools: web search against local SearXNG and Brave Search servers', () 
 
   it('keeps the path of a SearXNG instance served below a prefix', async () => {
     const result = await run(await tools.one(acme.id, 'searx_under_path'), acme.id, { query: 'x' });
-    expect(result).toMatchObject({ ok: true, webSearch: { query: 'x', resultsCount: 3 } });
+    expect(result).toMatchObject({ ok: true, webSearch: { query: 'x' } });
+    expect(result.ok && result.webSearch?.results).toHaveLength(3);
     expect(searxng.requests.at(-1)!.url.startsWith('/searx/search?')).toBe(true);
   });
 
@@ -145,7 +154,13 @@ describe('tools: web search against local SearXNG and Brave Search servers', () 
           { title: 'Two', url: 'https://brave.example/2', snippet: 'More' },
         ],
       }),
-      webSearch: { query: 'brave api', resultsCount: 2 },
+      webSearch: {
+        query: 'brave api',
+        results: [
+          { title: 'Brave & friends', url: 'https://brave.example/1', snippet: 'The answer is here' },
+          { title: 'Two', url: 'https://brave.example/2', snippet: 'More' },
+        ],
+      },
     });
     const received = brave.requests.at(-1)!;
     expect(received.method).toBe('GET');
@@ -174,5 +189,79 @@ describe('tools: web search against local SearXNG and Brave Search servers', () 
     await expect(
       tools.tool(acme.id, { name: 'bad_search', kind: 'web_search', config: { provider: 'brave' } }),
     ).rejects.toThrow(/config.apiKeyEnv must name an environment variable/);
+  });
+
+  describe('offline: web_search with external_web_access false in a request', () => {
+    const offline = (org: SeededOrganization, tool: Record<string, unknown>, include = true) =>
+      call(app.baseUrl, 'POST', '/v1/responses', {
+        key: org.keys.assistant,
+        body: {
+          model: `asst_${org.assistantId}`,
+          input: 'Search the web for switchboard tools',
+          tools: [{ type: 'web_search', external_web_access: false, ...tool }],
+          ...(include ? { include: ['web_search_call.action.sources'] } : {}),
+        },
+      });
+    const searchItem = (body: any) => body.output.find((item: any) => item.type === 'web_search_call');
+
+    it("answers from the organization's earlier live results and fetches nothing", async () => {
+      // A live search through the catalogue's tool fills the cache.
+      await run(await tools.one(acme.id, 'web_search'), acme.id, { query: 'switchboard tools' });
+      const before = searxng.requests.length + brave.requests.length;
+      const reply = await offline(acme, { search_context_size: 'low' });
+      expect(reply.status).toBe(200);
+      expectValidResponse(reply.body);
+      expect(searchItem(reply.body)).toEqual({
+        type: 'web_search_call',
+        id: expect.stringMatching(/^ws_/),
+        status: 'completed',
+        action: {
+          type: 'search',
+          query: 'switchboard tools',
+          sources: [
+            { type: 'url', url: 'https://docs.example/a' },
+            { type: 'url', url: 'https://example.org/b' },
+          ],
+        },
+      });
+      expect(reply.body.output_text).toContain('How tools work');
+      expect(reply.body.tools).toEqual([
+        { type: 'web_search', external_web_access: false, search_context_size: 'low' },
+      ]);
+      expect(searxng.requests.length + brave.requests.length).toBe(before);
+    });
+
+    it('narrows to allowed_domains, lists sources only when included, and keeps each cache to its organization', async () => {
+      const narrowed = await offline(acme, { filters: { allowed_domains: ['https://Example.org/'] } });
+      expect(searchItem(narrowed.body).action.sources).toEqual([
+        { type: 'url', url: 'https://example.org/b' },
+      ]);
+      expect(narrowed.body.tools[0].filters).toEqual({ allowed_domains: ['example.org'] });
+      const plain = await offline(acme, {}, false);
+      expect(searchItem(plain.body).action).toEqual({ type: 'search', query: 'switchboard tools' });
+      const other = await app.seedOrganization('web-offline-other');
+      const elsewhere = await offline(other, {});
+      expect(elsewhere.status).toBe(200);
+      expect(searchItem(elsewhere.body).action.sources).toEqual([]);
+    });
+
+    it('refuses live access, a location and unknown fields by name', async () => {
+      for (const [tool, message] of [
+        [
+          { external_web_access: true },
+          /tools\[0\]\.external_web_access: a request's web_search runs offline only/,
+        ],
+        [{ external_web_access: undefined }, /tools\[0\]\.external_web_access/],
+        [{ user_location: { type: 'approximate', country: 'FR' } }, /tools\[0\]\.user_location/],
+        [{ search_context_size: 'huge' }, /tools\[0\]\.search_context_size/],
+        [{ filters: { allowed_domains: ['not a domain'] } }, /allowed_domains\[0\] is not a domain/],
+        [{ return_token_budget: 10 }, /Unknown parameter: tools\[0\]\.return_token_budget/],
+      ] as const) {
+        const reply = await offline(acme, tool);
+        expect(reply.status).toBe(400);
+        expect(reply.body.error.type).toBe('invalid_request_error');
+        expect(reply.body.error.message).toMatch(message);
+      }
+    });
   });
 });

@@ -172,9 +172,42 @@ const responseSchemas: Record<string, JsonSchema> = {
       type: constant('web_search_call'),
       id: { type: 'string', pattern: ITEM_ID_PATTERN('ws') },
       status: { type: 'string', enum: ['in_progress', 'searching', 'completed', 'incomplete'] },
-      action: object({ type: constant('search'), query: { type: 'string' } }),
+      action: {
+        type: 'object',
+        required: ['type', 'query'],
+        properties: {
+          type: constant('search'),
+          query: { type: 'string' },
+          sources: {
+            type: 'array',
+            description: "The results' URLs; only with include `web_search_call.action.sources`",
+            items: object({ type: constant('url'), url: { type: 'string' } }),
+          },
+        },
+      },
     },
-    { description: 'A server-side web search made during the turn.' },
+    { description: 'A server-side web search made during the turn (live, or offline from the cache).' },
+  ),
+  FileSearchCallItem: object(
+    {
+      type: constant('file_search_call'),
+      id: { type: 'string', pattern: ITEM_ID_PATTERN('fs') },
+      status: { type: 'string', enum: ['in_progress', 'searching', 'completed', 'incomplete', 'failed'] },
+      queries: { type: 'array', items: { type: 'string' } },
+      results: {
+        type: ['array', 'null'],
+        description: 'Null unless the request has include `file_search_call.results`',
+        items: object({
+          file_id: { type: 'string' },
+          filename: { type: 'string' },
+          score: { type: 'number' },
+          text: { type: 'string' },
+          attributes: { type: 'object' },
+          vector_store_id: { type: 'string', description: 'The store (`vs_<uuid>`) the passage came from' },
+        }),
+      },
+    },
+    { description: "A search of the request's vector stores made during the turn (docs/knowledge.md)." },
   ),
   OutputItem: {
     oneOf: [
@@ -184,6 +217,7 @@ const responseSchemas: Record<string, JsonSchema> = {
       ref('HandoverItem'),
       ref('OAuthRequiredItem'),
       ref('WebSearchCallItem'),
+      ref('FileSearchCallItem'),
     ],
     discriminator: {
       propertyName: 'type',
@@ -194,6 +228,7 @@ const responseSchemas: Record<string, JsonSchema> = {
         handover: '#/components/schemas/HandoverItem',
         oauth_required: '#/components/schemas/OAuthRequiredItem',
         web_search_call: '#/components/schemas/WebSearchCallItem',
+        file_search_call: '#/components/schemas/FileSearchCallItem',
       },
     },
   },

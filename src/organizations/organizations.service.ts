@@ -5,6 +5,7 @@ import { parseSsrfAllowlist } from '../config/app-config.js';
 import { isServiceVariable } from '../config/service-environment.js';
 import { OrganizationEntity } from './entities/organization.entity.js';
 import { OrganizationsRepository } from './organizations.repository.js';
+import { embeddingsSettingsProblem, type EmbeddingsSettings } from './embeddings-settings.js';
 
 export class OrganizationInputError extends Error {}
 
@@ -22,6 +23,7 @@ export const PLATFORM_ONLY_FIELDS = [
   'monthlyTokenBudget',
   'secretEnvGrants',
   'ssrfAllowlist',
+  'embeddings',
 ] as const;
 
 export interface OrganizationDeclaration {
@@ -36,6 +38,8 @@ export interface OrganizationDeclaration {
   secretEnvGrants?: string[] | null;
   /** Non-public hosts its configuration may reach. Omitted: unchanged; null: none. */
   ssrfAllowlist?: string[] | null;
+  /** Its embedder (docs/knowledge.md). Omitted: unchanged; null: the local embedder. */
+  embeddings?: EmbeddingsSettings | null;
 }
 
 @Injectable()
@@ -72,7 +76,9 @@ export class OrganizationsService {
       input.secretEnvGrants === undefined ? existing.secretEnvGrants : (input.secretEnvGrants ?? []);
     const ssrfAllowlist =
       input.ssrfAllowlist === undefined ? existing.ssrfAllowlist : (input.ssrfAllowlist ?? []);
+    const embeddings = input.embeddings === undefined ? existing.embeddings : input.embeddings;
     if (
+      JSON.stringify(embeddings) === JSON.stringify(existing.embeddings) &&
       name === existing.name &&
       rateLimitPerMinute === existing.rateLimitPerMinute &&
       monthlyTokenBudget === existing.monthlyTokenBudget &&
@@ -81,7 +87,14 @@ export class OrganizationsService {
     ) {
       return { organization: existing, action: 'unchanged' };
     }
-    Object.assign(existing, { name, rateLimitPerMinute, monthlyTokenBudget, secretEnvGrants, ssrfAllowlist });
+    Object.assign(existing, {
+      name,
+      rateLimitPerMinute,
+      monthlyTokenBudget,
+      secretEnvGrants,
+      ssrfAllowlist,
+      embeddings,
+    });
     return { organization: await this.repository.save(existing, manager), action: 'updated' };
   }
 
@@ -143,6 +156,7 @@ function newOrganization(input: OrganizationDeclaration): OrganizationEntity {
     monthlyTokenBudget: input.monthlyTokenBudget ?? null,
     secretEnvGrants: [...new Set(input.secretEnvGrants ?? [])],
     ssrfAllowlist: [...new Set(input.ssrfAllowlist ?? [])],
+    embeddings: input.embeddings ?? null,
   });
 }
 
@@ -163,6 +177,16 @@ function validateDeclaration(input: OrganizationDeclaration): void {
   validateTokenBudget(input.monthlyTokenBudget ?? null);
   validateGrants(input.secretEnvGrants ?? []);
   validateAllowlist(input.ssrfAllowlist ?? []);
+  const embeddingsProblem =
+    input.embeddings === undefined || input.embeddings === null
+      ? null
+      : embeddingsSettingsProblem(input.embeddings);
+  if (embeddingsProblem) throw new OrganizationInputError(embeddingsProblem);
+  if (input.embeddings?.apiKeyEnv && isServiceVariable(input.embeddings.apiKeyEnv)) {
+    throw new OrganizationInputError(
+      `embeddings.apiKeyEnv: "${input.embeddings.apiKeyEnv}" is one of the service's own variables`,
+    );
+  }
 }
 
 function validateGrants(names: unknown): void {

@@ -20,6 +20,7 @@ export async function runServerTools(
   tools: ServerTool[],
   context: ToolExecutionContext,
   recorder: ResponseRecorder,
+  includeWebSearchSources = false,
 ): Promise<ToolResult[]> {
   const started = calls.map((call) => {
     const tool = tools.find((candidate) => candidate.definition.name === call.name);
@@ -27,8 +28,7 @@ export async function runServerTools(
     const query = typeof args?.query === 'string' ? args.query : '';
     let complete: ((result: ToolResult) => void) | undefined;
     if (tool?.kind === 'web_search' && args) {
-      const done = recorder.beginWebSearch(call.id, query);
-      complete = (result) => done(result.ok ? (result.webSearch?.resultsCount ?? 0) : 0);
+      complete = recorder.beginWebSearch(call.id, query, includeWebSearchSources);
     } else if (tool?.kind === 'file_search' && args) {
       complete = recorder.beginFileSearch(call.id, [query]);
     }

@@ -122,6 +122,15 @@ export function callOptions(
       name = serverTools.find((tool) => tool.kind === 'web_search')?.definition.name;
       if (!name) throw new ApiError('invalid_request', 'tool_choice: this assistant has no web search tool');
     }
+    if (choice.hosted === 'file_search') {
+      name = serverTools.find((tool) => tool.kind === 'file_search')?.definition.name;
+      if (!name) {
+        throw new ApiError(
+          'invalid_request',
+          'tool_choice: {type: "file_search"} needs a file_search tool in the request\'s tools',
+        );
+      }
+    }
     if (name !== undefined && !tools.some((tool) => tool.name === name)) {
       throw new ApiError(
         'invalid_request',

@@ -37,6 +37,8 @@ import type { ChatMessage } from '../llm/llm.types.js';
 import type { ThreadHead } from '../turns/turn.types.js';
 import type { TurnPlan } from '../turns/turn-plan.js';
 import { FileSearchTools } from '../vector-stores/file-search/file-search.tool.js';
+import { OfflineWebSearchTools } from '../tools/web-search/offline-web-search.tool.js';
+import type { ServerTool } from '../tools/server-tool.js';
 
 /** A turn validated against the database and ready to run: nothing left to read but tools' own servers. */
 export interface PreparedTurn {
@@ -82,6 +84,7 @@ export class TurnPreparer {
     private readonly budgets: UsageBudgetService,
     private readonly modelAccess: ModelAccess,
     private readonly fileSearchTools: FileSearchTools,
+    private readonly offlineWebSearch: OfflineWebSearchTools,
   ) {}
 
   async prepare(
@@ -185,7 +188,7 @@ export class TurnPreparer {
       catalogue,
       userContext,
       params: {
-        ...withFileSearchEcho(echoedParams(request.options, request.tools, assistant.model), request),
+        ...withHostedToolEcho(echoedParams(request.options, request.tools, assistant.model), request),
         background: request.background,
       },
     };
@@ -216,6 +219,10 @@ export class TurnPreparer {
           ),
         ]
       : [];
+    // An offline web search also withholds the assistant's live ones: no live access was asked for.
+    const webSearch = turn.request.webSearch ? [this.offlineWebSearch.tool(turn.request.webSearch)] : [];
+    const keep = (tool: ServerTool) =>
+      webSearch.length === 0 || (tool.kind !== 'web_search' && tool.definition.name !== 'web_search');
     return {
       roster: turn.roster,
       startAgent: turn.previous?.activeAgent ?? null,
@@ -229,9 +236,8 @@ export class TurnPreparer {
                 signal,
               })
             : [];
-        return agent.name === null
-          ? [...catalogue, ...fileSearch, ...memoryTool]
-          : [...catalogue, ...fileSearch];
+        const own = [...catalogue.filter(keep), ...fileSearch, ...webSearch];
+        return agent.name === null ? [...own, ...memoryTool] : own;
       },
       modelAccess: (agent) => this.modelAccess.for(toolContext.organizationId, agent),
       requestInstructions: turn.request.instructions,
@@ -250,6 +256,7 @@ export class TurnPreparer {
       maxHandovers: this.config.turns.maxHandovers,
       modelOptions: modelOptionsOf(options),
       toolChoice: options.toolChoice,
+      webSearchSources: options.include.includes('web_search_call.action.sources'),
       maxOutputTokens: maxOutputTokensOf(options, turn.assistant.model),
       maxToolCalls: options.maxToolCalls,
       truncation: options.truncation,
@@ -287,7 +294,8 @@ function checkCallIds(request: CreateResponseDto, previous: ThreadHead | null): 
   }
 }
 
-/** The echoed `tools` with the request's file_search tool after its function tools. */
-function withFileSearchEcho<T extends { tools: unknown[] }>(params: T, request: CreateResponseDto): T {
-  return request.fileSearch ? { ...params, tools: [...params.tools, request.fileSearch.echo] } : params;
+/** The echoed `tools`: the request's file_search and web_search tools after its function tools. */
+function withHostedToolEcho<T extends { tools: unknown[] }>(params: T, request: CreateResponseDto): T {
+  const hosted = [request.fileSearch?.echo, request.webSearch?.echo].filter((echo) => echo !== undefined);
+  return hosted.length > 0 ? { ...params, tools: [...params.tools, ...hosted] } : params;
 }

@@ -94,6 +94,7 @@ function setUp(
     maxOutputTokens: null,
     maxToolCalls: null,
     truncation: 'disabled',
+    webSearchSources: false,
     ...overrides,
   };
   return {

@@ -84,7 +84,13 @@ export class TurnRunner {
         recorder.status('tool_calling', 'Calling tools', {
           tools: serverCalls.map((call) => call.name),
         });
-        const results = await runServerTools(serverCalls, serverTools, plan.toolContext, recorder);
+        const results = await runServerTools(
+          serverCalls,
+          serverTools,
+          plan.toolContext,
+          recorder,
+          plan.webSearchSources,
+        );
         for (const [index, call] of serverCalls.entries()) {
           const result = results[index];
           progress.transcript.push({ role: 'tool', tool_call_id: call.id, content: toolMessage(result) });

@@ -43,8 +43,8 @@ export type ToolResult =
       ok: true;
       /** What the model reads, usually JSON text. */
       output: string;
-      /** For web search: the query and the number of results, for the stream events. */
-      webSearch?: { query: string; resultsCount: number };
+      /** For web search: the query and its results (the stream events count them, the cache keeps them). */
+      webSearch?: { query: string; results: WebSearchSource[] };
       /**
        * For file search: the queries, (with include `file_search_call.results`) the results, and
        * always the passages given to the model (the answer's `file_citation` annotations cite them).
@@ -62,15 +62,23 @@ export type ToolResult =
       oauthRequired?: OAuthRequirement;
     };
 
+/** One web search result: what the model reads and what `web_search_call.action.sources` lists. */
+export interface WebSearchSource {
+  title: string;
+  url: string;
+  snippet: string;
+}
+
 export type ServerToolKind = 'web_search' | 'file_search' | 'rest' | 'mcp' | 'memory';
 
-/** One result of a file_search_call item (OpenAI's shape). */
+/** One result of a file_search_call item (OpenAI's shape, with Open Responses' `vector_store_id`). */
 export interface FileSearchCallResult {
   file_id: string;
   filename: string;
   score: number;
   text: string;
   attributes: Record<string, string | number | boolean>;
+  vector_store_id: string;
 }
 
 export interface ServerTool {

@@ -10,6 +10,7 @@ import type {
   ServerToolKind,
   ToolExecutionContext,
   ToolResult,
+  WebSearchSource,
 } from './server-tool.js';
 import { TenantConfigPolicy, type ConfigAccess } from '../tenant-config/tenant-config.policy.js';
 import { GuardedFetchPool } from './ssrf/guarded-fetch-pool.js';
@@ -25,6 +26,7 @@ import {
   ToolFailure,
 } from './tool-runtime.js';
 import { ToolsRepository } from './tools.repository.js';
+import { WebSearchCacheRepository } from './web-search/web-search-cache.repository.js';
 import { createWebSearchProvider } from './web-search/web-search-provider.factory.js';
 import { runWebSearch, webSearchDefinition } from './web-search/web-search.tool.js';
 
@@ -67,6 +69,7 @@ export class ToolCatalogService {
     private readonly policy: TenantConfigPolicy,
     private readonly guards: GuardedFetchPool,
     private readonly mcp: McpClientService,
+    private readonly webSearchCache: WebSearchCacheRepository,
   ) {}
 
   /** The tools named (in that order, unknown names skipped), loaded in one query. */
@@ -147,7 +150,11 @@ export class ToolCatalogService {
           'web_search',
           webSearchDefinition(row.name, row.description),
           config.timeoutMs,
-          (args, _c, signal) => runWebSearch(provider, args, config.maxResults, signal),
+          async (args, context, signal) => {
+            const result = await runWebSearch(provider, args, config.maxResults, signal);
+            if (result.ok && result.webSearch) await this.remember(context.organizationId, result.webSearch);
+            return result;
+          },
         ),
       ];
     }
@@ -272,6 +279,21 @@ export class ToolCatalogService {
    * Wraps a tool's work with what every tool shares: the plugin's sign-in requirement, the time
    * limit, never throwing, and the output cap.
    */
+  /**
+   * Keeps a live search's results for offline search (`external_web_access: false`). A cache
+   * that cannot be written loses those results only; the search itself has succeeded.
+   */
+  private async remember(
+    organizationId: string,
+    search: { query: string; results: WebSearchSource[] },
+  ): Promise<void> {
+    try {
+      await this.webSearchCache.remember(organizationId, search.query, search.results);
+    } catch (error) {
+      this.logger.warn({ ...describeUnexpected(error), msg: 'web search cache not written' });
+    }
+  }
+
   private executor(
     row: ToolEntity,
     kind: ServerToolKind,

@@ -10,6 +10,8 @@ import { SsrfPolicy } from '../common/network/ssrf-policy.js';
 import { ToolCatalogService } from './tool-catalog.service.js';
 import { ToolsRepository } from './tools.repository.js';
 import { ToolsService } from './tools.service.js';
+import { OfflineWebSearchTools } from './web-search/offline-web-search.tool.js';
+import { WebSearchCacheRepository } from './web-search/web-search-cache.repository.js';
 
 /**
  * Server-side tools: the catalogue (plugins and tools per organization), their executors, the
@@ -29,7 +31,9 @@ import { ToolsService } from './tools.service.js';
       inject: [APP_CONFIG],
     },
     ToolsApplySection,
+    WebSearchCacheRepository,
+    OfflineWebSearchTools,
   ],
-  exports: [ToolCatalogService, ToolsService, GuardedFetch, GuardedFetchPool],
+  exports: [ToolCatalogService, ToolsService, GuardedFetch, GuardedFetchPool, OfflineWebSearchTools],
 })
 export class ToolsModule {}

@@ -47,7 +47,8 @@ export type OutputItem =
       type: 'web_search_call';
       id: string;
       status: ItemStatus | 'searching';
-      action: { type: 'search'; query: string };
+      /** `sources` only with include `web_search_call.action.sources`. */
+      action: { type: 'search'; query: string; sources?: { type: 'url'; url: string }[] };
     }
   | {
       type: 'file_search_call';

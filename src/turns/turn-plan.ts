@@ -13,13 +13,13 @@ import type { ServerTool, ToolExecutionContext } from '../tools/server-tool.js';
 /**
  * `tool_choice`, normalized: `mode` says whether a call is forced, `name` which function must be
  * called, `allowed` narrows the tools offered (`allowed_tools`), `hosted` names a server tool by
- * its kind (`web_search`); `echo` is what was sent, for the Response.
+ * its kind (`web_search`, `file_search`); `echo` is what was sent, for the Response.
  */
 export interface ToolChoice {
   mode: 'auto' | 'none' | 'required';
   name: string | null;
   allowed: string[] | null;
-  hosted: 'web_search' | null;
+  hosted: 'web_search' | 'file_search' | null;
   echo: unknown;
 }
 
@@ -43,6 +43,8 @@ export interface TurnPlan {
   /** The request's model parameters (sampling, format, reasoning, identity), the same for every call. */
   modelOptions: ModelOptions;
   toolChoice: ToolChoice;
+  /** include `web_search_call.action.sources`: web_search_call items list their results' URLs. */
+  webSearchSources: boolean;
   /** For the whole response, across the tool loop. */
   maxOutputTokens: number | null;
   maxToolCalls: number | null;

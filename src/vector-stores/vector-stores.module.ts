@@ -1,5 +1,8 @@
 import { Module } from '@nestjs/common';
 import { FilesModule } from '../files/files.module.js';
+import { OrganizationsModule } from '../organizations/organizations.module.js';
+import { TenantConfigModule } from '../tenant-config/tenant-config.module.js';
+import { ToolsModule } from '../tools/tools.module.js';
 import { FileSearchTools } from './file-search/file-search.tool.js';
 import { EmbeddingsService } from './embeddings/embeddings.service.js';
 import { IngestionRepository } from './ingestion/ingestion.repository.js';
@@ -19,7 +22,7 @@ import { VectorStoresService } from './vector-stores.service.js';
  * tool uses VectorStoreSearchService.
  */
 @Module({
-  imports: [FilesModule],
+  imports: [FilesModule, OrganizationsModule, TenantConfigModule, ToolsModule],
   controllers: [VectorStoresController, VectorStoreFilesController],
   providers: [
     VectorStoresRepository,

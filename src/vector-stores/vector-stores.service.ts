@@ -76,6 +76,8 @@ export class VectorStoresService {
     }));
     const id = randomUUID();
     await this.checkAttachable(caller, toAttach);
+    // Read before the transaction opens (the embedded database serves one session).
+    const embedder = await this.embeddings.defaultEmbedder(caller.organizationId);
     await this.dataSource.transaction(async (manager) => {
       const count = await this.stores.countInOrganization(manager, caller.organizationId);
       assertUnderQuota(
@@ -91,7 +93,7 @@ export class VectorStoresService {
         description: optionalString(body, 'description', 512) ?? null,
         metadata: absent(body.metadata) ? {} : parseMetadata(body.metadata),
         expiresAfterDays: absent(body.expires_after) ? null : parseExpiresAfter(body.expires_after),
-        embedder: this.embeddings.defaultEmbedder(),
+        embedder,
         createdAt: new Date(),
       });
       await this.attachAll(manager, caller, id, toAttach, null);

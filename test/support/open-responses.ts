@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { HOSTED_ITEM_TYPES, HOSTED_TOOL_TYPES, hostedProblems } from './open-responses-hosted.js';
 import type { SseEvent } from './sse.js';
 
 /**
@@ -25,8 +26,8 @@ export const CONTRACT_ONLY_EVENT_TYPES: readonly string[] = [
   'response.web_search_call.completed',
 ];
 
-/** Output item types the interface contract adds (handover, OAuth prompt, web search). */
-export const CONTRACT_ONLY_ITEM_TYPES: readonly string[] = ['handover', 'oauth_required', 'web_search_call'];
+/** Output item types the interface contract adds (handover, OAuth prompt). */
+export const CONTRACT_ONLY_ITEM_TYPES: readonly string[] = ['handover', 'oauth_required'];
 
 interface Compiled {
   ajv: Ajv2020;
@@ -74,23 +75,54 @@ function problems(validate: ValidateFunction, value: unknown): string[] {
   return [...seen].sort((a, b) => a.length - b.length);
 }
 
-/** The contract's own output items are taken out before the check (they are not in the specification). */
+const isHostedChoice = (choice: unknown) => HOSTED_TOOL_TYPES.includes((choice as Json)?.type);
+
+/**
+ * The contract's own output items are taken out before the check (they are not in the
+ * specification), and so are the hosted search tools, choices and items of later releases
+ * (checked by open-responses-hosted.ts instead).
+ */
 function withoutContractItems(response: Json): Json {
   if (!Array.isArray(response?.output)) return response;
-  return {
-    ...response,
-    output: response.output.filter((item: Json) => !CONTRACT_ONLY_ITEM_TYPES.includes(item?.type)),
-  };
+  const set = { ...response };
+  set.output = response.output.filter(
+    (item: Json) => ![...CONTRACT_ONLY_ITEM_TYPES, ...HOSTED_ITEM_TYPES].includes(item?.type),
+  );
+  if (Array.isArray(response.tools))
+    set.tools = response.tools.filter((tool: Json) => !HOSTED_TOOL_TYPES.includes(tool?.type));
+  if (isHostedChoice(response.tool_choice)) set.tool_choice = 'required';
+  return set;
+}
+
+/** What the hosted search parts of a Response get wrong, by the later releases' schemas. */
+function hostedResponseProblems(response: Json): string[] {
+  const found: string[] = [];
+  (Array.isArray(response?.output) ? response.output : []).forEach((item: Json, index: number) => {
+    if (HOSTED_ITEM_TYPES.includes(item?.type))
+      found.push(...hostedProblems(item.type, item, `/output/${index}`));
+  });
+  (Array.isArray(response?.tools) ? response.tools : []).forEach((tool: Json, index: number) => {
+    if (HOSTED_TOOL_TYPES.includes(tool?.type))
+      found.push(...hostedProblems(tool.type, tool, `/tools/${index}`));
+  });
+  if (isHostedChoice(response?.tool_choice))
+    found.push(...hostedProblems('tool_choice', response.tool_choice, '/tool_choice'));
+  return found;
 }
 
 /** What is wrong with a Response object by the specification; empty when it matches. */
 export function responseProblems(response: unknown): string[] {
-  return problems(schemas().response, withoutContractItems(response as Json));
+  return [
+    ...problems(schemas().response, withoutContractItems(response as Json)),
+    ...hostedResponseProblems(response as Json),
+  ];
 }
 
 /** What is wrong with one output or input item (message, function_call, …); empty when it matches. */
 export function itemProblems(item: unknown): string[] {
-  if (CONTRACT_ONLY_ITEM_TYPES.includes((item as Json)?.type)) return [];
+  const type = (item as Json)?.type;
+  if (CONTRACT_ONLY_ITEM_TYPES.includes(type)) return [];
+  if (HOSTED_ITEM_TYPES.includes(type)) return hostedProblems(type, item, '');
   return problems(schemas().item, item);
 }
 
@@ -101,6 +133,8 @@ export function eventProblems(event: Json): string[] {
   if (!Number.isInteger(event.sequence_number)) return ['/sequence_number is missing'];
   if (CONTRACT_ONLY_EVENT_TYPES.includes(type)) return [];
   if (CONTRACT_ONLY_ITEM_TYPES.includes(event.item?.type)) return [];
+  if (HOSTED_ITEM_TYPES.includes(event.item?.type))
+    return hostedProblems(event.item.type, event.item, '/item');
   const validate = schemas().events.get(type);
   if (!validate) return [`event type ${type} is not in the specification`];
   const payload = event.response ? { ...event, response: withoutContractItems(event.response) } : event;

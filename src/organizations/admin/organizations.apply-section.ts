@@ -21,10 +21,11 @@ import {
   OrganizationsService,
   PLATFORM_ONLY_FIELDS,
 } from '../organizations.service.js';
+import type { EmbeddingsSettings } from '../embeddings-settings.js';
 
 /**
  * `organizations: [{slug, name, rateLimitPerMinute, monthlyTokenBudget, secretEnvGrants,
- * ssrfAllowlist}]`, matched by slug (the admin API refuses the platform-only fields for
+ * ssrfAllowlist, embeddings}]`, matched by slug (the admin API refuses the platform-only fields for
  * organization callers before this runs).
  */
 @ApplySectionProvider()
@@ -52,6 +53,8 @@ export class OrganizationsApplySection extends ApplySectionBase {
             monthlyTokenBudget: optionalNullableInteger(entry, 'monthlyTokenBudget'),
             secretEnvGrants: nullableList(entry, 'secretEnvGrants'),
             ssrfAllowlist: nullableList(entry, 'ssrfAllowlist'),
+            // Checked by the service (embeddingsSettingsProblem), which names the bad field.
+            embeddings: entry.value.embeddings as EmbeddingsSettings | null | undefined,
           },
           manager,
         ),

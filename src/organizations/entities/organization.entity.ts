@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
+import type { EmbeddingsSettings } from '../embeddings-settings.js';
 
 @Entity({ name: 'organizations' })
 export class OrganizationEntity {
@@ -41,6 +42,10 @@ export class OrganizationEntity {
    */
   @Column({ name: 'ssrf_allowlist', type: 'text', array: true, default: () => "'{}'" })
   ssrfAllowlist!: string[];
+
+  /** The organization's embedder (EmbeddingsSettings); null: the local embedder. Platform only. */
+  @Column({ type: 'jsonb', nullable: true })
+  embeddings!: EmbeddingsSettings | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;

@@ -2,6 +2,7 @@ import { ApiError } from '../../common/errors/error-catalogue.js';
 import { MAX_USER_ID_LENGTH, parsePrefixedUuid } from '../../common/http/request-params.js';
 import type { ResponseOptions } from './response-options.dto.js';
 import type { InputItem } from '../../turns/input-item.types.js';
+import type { WebSearchRequest } from '../../tools/web-search/offline-web-search.tool.js';
 import type { FileSearchRequest } from '../../vector-stores/file-search/file-search.tool.js';
 
 /**
@@ -21,6 +22,8 @@ export interface CreateResponseDto {
   tools: FunctionToolDto[];
   /** The request's `file_search` tool (docs/knowledge.md), run by the service; null without one. */
   fileSearch: FileSearchRequest | null;
+  /** The request's offline `web_search` tool (`external_web_access: false`); null without one. */
+  webSearch: WebSearchRequest | null;
   instructions: string | null;
   /** Sampling, tool control, structured output, reasoning, metadata, storage: see response-options.dto.ts. */
   options: ResponseOptions;

@@ -62,6 +62,7 @@ const INCLUDABLE = new Set([
   'reasoning.encrypted_content',
   'message.input_image.image_url',
   'file_search_call.results',
+  'web_search_call.action.sources',
   'code_interpreter_call.outputs',
   'computer_call_output.output.image_url',
 ]);
@@ -69,7 +70,7 @@ const EFFORTS: readonly ReasoningEffort[] = ['none', 'minimal', 'low', 'medium',
 const SUMMARIES: readonly ReasoningSummary[] = ['auto', 'concise', 'detailed'];
 const VERBOSITIES = ['low', 'medium', 'high'] as const;
 const FORMAT_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-/** Hosted tool types the service has no equivalent for, so a choice naming them is refused. */
+/** Hosted web search types a choice may name: the assistant's or the request's web search tool. */
 const HOSTED_WEB_SEARCH = new Set(['web_search', 'web_search_preview', 'web_search_2025_08_26']);
 
 export function parseInclude(raw: unknown): string[] {
@@ -112,9 +113,12 @@ export function parseToolChoice(raw: unknown): ToolChoice {
   if (typeof raw.type === 'string' && HOSTED_WEB_SEARCH.has(raw.type)) {
     return { mode: 'required', ...plain, hosted: 'web_search', echo: { type: raw.type } };
   }
+  if (raw.type === 'file_search') {
+    return { mode: 'required', ...plain, hosted: 'file_search', echo: { type: 'file_search' } };
+  }
   refuse(
     `tool_choice of type ${JSON.stringify(raw.type)} is not available here: use "auto", "none", "required", ` +
-      '{type: "function", name}, {type: "allowed_tools", …} or {type: "web_search"}',
+      '{type: "function", name}, {type: "allowed_tools", …}, {type: "web_search"} or {type: "file_search"}',
   );
 }
 

@@ -7,6 +7,7 @@ import {
 } from '../dto/create-response.dto.js';
 import { parseInput } from '../dto/input-items.parser.js';
 import { shapeRef } from './request-shapes.js';
+import { splitWebSearchTool } from '../../tools/web-search/offline-web-search.tool.js';
 import { splitFileSearchTool } from '../../vector-stores/file-search/file-search.tool.js';
 import {
   IDENTIFIER_MAX_LENGTH,
@@ -111,7 +112,8 @@ export const CREATE_RESPONSE_FIELDS = [
   objectField('stream_options', { description: 'Accepted (no obfuscation padding is ever added)' }),
   customField('include', {
     schema: { type: 'array', items: { type: 'string' } },
-    description: 'Extra output to include; only `message.output_text.logprobs` adds anything here',
+    description:
+      'Extra output to include: `message.output_text.logprobs`, `file_search_call.results`, `web_search_call.action.sources` add to the output; other OpenAI values are accepted and add nothing',
     error: 'invalid_request',
     parse: parseInclude,
   }),
@@ -140,7 +142,7 @@ export const CREATE_RESPONSE_FIELDS = [
       default: 'auto',
     },
     description:
-      '`auto`, `none`, `required`, `{type: "function", name}`, `{type: "allowed_tools", mode, tools}`, `{type: "web_search"}`',
+      '`auto`, `none`, `required`, `{type: "function", name}`, `{type: "allowed_tools", mode, tools}`, `{type: "web_search"}`, `{type: "file_search"}`',
     error: 'invalid_request',
     parse: parseToolChoice,
   }),
@@ -195,14 +197,15 @@ export const CREATE_RESPONSE_FIELDS = [
     schema: {
       type: 'array',
       maxItems: MAX_TOOLS,
-      items: { oneOf: [shapeRef('FunctionTool'), shapeRef('FileSearchTool')] },
+      items: { oneOf: [shapeRef('FunctionTool'), shapeRef('FileSearchTool'), shapeRef('WebSearchTool')] },
     },
     description:
-      'Client-side function tools, names unique, and at most one `file_search` tool (other server-side tools are configured on the assistant)',
+      'Client-side function tools, names unique; at most one `file_search` tool and one offline `web_search` tool (`external_web_access: false`); other server-side tools are configured on the assistant',
     error: 'invalid_request',
     parse: (raw: unknown) => {
       const { fileSearch, rest } = splitFileSearchTool(raw);
-      return { functions: parseTools(rest), fileSearch };
+      const { webSearch, rest: functions } = splitWebSearchTool(rest);
+      return { functions: parseTools(functions), fileSearch, webSearch };
     },
   }),
   customField('input', {

@@ -14,6 +14,7 @@ export function parseCreateResponse(body: unknown): CreateResponseDto {
     background: fields.background,
     tools: fields.tools.functions,
     fileSearch: fields.tools.fileSearch,
+    webSearch: fields.tools.webSearch,
     instructions: fields.instructions,
     options: {
       temperature: fields.temperature,

@@ -134,6 +134,33 @@ export const REQUEST_SHAPES = {
       strict: { type: 'boolean' },
     },
   },
+  WebSearchTool: {
+    type: 'object',
+    required: ['type', 'external_web_access'],
+    additionalProperties: false,
+    description:
+      "Offline web search (docs/knowledge.md): the organization's cache of earlier live searches, nothing fetched; at most one per request",
+    properties: {
+      type: { type: 'string', enum: ['web_search', 'web_search_2025_08_26'] },
+      external_web_access: {
+        const: false,
+        description: '`true` (live search) is refused: live web search is a tool configured on the assistant',
+      },
+      search_context_size: {
+        type: 'string',
+        enum: ['low', 'medium', 'high'],
+        description: '3, 5 (default) or 10 results',
+      },
+      filters: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          allowed_domains: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string' } },
+        },
+      },
+      user_location: { type: 'null', description: 'Only null: cached results are not localized' },
+    },
+  },
   FileSearchTool: {
     type: 'object',
     required: ['type', 'vector_store_ids'],

@@ -233,8 +233,11 @@ export class ResponseRecorder extends ResponseEvents {
     this.emit('response.output_item.done', { output_index: index, item });
   }
 
-  /** A web search, announced while it runs; returns a function that completes it. */
-  beginWebSearch(callId: string, query: string): (resultsCount: number) => void {
+  /**
+   * A web search, announced while it runs; returns a function that completes it. With
+   * `includeSources` (include `web_search_call.action.sources`) the item lists the results' URLs.
+   */
+  beginWebSearch(callId: string, query: string, includeSources: boolean): (result: ToolResult) => void {
     this.endMessage();
     const item: Extract<OutputItem, { type: 'web_search_call' }> = {
       type: 'web_search_call',
@@ -247,9 +250,12 @@ export class ResponseRecorder extends ResponseEvents {
     this.emit('response.output_item.added', { output_index: index, item: { ...item } });
     this.emit('response.web_search_call.in_progress', ids);
     this.emit('response.web_search_call.searching', { ...ids, query });
-    return (resultsCount: number) => {
+    return (result) => {
+      const results = result.ok ? (result.webSearch?.results ?? []) : [];
       item.status = 'completed';
-      this.emit('response.web_search_call.completed', { ...ids, results_count: resultsCount });
+      if (includeSources)
+        item.action = { ...item.action, sources: results.map(({ url }) => ({ type: 'url', url })) };
+      this.emit('response.web_search_call.completed', { ...ids, results_count: results.length });
       this.emit('response.output_item.done', { output_index: index, item });
     };
   }

@@ -1,11 +1,8 @@
+import type { WebSearchSource } from '../server-tool.js';
 import { readCapped } from '../ssrf/guarded-fetch.js';
 import { ToolFailure } from '../tool-runtime.js';
 
-export interface WebSearchResult {
-  title: string;
-  url: string;
-  snippet: string;
-}
+export type WebSearchResult = WebSearchSource;
 
 /** One search engine. Failures are thrown as ToolFailure with a sentence the model can read. */
 export interface WebSearchProvider {

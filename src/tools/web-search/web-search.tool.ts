@@ -29,6 +29,6 @@ export async function runWebSearch(
   return {
     ok: true,
     output: JSON.stringify({ query, results }),
-    webSearch: { query, resultsCount: results.length },
+    webSearch: { query, results },
   };
 }

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { describeUnexpected } from '../../common/errors/all-exceptions.filter.js';
 import { ApiError } from '../../common/errors/error-catalogue.js';
 import type { ServerTool, ToolResult } from '../../tools/server-tool.js';
-import { absent, isObject, parseVectorStoreId, refuse } from '../dto/vector-store-params.js';
+import { absent, isObject, parseVectorStoreId, refuse, toVectorStoreId } from '../dto/vector-store-params.js';
 import {
   parseSearchOptions,
   VectorStoreSearchService,
@@ -25,6 +25,7 @@ export interface FileSearchHit {
   score: number;
   text: string;
   attributes: Record<string, string | number | boolean>;
+  vector_store_id: string;
 }
 
 const KNOWN = ['type', 'vector_store_ids', 'max_num_results', 'filters', 'ranking_options'];
@@ -52,9 +53,19 @@ export function parseFileSearchTool(raw: Record<string, unknown>, path: string):
     return parsed;
   });
   const { queries: _queries, ...options } = parseSearchOptions({ ...raw, query: 'x' }, `${path}.`);
-  const echo: Record<string, unknown> = { type: 'file_search', vector_store_ids: ids };
-  for (const key of ['max_num_results', 'filters', 'ranking_options'])
-    if (!absent(raw[key])) echo[key] = raw[key];
+  // Echoed whole, defaults filled in, as OpenAI does and as Open Responses' FileSearchTool requires.
+  const ranking = isObject(raw.ranking_options) ? raw.ranking_options : {};
+  const echo: Record<string, unknown> = {
+    type: 'file_search',
+    vector_store_ids: ids,
+    max_num_results: options.maxNumResults,
+    ranking_options: {
+      ranker: absent(ranking.ranker) ? 'auto' : ranking.ranker,
+      score_threshold: options.scoreThreshold,
+      hybrid_search: { embedding_weight: options.weights.embedding, text_weight: options.weights.text },
+    },
+    filters: absent(raw.filters) ? null : raw.filters,
+  };
   return { vectorStoreIds, options, echo };
 }
 
@@ -115,20 +126,25 @@ export class FileSearchTools {
         const query = typeof args.query === 'string' ? args.query.trim() : '';
         if (!query) return { ok: false, error: 'The "query" argument must be a non-empty string' };
         try {
-          const { results } = await this.search.search(context.organizationId, request.vectorStoreIds, {
-            ...request.options,
-            queries: [query],
-          });
-          const hits: FileSearchHit[] = results.map((result) => ({
+          const { results, vectorStoreIds } = await this.search.search(
+            context.organizationId,
+            request.vectorStoreIds,
+            { ...request.options, queries: [query] },
+          );
+          const hits: FileSearchHit[] = results.map((result, index) => ({
             file_id: result.file_id,
             filename: result.filename,
             score: result.score,
             text: result.content.map((part) => part.text).join('\n'),
             attributes: result.attributes,
+            vector_store_id: toVectorStoreId(vectorStoreIds[index]),
           }));
           return {
             ok: true,
-            output: JSON.stringify({ query, results: hits.map(({ attributes: _a, ...hit }) => hit) }),
+            output: JSON.stringify({
+              query,
+              results: hits.map(({ attributes: _a, vector_store_id: _v, ...hit }) => hit),
+            }),
             fileSearch: {
               queries: [query],
               results: includeResults ? hits : null,

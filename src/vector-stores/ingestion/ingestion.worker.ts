@@ -89,7 +89,13 @@ export class IngestionWorker implements OnApplicationBootstrap, OnModuleDestroy 
       });
       const vectors: Float32Array[] = [];
       for (let at = 0; at < texts.length; at += EMBEDDING_BATCH) {
-        vectors.push(...(await this.embeddings.embed(job.embedder, texts.slice(at, at + EMBEDDING_BATCH))));
+        vectors.push(
+          ...(await this.embeddings.embed(
+            job.organizationId,
+            job.embedder,
+            texts.slice(at, at + EMBEDDING_BATCH),
+          )),
+        );
       }
       await this.queue.complete(
         job,

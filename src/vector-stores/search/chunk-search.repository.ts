@@ -6,6 +6,7 @@ import { toVectorLiteral, VectorIndexProbe } from '../vector-index/vector-index.
 
 export interface ChunkHit {
   chunkId: string;
+  vectorStoreId: string;
   fileId: string;
   filename: string;
   text: string;
@@ -144,13 +145,14 @@ export class ChunkSearchRepository {
     const rows = await this.dataSource.query<
       {
         id: string;
+        vector_store_id: string;
         file_id: string;
         filename: string;
         text: string;
         attributes: Record<string, AttributeValue>;
       }[]
     >(
-      `SELECT c.id, f.file_id, files.filename, c.text, f.attributes
+      `SELECT c.id, c.vector_store_id, f.file_id, files.filename, c.text, f.attributes
          FROM vector_store_chunks c
          JOIN vector_store_files f ON f.organization_id = $1 AND f.id = c.vector_store_file_id
          JOIN files ON files.organization_id = $1 AND files.id = f.file_id
@@ -162,6 +164,7 @@ export class ChunkSearchRepository {
         row.id,
         {
           chunkId: row.id,
+          vectorStoreId: row.vector_store_id,
           fileId: row.file_id,
           filename: row.filename,
           text: row.text,

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ApiError } from '../../common/errors/error-catalogue.js';
 import { toFileId } from '../../files/dto/files.dto.js';
 import { absent, isObject, refuse, toVectorStoreId } from '../dto/vector-store-params.js';
-import { EmbeddingsService } from '../embeddings/embeddings.service.js';
+import { EmbeddingError, EmbeddingsService } from '../embeddings/embeddings.service.js';
 import { contentWords } from '../embeddings/local-embedder.js';
 import { isExpired } from '../vector-store-views.js';
 import { VectorStoresRepository } from '../vector-stores.repository.js';
@@ -127,7 +127,7 @@ export class VectorStoreSearchService {
     organizationId: string,
     storeIds: string[],
     options: SearchOptions,
-  ): Promise<{ searchQuery: string[]; results: SearchResult[] }> {
+  ): Promise<{ searchQuery: string[]; results: SearchResult[]; vectorStoreIds: string[] }> {
     const stores = await this.stores.findMany(organizationId, storeIds);
     if (stores.length !== new Set(storeIds).size)
       throw new ApiError('vector_store_not_found', 'No vector store with this id');
@@ -142,7 +142,15 @@ export class VectorStoreSearchService {
       byEmbedder.set(store.embedder, [...(byEmbedder.get(store.embedder) ?? []), store.id]);
     const vectorRanking: string[] = [];
     for (const [embedder, ids] of byEmbedder) {
-      const [query] = await this.embeddings.embed(embedder, [text]);
+      let query: Float32Array;
+      try {
+        [query] = await this.embeddings.embed(organizationId, embedder, [text]);
+      } catch (error) {
+        // Stores whose embedder cannot answer (no longer the organization's, endpoint down) are
+        // searched by their words only: never with another model's vectors.
+        if (error instanceof EmbeddingError) continue;
+        throw error;
+      }
       vectorRanking.push(
         ...(await this.chunks.nearest(organizationId, ids, options.filter, query, CANDIDATES)),
       );
@@ -162,19 +170,18 @@ export class VectorStoreSearchService {
       fused.map((hit) => hit.id),
     );
     await this.stores.touch(organizationId, storeIds);
-    const results = fused.flatMap((hit): SearchResult[] => {
+    const hits = fused.flatMap((hit) => {
       const chunk = found.get(hit.id);
-      if (chunk === undefined) return [];
-      return [
-        {
-          file_id: toFileId(chunk.fileId),
-          filename: chunk.filename,
-          score: Math.round(hit.score * 1e6) / 1e6,
-          attributes: chunk.attributes,
-          content: [{ type: 'text', text: chunk.text }],
-        },
-      ];
+      return chunk === undefined ? [] : [{ hit, chunk }];
     });
-    return { searchQuery, results };
+    const results = hits.map(({ hit, chunk }): SearchResult => ({
+      file_id: toFileId(chunk.fileId),
+      filename: chunk.filename,
+      score: Math.round(hit.score * 1e6) / 1e6,
+      attributes: chunk.attributes,
+      content: [{ type: 'text', text: chunk.text }],
+    }));
+    // Which store each result came from (bare ids): the file_search tool shows it, the Search API does not.
+    return { searchQuery, results, vectorStoreIds: hits.map(({ chunk }) => chunk.vectorStoreId) };
   }
 }
