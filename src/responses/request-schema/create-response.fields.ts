@@ -34,7 +34,6 @@ import {
   type JsonSchema,
 } from '../../common/request-schema/request-field.js';
 
-
 /** `model`: the assistant, `asst_<uuid>` or the bare UUID → the bare UUID (POST /v1/responses and compact). */
 export const modelField = customField('model', {
   required: true,
