@@ -67,7 +67,7 @@ suite('web console: sign-in with the identity provider (real browser)', () => {
     // The code was redeemed once, with the verifier of the challenge sent, and left the address bar.
     expect(idp.redemptions).toEqual([{ clientId: CLIENT_ID, verified: true }]);
     expect(page.url()).not.toContain('code=');
-    const token = (await page.evaluate('sessionStorage.getItem("switchboard.console.credential")')) as string;
+    const token = await page.evaluate<string>('sessionStorage.getItem("switchboard.console.credential")');
     expect(token.split('.')).toHaveLength(3);
     expect(await page.evaluate('sessionStorage.getItem("switchboard.console.oidc-pending")')).toBeNull();
     expect(await context.cookies()).toEqual([]);

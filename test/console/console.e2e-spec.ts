@@ -413,7 +413,7 @@ suite('web console (real browser)', () => {
       await answered;
       const query = new URLSearchParams({ from, to, period });
       if (typeof groupBy === 'string') query.set('group_by', groupBy);
-      await page.locator(`[data-testid="usage-table"][data-query="${query}"]`).waitFor();
+      await page.locator(`[data-testid="usage-table"][data-query="${query.toString()}"]`).waitFor();
       await page
         .locator(`[data-testid="usage-chart"][data-query="from=${from}&to=${to}&period=${period}"]`)
         .waitFor();
