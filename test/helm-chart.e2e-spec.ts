@@ -311,10 +311,10 @@ describe('docker-compose.yml', () => {
     compose = parseYaml('docker-compose.yml');
   });
 
-  it('runs the service with PostgreSQL 16 and Redis 7, started healthy first', () => {
+  it('runs the service with PostgreSQL 16 (with pgvector) and Redis 7, started healthy first', () => {
     expect(Object.keys(compose.services).sort()).toEqual(['postgres', 'redis', 'switchboard']);
     const { switchboard, postgres, redis } = compose.services;
-    expect(postgres.image).toMatch(/^postgres:16\b/);
+    expect(postgres.image).toMatch(/^pgvector\/pgvector:pg16\b/);
     expect(redis.image).toMatch(/^redis:7\b/);
     expect(postgres.healthcheck.test).toBeDefined();
     expect(redis.healthcheck.test).toBeDefined();

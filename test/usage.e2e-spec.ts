@@ -304,6 +304,15 @@ describe('usage accounting, budgets and usage metrics', () => {
     expect((await usage(otherAdmin, `?group_by=organization&assistant_id=${model}`)).body).toEqual({
       object: 'list',
       data: [],
+      total: {
+        turns: 0,
+        input_tokens: 0,
+        cached_tokens: 0,
+        output_tokens: 0,
+        reasoning_tokens: 0,
+        total_tokens: 0,
+        cost: {},
+      },
     });
     const foreign = await call(app.baseUrl, 'GET', '/admin/v1/organizations/usage-a/usage', {
       key: otherAdmin,
