@@ -43,6 +43,7 @@ let compiled: Compiled | undefined;
 function schemas(): Compiled {
   if (compiled) return compiled;
   const document = JSON.parse(readFileSync(DOCUMENT_PATH, 'utf8')) as Json;
+  withFileCitations(document.components.schemas);
   // OpenAPI keywords (discriminator, x-*, example) are annotations here: strict mode off.
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
   ajv.addSchema({ ...document, $id: BASE });
@@ -62,6 +63,28 @@ function schemas(): Compiled {
     events,
   };
   return compiled;
+}
+
+/**
+ * Later releases of the specification add the file citation to the annotations of output text
+ * (`Annotation` = `FileCitationBody` | `UrlCitationBody`; the vendored document has URL citations
+ * only): what file_search answers carry (docs/knowledge.md, "Citations").
+ */
+function withFileCitations(components: Json): void {
+  components.FileCitationBody = {
+    type: 'object',
+    required: ['type', 'file_id', 'index', 'filename'],
+    properties: {
+      type: { type: 'string', enum: ['file_citation'] },
+      file_id: { type: 'string' },
+      index: { type: 'integer' },
+      filename: { type: 'string' },
+    },
+  };
+  components.Annotation.oneOf = [
+    { $ref: '#/components/schemas/FileCitationBody' },
+    ...components.Annotation.oneOf,
+  ];
 }
 
 function problems(validate: ValidateFunction, value: unknown): string[] {
