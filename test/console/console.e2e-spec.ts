@@ -128,7 +128,7 @@ suite('web console (real browser)', () => {
     await shot('assistants');
   });
 
-  it('manages tools, gateways and specialists, deletes included, each delete audited', async () => {
+  it('manages tools, gateways and specialists (model and tools edited), deletes included, each audited', async () => {
     await page.getByRole('link', { name: 'Tools and gateways' }).click();
     await page.getByLabel('Tool name').fill('lookup');
     await page.getByLabel('Configuration (JSON, docs/tools.md)').fill('{"method": "GET"}');
@@ -151,20 +151,45 @@ suite('web console (real browser)', () => {
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Delete gateway acme-ide' }).click();
     await page.getByTestId('gateways-table').waitFor({ state: 'detached' });
-    page.once('dialog', (dialog) => void dialog.accept());
-    await page.getByRole('button', { name: 'Delete tool lookup' }).click();
-    await page.getByTestId('tools-table').waitFor({ state: 'detached' });
-
     await page.getByRole('link', { name: 'Assistants' }).click();
     await page.getByRole('button', { name: 'Specialists of Support' }).click();
     await page.getByLabel('Specialist name').fill('billing');
     await page.getByLabel('Role').fill('Invoices and refunds');
     await page.getByRole('button', { name: 'Save specialist' }).click();
     await page.getByRole('cell', { name: 'Invoices and refunds' }).waitFor();
+    await page.getByRole('cell', { name: "the assistant's" }).waitFor();
     await expectAccessible();
+    // Editing its model and tools: the API's refusal under the model field, then saved and read back.
+    await page.getByRole('button', { name: 'Edit specialist billing' }).click();
+    const specialistModel = page.getByLabel('Specialist model settings (JSON');
+    await specialistModel.fill('{"provider": "nope"}');
+    await page.getByLabel('Specialist tools (comma-separated names)').fill('lookup');
+    await page.getByRole('button', { name: 'Save specialist' }).click();
+    await page.locator('#specialist-model-error').filter({ hasText: 'model.provider' }).waitFor();
+    await expectAccessible();
+    await specialistModel.fill('{"provider": "offline", "contextWindow": 8000, "functionCalling": false}');
+    const edited = page.waitForResponse(
+      (res) => res.url().endsWith('/specialists/billing') && res.request().method() === 'PUT',
+    );
+    await page.getByRole('button', { name: 'Save specialist' }).click();
+    expect((await edited).status()).toBe(200);
+    await page.getByRole('cell', { name: 'lookup', exact: true }).waitFor();
+    await expectAccessible();
+    const specialists = (await api(`/admin/v1/organizations/acme/assistants/Support/specialists`)).body.data;
+    expect(specialists).toHaveLength(1);
+    expect(specialists[0]).toMatchObject({
+      name: 'billing',
+      role: 'Invoices and refunds',
+      model: { provider: 'offline', contextWindow: 8000, functionCalling: false },
+      tools: ['lookup'],
+    });
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Delete specialist billing' }).click();
     await page.getByText('No specialists.').waitFor();
+    await page.getByRole('link', { name: 'Tools and gateways' }).click();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Delete tool lookup' }).click();
+    await page.getByTestId('tools-table').waitFor({ state: 'detached' });
     const audit = (await api('/admin/v1/audit-log?limit=100')).body.data;
     const deleted = audit.filter((row: any) => row.action === 'deleted').map((row: any) => row.resourceType);
     expect(deleted.sort()).toEqual(['gateway', 'specialist', 'tool']);

@@ -3,6 +3,7 @@ import { get, put, type List } from '../api';
 import { ListView, names, parseJsonField, useApiForm } from '../list';
 import type { Organization } from '../main';
 import { ErrorNote, Field, Page, formatDate, useLoad } from '../ui';
+import { ModelAndToolsFields, modelName } from './agent-fields';
 import { SpecialistsPanel } from './specialists';
 
 interface Assistant {
@@ -41,7 +42,9 @@ export function AssistantsPage({ org }: { org: Organization }) {
           }}
         />
       ) : null}
-      {team !== null ? <SpecialistsPanel base={base} assistant={team} onClose={() => setTeam(null)} /> : null}
+      {team !== null ? (
+        <SpecialistsPanel key={team.id} base={base} assistant={team} onClose={() => setTeam(null)} />
+      ) : null}
       <ListView
         list={list}
         empty="No assistants yet."
@@ -107,29 +110,15 @@ function AssistantForm(props: { base: string; assistant: Assistant | null; onDon
           onInput={(event) => setInstructions(event.currentTarget.value)}
         />
       </Field>
-      <Field
-        id="assistant-model"
-        label="Model settings (JSON)"
-        hint='As the CLI&apos;s --model-json, e.g. {"provider":"openai-compatible","baseUrl":…,"model":…}'
-        error={errors.model}
-      >
-        <textarea
-          id="assistant-model"
-          rows={6}
-          class="mono"
-          value={model}
-          aria-describedby={describedBy('model')}
-          onInput={(event) => setModel(event.currentTarget.value)}
-        />
-      </Field>
-      <Field id="assistant-tools" label="Tools (comma-separated names)" error={errors.tools}>
-        <input
-          id="assistant-tools"
-          value={tools}
-          aria-describedby={describedBy('tools')}
-          onInput={(event) => setTools(event.currentTarget.value)}
-        />
-      </Field>
+      <ModelAndToolsFields
+        prefix="assistant"
+        labels={{ model: 'Model settings (JSON)', tools: 'Tools (comma-separated names)' }}
+        model={model}
+        tools={tools}
+        errors={errors}
+        onModel={setModel}
+        onTools={setTools}
+      />
       <ErrorNote error={formError} />
       <div class="row">
         <button type="submit" disabled={busy}>
@@ -141,9 +130,4 @@ function AssistantForm(props: { base: string; assistant: Assistant | null; onDon
       </div>
     </form>
   );
-}
-
-function modelName(model: Record<string, unknown>): string {
-  const name = model.model ?? model.provider;
-  return typeof name === 'string' ? name : '—';
 }
