@@ -123,10 +123,12 @@ describe('vector index (pgvector HNSW where available, exact scan otherwise)', (
     // reaches the repository's queries; a PostgreSQL server's other connections keep their plans.
     await app.dataSource.query('SET enable_seqscan = off; SET enable_sort = off');
     const hnswScans = async () => {
+      // The session's pending statistics are flushed when the forcing statement's transaction
+      // ends; only a later transaction reads them.
+      await app.dataSource.query('SELECT pg_stat_force_next_flush()');
       const [row] = await app.dataSource.query<{ scans: string }[]>(
-        `SELECT pg_stat_force_next_flush(), pg_stat_clear_snapshot(),
-                (SELECT idx_scan FROM pg_stat_user_indexes
-                  WHERE indexrelname = 'IDX_vector_store_chunks_hnsw_512') AS scans`,
+        `SELECT idx_scan AS scans FROM pg_stat_user_indexes
+          WHERE indexrelname = 'IDX_vector_store_chunks_hnsw_512'`,
       );
       return Number(row.scans);
     };
