@@ -13,6 +13,9 @@ import { openDatabase } from '../src/database/embedded-postgres.js';
 import { call } from './support/http.js';
 import { createTestDatabase } from './support/test-database.js';
 
+/** Each of these starts the service (and its migrations) several times: minutes on a loaded machine. */
+const SLOW_TEST_MS = 180_000;
+
 const onPostgres = Boolean(process.env.DATABASE_URL);
 
 async function start(
@@ -57,68 +60,72 @@ async function keyWorks(baseUrl: string, key: string): Promise<boolean> {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('keeps organizations, keys and assistants', async () => {
-    const env = { EMBEDDED_DATA_DIR: join(dir, 'data') };
+  it(
+    'keeps organizations, keys and assistants',
+    async () => {
+      const env = { EMBEDDED_DATA_DIR: join(dir, 'data') };
 
-    // First start on an empty data directory: the quickstart seeds a demo key and assistant.
-    const first = await start({ ...env, QUICKSTART: 'true' });
-    const quickstart = first.running.quickstart;
-    expect(quickstart).not.toBeNull();
-    // While it runs, the CLI goes through the running service's database.
-    await admin(env, 'orgs', 'create', '--slug', 'kept', '--rate-limit', '42');
-    const key = await admin(
-      env,
-      'keys',
-      'create',
-      '--org',
-      'kept',
-      '--name',
-      'kept',
-      '--scopes',
-      'assistant',
-    );
-    const assistant = await admin(
-      env,
-      'assistants',
-      'create',
-      '--org',
-      'kept',
-      '--name',
-      'Kept',
-      '--instructions',
-      'Hi',
-    );
-    expect(await keyWorks(first.baseUrl, key.secret)).toBe(true);
-    expect(await keyWorks(first.baseUrl, quickstart!.apiKey)).toBe(true);
-    const before = {
-      organizations: await admin(env, 'orgs', 'list'),
-      assistants: await admin(env, 'assistants', 'list', '--org', 'kept'),
-      demoAssistants: await admin(env, 'assistants', 'list', '--org', 'demo'),
-    };
-    await first.running.close();
-
-    // Service stopped: the CLI opens the data directory itself.
-    expect(await admin(env, 'orgs', 'list')).toEqual(before.organizations);
-
-    const second = await start({ ...env, QUICKSTART: 'true' });
-    try {
-      expect(second.running.quickstart).toBeNull(); // not seeded twice
-      expect(await admin(env, 'orgs', 'list')).toEqual(before.organizations);
-      expect(before.organizations).toEqual(
-        expect.arrayContaining([expect.objectContaining({ slug: 'kept', rateLimitPerMinute: 42 })]),
+      // First start on an empty data directory: the quickstart seeds a demo key and assistant.
+      const first = await start({ ...env, QUICKSTART: 'true' });
+      const quickstart = first.running.quickstart;
+      expect(quickstart).not.toBeNull();
+      // While it runs, the CLI goes through the running service's database.
+      await admin(env, 'orgs', 'create', '--slug', 'kept', '--rate-limit', '42');
+      const key = await admin(
+        env,
+        'keys',
+        'create',
+        '--org',
+        'kept',
+        '--name',
+        'kept',
+        '--scopes',
+        'assistant',
       );
-      expect(await admin(env, 'assistants', 'list', '--org', 'kept')).toEqual(before.assistants);
-      expect(before.assistants).toEqual([assistant]);
-      expect(await admin(env, 'assistants', 'list', '--org', 'demo')).toEqual(before.demoAssistants);
-      expect(before.demoAssistants.map((a: { id: string }) => a.id)).toEqual([quickstart!.assistantId]);
-      const keys = await admin(env, 'keys', 'list', '--org', 'kept');
-      expect(keys).toEqual([expect.objectContaining({ id: key.id, hint: key.hint, revokedAt: null })]);
-      expect(await keyWorks(second.baseUrl, key.secret)).toBe(true);
-      expect(await keyWorks(second.baseUrl, quickstart!.apiKey)).toBe(true);
-    } finally {
-      await second.running.close();
-    }
-  });
+      const assistant = await admin(
+        env,
+        'assistants',
+        'create',
+        '--org',
+        'kept',
+        '--name',
+        'Kept',
+        '--instructions',
+        'Hi',
+      );
+      expect(await keyWorks(first.baseUrl, key.secret)).toBe(true);
+      expect(await keyWorks(first.baseUrl, quickstart!.apiKey)).toBe(true);
+      const before = {
+        organizations: await admin(env, 'orgs', 'list'),
+        assistants: await admin(env, 'assistants', 'list', '--org', 'kept'),
+        demoAssistants: await admin(env, 'assistants', 'list', '--org', 'demo'),
+      };
+      await first.running.close();
+
+      // Service stopped: the CLI opens the data directory itself.
+      expect(await admin(env, 'orgs', 'list')).toEqual(before.organizations);
+
+      const second = await start({ ...env, QUICKSTART: 'true' });
+      try {
+        expect(second.running.quickstart).toBeNull(); // not seeded twice
+        expect(await admin(env, 'orgs', 'list')).toEqual(before.organizations);
+        expect(before.organizations).toEqual(
+          expect.arrayContaining([expect.objectContaining({ slug: 'kept', rateLimitPerMinute: 42 })]),
+        );
+        expect(await admin(env, 'assistants', 'list', '--org', 'kept')).toEqual(before.assistants);
+        expect(before.assistants).toEqual([assistant]);
+        expect(await admin(env, 'assistants', 'list', '--org', 'demo')).toEqual(before.demoAssistants);
+        expect(before.demoAssistants.map((a: { id: string }) => a.id)).toEqual([quickstart!.assistantId]);
+        const keys = await admin(env, 'keys', 'list', '--org', 'kept');
+        expect(keys).toEqual([expect.objectContaining({ id: key.id, hint: key.hint, revokedAt: null })]);
+        expect(await keyWorks(second.baseUrl, key.secret)).toBe(true);
+        expect(await keyWorks(second.baseUrl, quickstart!.apiKey)).toBe(true);
+      } finally {
+        await second.running.close();
+      }
+    },
+    SLOW_TEST_MS,
+  );
 });
 
 /** Resolves when `signal` is called: what the test waits for before its next step. */
@@ -151,77 +158,81 @@ async function exists(path: string): Promise<boolean> {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('makes a starting service and a second command wait, then the service opens the directory itself', async () => {
-    await admin(env, 'orgs', 'create', '--slug', 'before');
-    expect(await exists(lockFile)).toBe(false); // the command closed what it opened
+  it(
+    'makes a starting service and a second command wait, then the service opens the directory itself',
+    async () => {
+      await admin(env, 'orgs', 'create', '--slug', 'before');
+      expect(await exists(lockFile)).toBe(false); // the command closed what it opened
 
-    // An admin command in progress: it owns the directory and its database ends with it.
-    const command = await openDatabase({ url: undefined, embeddedDataDir: dataDir, role: 'cli' });
-    expect(JSON.parse(await readFile(lockFile, 'utf8'))).toMatchObject({
-      pid: process.pid,
-      role: 'cli',
-      url: command.url,
-    });
-
-    const serviceWaits = signal();
-    const logger = new (class extends JsonLogger {
-      override warn(message: unknown): void {
-        if (JSON.stringify(message).includes('held by an admin command')) serviceWaits.fire();
-      }
-    })('error');
-    const service = start(env, logger);
-    await serviceWaits.fired;
-
-    const secondWaits = signal();
-    let secondStderr = '';
-    const second = runAdmin(
-      ['orgs', 'create', '--slug', 'queued'],
-      {
-        stdout: { write: () => true },
-        stderr: {
-          write: (s: string) => {
-            secondStderr += s;
-            if (s.includes('held by an admin command')) secondWaits.fire();
-            return true;
-          },
-        },
-      },
-      env,
-    );
-    await secondWaits.fired;
-
-    await command.close();
-    const { running, baseUrl } = await service;
-    try {
-      expect(await second).toBe(0);
-      expect(secondStderr).toContain('waiting for it');
-      // The service owns the directory now: not the command's database, which is gone.
-      expect(running.database.url).not.toBe(command.url);
+      // An admin command in progress: it owns the directory and its database ends with it.
+      const command = await openDatabase({ url: undefined, embeddedDataDir: dataDir, role: 'cli' });
       expect(JSON.parse(await readFile(lockFile, 'utf8'))).toMatchObject({
         pid: process.pid,
-        role: 'service',
-        url: running.database.url,
+        role: 'cli',
+        url: command.url,
       });
-      // A command while the service runs works through the service's database, as before.
-      const key = await admin(
+
+      const serviceWaits = signal();
+      const logger = new (class extends JsonLogger {
+        override warn(message: unknown): void {
+          if (JSON.stringify(message).includes('held by an admin command')) serviceWaits.fire();
+        }
+      })('error');
+      const service = start(env, logger);
+      await serviceWaits.fired;
+
+      const secondWaits = signal();
+      let secondStderr = '';
+      const second = runAdmin(
+        ['orgs', 'create', '--slug', 'queued'],
+        {
+          stdout: { write: () => true },
+          stderr: {
+            write: (s: string) => {
+              secondStderr += s;
+              if (s.includes('held by an admin command')) secondWaits.fire();
+              return true;
+            },
+          },
+        },
         env,
-        'keys',
-        'create',
-        '--org',
-        'before',
-        '--name',
-        'k',
-        '--scopes',
-        'assistant',
       );
-      expect(await keyWorks(baseUrl, key.secret)).toBe(true);
-      const slugs = (await admin(env, 'orgs', 'list')).map((o: { slug: string }) => o.slug);
-      expect(slugs).toEqual(expect.arrayContaining(['before', 'queued']));
-    } finally {
-      await running.close();
-    }
-    expect(await exists(lockFile)).toBe(false);
-  });
+      await secondWaits.fired;
+
+      await command.close();
+      const { running, baseUrl } = await service;
+      try {
+        expect(await second).toBe(0);
+        expect(secondStderr).toContain('waiting for it');
+        // The service owns the directory now: not the command's database, which is gone.
+        expect(running.database.url).not.toBe(command.url);
+        expect(JSON.parse(await readFile(lockFile, 'utf8'))).toMatchObject({
+          pid: process.pid,
+          role: 'service',
+          url: running.database.url,
+        });
+        // A command while the service runs works through the service's database, as before.
+        const key = await admin(
+          env,
+          'keys',
+          'create',
+          '--org',
+          'before',
+          '--name',
+          'k',
+          '--scopes',
+          'assistant',
+        );
+        expect(await keyWorks(baseUrl, key.secret)).toBe(true);
+        const slugs = (await admin(env, 'orgs', 'list')).map((o: { slug: string }) => o.slug);
+        expect(slugs).toEqual(expect.arrayContaining(['before', 'queued']));
+      } finally {
+        await running.close();
+      }
+      expect(await exists(lockFile)).toBe(false);
+    },
+    SLOW_TEST_MS,
+  );
 
   it('gives up after the wait limit with a message naming the holder', async () => {
     const command = await openDatabase({ url: undefined, embeddedDataDir: dataDir, role: 'cli' });
