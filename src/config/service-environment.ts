@@ -55,12 +55,13 @@ const SERVICE_VARIABLES = new Set([
   'UPSTREAM_TIMEOUT_SECONDS',
 ]);
 
-/** Database, cache, tracing, metrics, identity provider, SSRF, limits and runtime settings, present and future. */
+/** Database, cache, tracing, metrics, identity provider, console, SSRF, limits and runtime settings, present and future. */
 const SERVICE_PREFIXES = [
   'DATABASE_',
   'REDIS_',
   'OTEL_',
   'OIDC_',
+  'CONSOLE_',
   'METRICS_',
   'MCP_',
   'SSRF_',
