@@ -294,6 +294,31 @@ describe('fallback targets, streamed and JSON', () => {
     expect(hourly).toEqual([{ model: 'small-model', currency: 'EUR' }]);
   });
 
+  it('a content filter ending the answer is never failed over: incomplete from the primary, JSON and streamed', async () => {
+    for (const stream of [false, true]) {
+      const userId = `user-${++user}`;
+      const sent = fallback.requests.length;
+      primary.script({ text: 'one two three ', finishReason: 'content_filter' });
+      const body = { model: org.assistantId, input: 'count to ten' };
+      const headers = { 'x-user-id': userId };
+      const response = stream
+        ? (await postStream(app.baseUrl, org.keys.full_access, body, headers)).events.at(-2)?.json.response
+        : (await call(app.baseUrl, 'POST', '/v1/responses', { key: org.keys.full_access, body, headers }))
+            .body;
+      expect(response).toMatchObject({
+        status: 'incomplete',
+        incomplete_details: { reason: 'content_filter' },
+        output_text: 'one two three ',
+      });
+      expect(fallback.requests.length).toBe(sent);
+      const row = await stored(userId);
+      expect(row.status).toBe('incomplete');
+      expect(row.upstream_attempts).toEqual([
+        expect.objectContaining({ model: 'primary-model', outcome: 'completed', answered: true }),
+      ]);
+    }
+  });
+
   it('every target failing: the last failure, every attempt stored', async () => {
     const userId = `user-${++user}`;
     primary.script({ status: 503 });

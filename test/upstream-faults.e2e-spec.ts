@@ -184,6 +184,63 @@ describe('upstream faults, streamed and JSON, on the single upstream', () => {
     expect(limitedDone).toMatchObject({ status: 'completed', output_text: ANSWER });
   });
 
+  it('finish reason content_filter: incomplete with reason content_filter, usage kept, not retried, streamed and JSON', async () => {
+    const filtered: UpstreamScript = { text: 'one two three ', finishReason: 'content_filter' };
+    const scenario: Scenario = { name: '', scripts: [filtered], attempts: 1, outcome: { completed: true } };
+    const reason = { reason: 'content_filter' };
+
+    const json = await run(scenario, false);
+    const reply = json.reply as ApiReply;
+    expect(upstream.requests.length - json.sent).toBe(1);
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({
+      status: 'incomplete',
+      incomplete_details: reason,
+      output_text: 'one two three ',
+      error: null,
+      completed_at: null,
+    });
+    expect(reply.body.output[0]).toMatchObject({ type: 'message', status: 'incomplete' });
+    expect(reply.body.usage).toMatchObject({ input_tokens: 11, output_tokens: 3 });
+
+    const streamed = await run(scenario, true);
+    const stream = streamed.reply as StreamReply;
+    expect(upstream.requests.length - streamed.sent).toBe(1);
+    const types = stream.events.map((event) => event.json?.type ?? event.data);
+    expect(types).not.toContain('response.completed');
+    expect(types).not.toContain('response.error');
+    expect(types.slice(-2)).toEqual(['response.incomplete', '[DONE]']);
+    const end = stream.events.at(-2)?.json.response;
+    expect(end).toMatchObject({
+      status: 'incomplete',
+      incomplete_details: reason,
+      output_text: 'one two three ',
+    });
+    expect(end.usage).toMatchObject({ input_tokens: 11, output_tokens: 3 });
+
+    for (const { userId, id } of [
+      { userId: json.userId, id: reply.body.id as string },
+      { userId: streamed.userId, id: end.id as string },
+    ]) {
+      const [row] = await app.dataSource.query(
+        'SELECT status, usage FROM responses WHERE organization_id = $1 AND user_id = $2',
+        [org.id, userId],
+      );
+      expect(row.status).toBe('incomplete');
+      expect(row.usage).toMatchObject({ input_tokens: 11, output_tokens: 3 });
+      const read = await call(app.baseUrl, 'GET', `/v1/responses/${id}`, {
+        key: org.keys.full_access,
+        headers: { 'x-user-id': userId },
+      });
+      expect(read.body).toMatchObject({ status: 'incomplete', incomplete_details: reason });
+      const usage = await app.dataSource.query(
+        'SELECT SUM(output_tokens)::int AS output FROM usage_daily WHERE organization_id = $1 AND user_id = $2',
+        [org.id, userId],
+      );
+      expect(usage).toEqual([{ output: 3 }]);
+    }
+  });
+
   it('waits at least the Retry-After (and retry-after-ms) the upstream asked for', async () => {
     for (const [script, atLeastMs] of [
       [() => ({ status: 429, retryAfter: '1' }), 1000],

@@ -151,13 +151,20 @@ export interface TokenLogprob {
   top_logprobs: { token: string; logprob: number; bytes: number[] }[];
 }
 
+/** Why a response is `incomplete` (`incomplete_details.reason`, as OpenAI's Responses API says it). */
+export type IncompleteReason = 'max_output_tokens' | 'content_filter';
+
 /** What a provider yields while the model answers; tool-call fragments are keyed by `index`. */
 export type ModelEvent =
   | { type: 'text'; delta: string; logprobs?: TokenLogprob[] }
   | { type: 'reasoning'; delta: string }
   | { type: 'tool_call'; index: number; id?: string; name?: string; argumentsDelta?: string }
-  /** The model stopped because its output limit was reached (Chat Completions `length`). */
-  | { type: 'length_limit' }
+  /**
+   * The model stopped before its answer was whole: its output limit was reached (Chat
+   * Completions `length`) or the provider's content filter withheld the rest (`content_filter`).
+   * The answer is still the model's: the response is `incomplete`, never failed over.
+   */
+  | { type: 'stopped_short'; reason: IncompleteReason }
   | { type: 'usage'; usage: TokenUsage };
 
 export interface LlmProvider {

@@ -73,7 +73,7 @@ export class OfflineModelProvider implements LlmProvider {
           : { type: 'text', delta: token, logprobs: [certain(token, options.topLogprobs)] },
       ];
     }
-    if (cut) yield [{ type: 'length_limit' }];
+    if (cut) yield [{ type: 'stopped_short', reason: 'max_output_tokens' }];
     yield [usage(request.messages, words.join(''), reasoning)];
   }
 

@@ -221,7 +221,11 @@ function translate(chunk: ChatCompletionChunk, events: ModelEvent[]): void {
       argumentsDelta: call.function?.arguments ?? undefined,
     });
   }
-  if (choice?.finish_reason === 'length') events.push({ type: 'length_limit' });
+  if (choice?.finish_reason === 'length') events.push({ type: 'stopped_short', reason: 'max_output_tokens' });
+  // Azure OpenAI's (and OpenAI's) content filter ends the answer as the model's own decision:
+  // incomplete, like S13's refusal never retried nor failed over.
+  else if (choice?.finish_reason === 'content_filter')
+    events.push({ type: 'stopped_short', reason: 'content_filter' });
   if (chunk.usage) {
     events.push({
       type: 'usage',

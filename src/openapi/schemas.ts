@@ -251,10 +251,13 @@ const responseSchemas: Record<string, JsonSchema> = {
         description:
           '`queued` and `in_progress` while the turn runs (a background response polled, or any response read ' +
           'mid-turn, and in `response.created`/`response.in_progress`); `incomplete` when `max_output_tokens` cut ' +
-          'the reply; `failed` for a turn that broke off or whose replica stopped; `cancelled` for a cancelled ' +
+          "the reply or the provider's content filter stopped it (`incomplete_details.reason`); `failed` for a " +
+          'turn that broke off or whose replica stopped; `cancelled` for a cancelled ' +
           'background response',
       },
-      incomplete_details: nullable(object({ reason: constant('max_output_tokens') })),
+      incomplete_details: nullable(
+        object({ reason: { type: 'string', enum: ['max_output_tokens', 'content_filter'] } }),
+      ),
       model: assistantShown,
       previous_response_id: nullable({ type: 'string', pattern: `^resp_${UUID_PATTERN}$` }),
       instructions: nullable({ type: 'string', description: "This turn's request `instructions`" }),

@@ -26,7 +26,9 @@ export function inChatSpan<T extends unknown[]>(
         'gen_ai.usage.input_tokens': progress.usage.inputTokens - before.inputTokens,
         'gen_ai.usage.output_tokens': progress.usage.outputTokens - before.outputTokens,
         'gen_ai.response.finish_reasons': [
-          progress.incompleteReason ? 'length' : calls.length > 0 ? 'tool_calls' : 'stop',
+          progress.incompleteReason === 'max_output_tokens'
+            ? 'length'
+            : (progress.incompleteReason ?? (calls.length > 0 ? 'tool_calls' : 'stop')),
         ],
       });
       // Completion text only when the operator turned it on (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT).

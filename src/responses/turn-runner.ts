@@ -243,8 +243,8 @@ export class TurnRunner {
                 if (call.handle !== undefined)
                   recorder.functionCallArguments(call.handle, event.argumentsDelta);
               }
-            } else if (event.type === 'length_limit') {
-              progress.incompleteReason = 'max_output_tokens';
+            } else if (event.type === 'stopped_short') {
+              progress.incompleteReason = event.reason;
             } else {
               progress.addUsage(
                 event.usage,
@@ -269,7 +269,8 @@ export class TurnRunner {
     }
     if (plan.toolContext.signal.aborted) throw new TurnAbortedError();
     if (progress.incompleteReason) {
-      // Cut by max_output_tokens: half-written calls are not run, and the response is incomplete.
+      // Cut by max_output_tokens or a content filter: half-written calls are not run, and the
+      // response is incomplete.
       progress.status = 'incomplete';
       recorder.endMessage('incomplete');
       recorder.interrupt();

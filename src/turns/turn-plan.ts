@@ -1,5 +1,6 @@
 import type {
   ChatMessage,
+  IncompleteReason,
   ModelOptions,
   ModelTool,
   TokenUsage,
@@ -72,8 +73,8 @@ export class TurnProgress {
   >();
   activeAgent: string | null;
   status: 'completed' | 'requires_action' | 'incomplete' = 'completed';
-  /** Why the response stopped short (`max_output_tokens`), when it did. */
-  incompleteReason: 'max_output_tokens' | null = null;
+  /** Why the response stopped short (`max_output_tokens`, `content_filter`), when it did. */
+  incompleteReason: IncompleteReason | null = null;
   /** Server-side tool calls made so far, against `max_tool_calls`. */
   toolCalls = 0;
   /** The upstream targets every model call tried, in order (docs/resilience.md). */
