@@ -120,19 +120,22 @@ describe('fallback targets', () => {
     expect(message({ ...upstream, failover: { balance: 'random' } })).toBe(
       'model.failover.balance must be "weighted" or "least-busy"',
     );
+    expect(message({ ...upstream, failover: { reportModel: 'fallback' } })).toBe(
+      'model.failover.reportModel must be "assistant" or "upstream"',
+    );
   });
 
-  it('keeps continuation, prefill-capable targets and least-busy balancing', () => {
+  it('keeps continuation, prefill-capable targets, least-busy balancing and the reported model', () => {
     const parsed = parseModelSettings({
       ...upstream,
       prefill: false,
       fallbacks: [{ baseUrl: 'https://b.example/v1', model: 'b', prefill: true }],
-      failover: { continuation: true, balance: 'least-busy' },
+      failover: { continuation: true, balance: 'least-busy', reportModel: 'upstream' },
     });
     expect(parsed).toMatchObject({
       prefill: false,
       fallbacks: [{ model: 'b', prefill: true }],
-      failover: { continuation: true, balance: 'least-busy' },
+      failover: { continuation: true, balance: 'least-busy', reportModel: 'upstream' },
     });
   });
 });

@@ -44,6 +44,11 @@ export interface FailoverPolicy {
   continuation?: boolean;
   /** How a pool's first attempts are spread: by `weight` (default) or to the member with the fewest calls running. */
   balance?: 'weighted' | 'least-busy';
+  /**
+   * What the Response's `model` names: the assistant (`asst_<uuid>`, the contract's default) or
+   * the upstream model that answered (Failover Bench S16; docs/resilience.md#fallback-targets).
+   */
+  reportModel?: 'assistant' | 'upstream';
 }
 
 const MAX_FALLBACKS = 8;
@@ -161,7 +166,8 @@ export function parseFailoverSettings(input: Record<string, unknown>): FailoverS
     const failover = input.failover;
     if (!isObject(failover)) throw new ModelSettingsError('model.failover must be an object');
     const unknown = Object.keys(failover).find(
-      (key) => !['retriesPerTarget', 'budgetMs', 'on', 'continuation', 'balance'].includes(key),
+      (key) =>
+        !['retriesPerTarget', 'budgetMs', 'on', 'continuation', 'balance', 'reportModel'].includes(key),
     );
     if (unknown) throw new ModelSettingsError(`model.failover.${unknown} is not a failover field`);
     const policy: FailoverPolicy = {};
@@ -186,6 +192,13 @@ export function parseFailoverSettings(input: Record<string, unknown>): FailoverS
         throw new ModelSettingsError('model.failover.balance must be "weighted" or "least-busy"');
       }
       policy.balance = balance;
+    }
+    const reportModel = failover.reportModel;
+    if (reportModel !== undefined && reportModel !== null) {
+      if (reportModel !== 'assistant' && reportModel !== 'upstream') {
+        throw new ModelSettingsError('model.failover.reportModel must be "assistant" or "upstream"');
+      }
+      policy.reportModel = reportModel;
     }
     parsed.failover = policy;
   }

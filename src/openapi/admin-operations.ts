@@ -141,7 +141,7 @@ export const ADMIN_SCHEMAS: Record<string, JsonSchema> = {
     name: { type: 'string' },
     instructions: { type: 'string' },
     model: anyObject(
-      'Model settings, as `assistants create --model-json` (see docs/admin-cli.md); `fallbacks`, `weight`, `prefill` and `failover` (with `continuation` and `balance`) declare further upstream targets (docs/resilience.md)',
+      'Model settings, as `assistants create --model-json` (see docs/admin-cli.md); `fallbacks`, `weight`, `prefill` and `failover` (with `continuation`, `balance` and `reportModel`) declare further upstream targets (docs/resilience.md)',
     ),
     tools: strings,
     createdAt: dateTime,

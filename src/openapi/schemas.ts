@@ -258,7 +258,13 @@ const responseSchemas: Record<string, JsonSchema> = {
       incomplete_details: nullable(
         object({ reason: { type: 'string', enum: ['max_output_tokens', 'content_filter'] } }),
       ),
-      model: assistantShown,
+      model: {
+        type: 'string',
+        description:
+          "The assistant, `asst_<uuid>`; with the assistant's `model.failover.reportModel: upstream`, the " +
+          "upstream model that answered (a fallback after a failover; before any answered, the assistant's own " +
+          "model). Send the assistant id, not this, as the next request's `model`",
+      },
       previous_response_id: nullable({ type: 'string', pattern: `^resp_${UUID_PATTERN}$` }),
       instructions: nullable({ type: 'string', description: "This turn's request `instructions`" }),
       output: {

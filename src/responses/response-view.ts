@@ -40,6 +40,8 @@ export interface ResponseObject extends EchoedParams {
 export interface ResponseSource {
   id: string;
   assistantId: string;
+  /** What `model` names instead of the assistant (`model.failover.reportModel: upstream`). */
+  model?: string;
   /** Null for a `store: false` turn that started no stored conversation. */
   conversationId: string | null;
   previousResponseId: string | null;
@@ -67,7 +69,7 @@ export function responseObject(source: ResponseSource): ResponseObject {
     completed_at: source.status === 'completed' && source.completedAt ? seconds(source.completedAt) : null,
     status: source.status,
     incomplete_details: source.incompleteReason ? { reason: source.incompleteReason } : null,
-    model: `asst_${source.assistantId}`,
+    model: source.model ?? `asst_${source.assistantId}`,
     previous_response_id: source.previousResponseId ? `resp_${source.previousResponseId}` : null,
     instructions: source.instructions,
     output: source.output,

@@ -56,6 +56,7 @@ export function turnResponse(
   return responseObject({
     id: turn.responseId,
     assistantId: turn.assistant.id,
+    model: reportedModel(turn, progress),
     conversationId: kept ? turn.conversationId : null,
     previousResponseId: turn.previous?.responseId ?? null,
     createdAt: turn.createdAt,
@@ -69,6 +70,18 @@ export function turnResponse(
     error,
     params: turn.params,
   });
+}
+
+/**
+ * The Response's `model` when the assistant reports the upstream model (`model.failover.reportModel:
+ * upstream`): the one whose output the turn received last, or, before any answered, its own
+ * model. Undefined: the assistant (`asst_<uuid>`, decisions.md). The row keeps the assistant id.
+ */
+function reportedModel(turn: PreparedTurn, progress: TurnProgress | null): string | undefined {
+  const settings = turn.assistant.model;
+  if (settings.provider !== 'openai-compatible' || settings.failover?.reportModel !== 'upstream')
+    return undefined;
+  return progress?.answeringModel ?? settings.model;
 }
 
 /**

@@ -266,6 +266,9 @@ export class TurnRunner {
       this.metrics.tokensRelayed(deltas);
       progress.upstreamAttempts.push(...log.attempts);
       upstreamSpanAttributes(log);
+      // The model that answered names the Response when the assistant asks for it (reportModel).
+      const answering = log.answeredBy?.model ?? (firstToken ? undefined : modelName(agent.model));
+      if (answering) progress.answeringModel = answering;
     }
     if (plan.toolContext.signal.aborted) throw new TurnAbortedError();
     if (progress.incompleteReason) {

@@ -73,6 +73,8 @@ export class TurnProgress {
   >();
   activeAgent: string | null;
   status: 'completed' | 'requires_action' | 'incomplete' = 'completed';
+  /** The upstream model whose output the latest model call received (a fallback's, after a failover). */
+  answeringModel: string | null = null;
   /** Why the response stopped short (`max_output_tokens`, `content_filter`), when it did. */
   incompleteReason: IncompleteReason | null = null;
   /** Server-side tool calls made so far, against `max_tool_calls`. */
