@@ -153,25 +153,8 @@ describe('the Response names the upstream model that answered, when the assistan
   });
 
   it('the admin API refuses an unknown value, naming the field', async () => {
-    const reply = await call(app.baseUrl, 'PUT', `/admin/v1/organizations/${org.slug}/assistants/Reporting`, {
-      headers: { authorization: `Bearer ${org.keys.admin}` },
-      body: {
-        instructions: 'x',
-        model: {
-          provider: 'openai-compatible',
-          baseUrl: 'https://api.openai.com/v1',
-          model: 'gpt',
-          failover: { reportModel: 'fallback' },
-        },
-      },
-    });
-    expect(reply.status).toBe(400);
-    expect(reply.body.error.message).toBe('model.failover.reportModel must be "assistant" or "upstream"');
-    const accepted = await call(
-      app.baseUrl,
-      'PUT',
-      `/admin/v1/organizations/${org.slug}/assistants/Reporting`,
-      {
+    const put = (reportModel: string) =>
+      call(app.baseUrl, 'PUT', `/admin/v1/organizations/${org.slug}/assistants/Reporting`, {
         headers: { authorization: `Bearer ${org.keys.admin}` },
         body: {
           instructions: 'x',
@@ -179,11 +162,14 @@ describe('the Response names the upstream model that answered, when the assistan
             provider: 'openai-compatible',
             baseUrl: 'https://api.openai.com/v1',
             model: 'gpt',
-            failover: { reportModel: 'upstream' },
+            failover: { reportModel },
           },
         },
-      },
-    );
+      });
+    const refused = await put('fallback');
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toBe('model.failover.reportModel must be "assistant" or "upstream"');
+    const accepted = await put('upstream');
     expect(accepted.status).toBeLessThan(300);
     expect(accepted.body.model.failover).toEqual({ reportModel: 'upstream' });
   });
