@@ -10,6 +10,8 @@ import {
 } from './llm.types.js';
 import type { OpenAiCompatibleModelSettings } from './model-settings.js';
 import { UpstreamBreakers } from './upstream-breakers.js';
+import { UpstreamLoad } from './upstream-load.js';
+import { UpstreamRedis } from './upstream-redis.js';
 
 type Behaviour = Error | 'answer' | 'cut-after-output';
 
@@ -40,8 +42,11 @@ function breakers(failures = 2): UpstreamBreakers {
     upstream: { breakerFailures: failures, breakerCooldownMs: 60_000 },
     limits: {},
   } as unknown as AppConfig;
-  return new UpstreamBreakers(config);
+  return new UpstreamBreakers(config, new UpstreamRedis(config));
 }
+
+/** Running-call counts of this process alone (no REDIS_URL). */
+const load = () => new UpstreamLoad(new UpstreamRedis({ limits: {} } as unknown as AppConfig));
 
 const settings: OpenAiCompatibleModelSettings = {
   provider: 'openai-compatible',
@@ -103,7 +108,7 @@ const rateLimited = () => new UpstreamError('upstream_rate_limited', 'slow down'
 describe('FailoverProvider', () => {
   it('moves to the next target before the first output, with its own key, retrying only the last', async () => {
     const { provider, calls } = scripted({ a: [rateLimited()] });
-    const result = await run(new FailoverProvider(provider, breakers(), options));
+    const result = await run(new FailoverProvider(provider, breakers(), options, load()));
     expect(result.events[0]).toEqual({ type: 'text', delta: 'from b' });
     expect(result.outcomes).toEqual(['a:upstream_rate_limited', 'b:completed']);
     expect(result.log.answeredBy).toMatchObject({ model: 'b', index: 1 });
@@ -115,7 +120,7 @@ describe('FailoverProvider', () => {
 
   it('never fails over once output started', async () => {
     const { provider, calls } = scripted({ a: ['cut-after-output'] });
-    const result = await run(new FailoverProvider(provider, breakers(), options));
+    const result = await run(new FailoverProvider(provider, breakers(), options, load()));
     expect((result.error as UpstreamError).code).toBe('upstream_stream_interrupted');
     expect(calls).toHaveLength(1);
     expect(result.log.attempts[0]).toMatchObject({ answered: true, outcome: 'upstream_stream_interrupted' });
@@ -123,11 +128,11 @@ describe('FailoverProvider', () => {
 
   it('sends a prompt too long for a target only to targets with a larger declared window', async () => {
     const { provider, calls } = scripted({ a: [new ContextLengthError()] });
-    const result = await run(new FailoverProvider(provider, breakers(), options));
+    const result = await run(new FailoverProvider(provider, breakers(), options, load()));
     expect(calls.map((call) => call.model)).toEqual(['a', 'c']);
     expect(result.outcomes).toEqual(['a:context_length_exceeded', 'c:completed']);
     const none = scripted({ a: [new ContextLengthError()] });
-    const refused = await run(new FailoverProvider(none.provider, breakers(), options), {
+    const refused = await run(new FailoverProvider(none.provider, breakers(), options, load()), {
       fallbacks: [{ baseUrl: 'https://b.example/v1', model: 'b', contextWindow: 500 }],
     });
     expect(refused.error).toBeInstanceOf(ContextLengthError);
@@ -136,10 +141,10 @@ describe('FailoverProvider', () => {
   it('ends at once on a content-policy refusal, and on codes the policy does not fail over', async () => {
     const refusal = new UpstreamError('content_policy_violation', 'refused', undefined, 400);
     const { provider, calls } = scripted({ a: [refusal] });
-    expect((await run(new FailoverProvider(provider, breakers(), options))).error).toBe(refusal);
+    expect((await run(new FailoverProvider(provider, breakers(), options, load()))).error).toBe(refusal);
     expect(calls).toHaveLength(1);
     const narrow = scripted({ a: [rateLimited()] });
-    const result = await run(new FailoverProvider(narrow.provider, breakers(), options), {
+    const result = await run(new FailoverProvider(narrow.provider, breakers(), options, load()), {
       failover: { on: ['upstream_timeout'] },
     });
     expect((result.error as UpstreamError).code).toBe('upstream_rate_limited');
@@ -157,7 +162,7 @@ describe('FailoverProvider', () => {
         if (hosts.length === 1) await held;
       },
     };
-    const failover = new FailoverProvider(provider, breakers(), options);
+    const failover = new FailoverProvider(provider, breakers(), options, load());
     const pool = {
       fallbacks: [{ baseUrl: 'https://b.example/v1', model: 'a' }],
       failover: { balance: 'least-busy' as const },
@@ -179,7 +184,7 @@ describe('FailoverProvider', () => {
   it('puts a target whose breaker opened at the back, and still tries it when all else fails', async () => {
     const shared = breakers(2);
     const { provider, calls } = scripted({ a: [rateLimited(), rateLimited()] });
-    const failover = new FailoverProvider(provider, shared, options);
+    const failover = new FailoverProvider(provider, shared, options, load());
     await run(failover);
     await run(failover);
     calls.length = 0;
@@ -187,7 +192,7 @@ describe('FailoverProvider', () => {
     expect(skipped.outcomes).toEqual(['b:completed']);
     expect(skipped.log.cooling).toEqual(['a@a.example:open']);
     const lastResort = scripted({ b: [rateLimited()], c: [rateLimited()] });
-    const result = await run(new FailoverProvider(lastResort.provider, shared, options));
+    const result = await run(new FailoverProvider(lastResort.provider, shared, options, load()));
     expect(result.outcomes).toEqual(['b:upstream_rate_limited', 'c:upstream_rate_limited', 'a:completed']);
   });
 });

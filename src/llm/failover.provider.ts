@@ -12,6 +12,7 @@ import { codeOf, CONTINUABLE_CODES, continueAnswer, RelayedOutput } from './stre
 import type { OpenAiCompatibleModelSettings } from './model-settings.js';
 import { deferCooling, targetOrder } from './target-order.js';
 import type { BreakerReading, BreakerTarget, UpstreamBreakers } from './upstream-breakers.js';
+import type { UpstreamLoad } from './upstream-load.js';
 import { FAILOVER_CODES } from './upstream-target-settings.js';
 import { upstreamTargets, type ResolvedTarget } from './upstream-targets.js';
 
@@ -40,13 +41,12 @@ interface Candidate {
  * at once, with the provider's reason. Every target tried is written to `request.log`.
  */
 export class FailoverProvider implements LlmProvider {
-  /** Calls running per target on this replica (least-busy balancing), by breaker key. */
-  private readonly busy = new Map<string, number>();
-
   constructor(
     private readonly inner: LlmProvider,
     private readonly breakers: UpstreamBreakers,
     private readonly options: FailoverOptions,
+    /** Calls running per target, every replica's with Redis (least-busy balancing). */
+    private readonly load: UpstreamLoad,
   ) {}
 
   async *stream(request: ModelRequest): AsyncIterable<ModelEvent[]> {
@@ -54,7 +54,8 @@ export class FailoverProvider implements LlmProvider {
     const policy = settings.failover ?? {};
     const failOn = new Set<string>(policy.on ?? FAILOVER_CODES);
     const deadline = performance.now() + (policy.budgetMs ?? this.options.failoverBudgetMs);
-    const queue = await this.candidates(settings, request.access, policy.balance === 'least-busy');
+    const leastBusy = policy.balance === 'least-busy';
+    const queue = await this.candidates(settings, request.access, leastBusy);
     // Nothing reaches a JSON client before the end: a target's output is held until it completed,
     // so a cut after output moves on to the next target as invisibly as one before it.
     const held: ModelEvent[][] | undefined = request.relayed === false && queue.length > 1 ? [] : undefined;
@@ -92,8 +93,7 @@ export class FailoverProvider implements LlmProvider {
       let delivered = false;
       // Only an assistant with continuation keeps the text it relayed (nothing per token otherwise).
       const relayed = policy.continuation ? new RelayedOutput() : undefined;
-      const busyKey = this.busyKey(breaker);
-      this.busy.set(busyKey, (this.busy.get(busyKey) ?? 0) + 1);
+      const ended = leastBusy ? this.load.started(reading.key) : undefined;
       if (held) held.length = 0;
       try {
         for await (const batch of this.inner.stream({
@@ -157,16 +157,10 @@ export class FailoverProvider implements LlmProvider {
         else if (!failOn.has(code)) throw error;
         lastError = error as Error;
       } finally {
-        const running = (this.busy.get(busyKey) ?? 1) - 1;
-        if (running > 0) this.busy.set(busyKey, running);
-        else this.busy.delete(busyKey);
+        ended?.();
       }
     }
     throw lastError ?? new UpstreamError('upstream_unavailable', 'No upstream target could take the call');
-  }
-
-  private busyKey(target: BreakerTarget): string {
-    return `${target.scope}\u0000${target.label}\u0000${target.apiKeyEnv ?? ''}`;
   }
 
   /** The targets in the order they are tried: pools drawn by weight, cooling ones at the back. */
@@ -183,9 +177,18 @@ export class FailoverProvider implements LlmProvider {
       label,
     });
     const targets = upstreamTargets(settings);
-    const order = leastBusy
-      ? targetOrder(targets, Math.random, (target) => this.busy.get(this.busyKey(breakerOf(target))) ?? 0)
-      : targetOrder(targets);
+    let busy: ((target: ResolvedTarget) => number) | undefined;
+    if (leastBusy) {
+      // Only members of a pool are ordered by load: a lone target costs no read.
+      const pooled = targets.filter((target, index) =>
+        [targets[index - 1], targets[index + 1]].some(
+          (next) => next?.settings.model === target.settings.model,
+        ),
+      );
+      const running = await this.load.counts(pooled.map((target) => this.breakers.keyOf(breakerOf(target))));
+      busy = (target) => running[pooled.indexOf(target)] ?? 0;
+    }
+    const order = targetOrder(targets, Math.random, busy);
     const breakers = order.map(breakerOf);
     const readings = await this.breakers.read(breakers);
     const candidates = order.map((target, index) => ({

@@ -6,13 +6,14 @@ import { FailoverProvider } from './failover.provider.js';
 import { OfflineModelProvider } from './offline-model.provider.js';
 import { OpenAiCompatibleProvider } from './openai-compatible.provider.js';
 import { UpstreamBreakers } from './upstream-breakers.js';
+import { UpstreamLoad } from './upstream-load.js';
 
 /** Picks the provider that serves a model setting; providers keep their own connection pools. */
 @Injectable()
 export class LlmProvidersService {
   private readonly providers: Record<ModelSettings['provider'], LlmProvider>;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig, breakers: UpstreamBreakers) {
+  constructor(@Inject(APP_CONFIG) config: AppConfig, breakers: UpstreamBreakers, load: UpstreamLoad) {
     const upstream = config.upstream;
     const single = new OpenAiCompatibleProvider({
       headersTimeoutMs: upstream.headersTimeoutMs,
@@ -23,11 +24,16 @@ export class LlmProvidersService {
     });
     this.providers = {
       // Every upstream model call goes through its targets (one, in the single-`model` form).
-      'openai-compatible': new FailoverProvider(single, breakers, {
-        maxRetries: upstream.maxRetries,
-        retryBudgetMs: upstream.retryBudgetMs,
-        failoverBudgetMs: upstream.failoverBudgetMs,
-      }),
+      'openai-compatible': new FailoverProvider(
+        single,
+        breakers,
+        {
+          maxRetries: upstream.maxRetries,
+          retryBudgetMs: upstream.retryBudgetMs,
+          failoverBudgetMs: upstream.failoverBudgetMs,
+        },
+        load,
+      ),
       offline: new OfflineModelProvider(),
     };
   }

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { closeSharedRedis, connectSharedRedis, createSharedRedis } from '../common/redis/shared-redis.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import {
   MemoryBreakerStore,
@@ -10,6 +9,7 @@ import {
   type BreakerStore,
   type BreakerView,
 } from './breaker-store.js';
+import { UpstreamRedis } from './upstream-redis.js';
 
 export type BreakerState = 'closed' | 'open' | 'half_open';
 
@@ -32,27 +32,25 @@ export interface BreakerReading {
   openForMs: number;
 }
 
-const WARNING_INTERVAL_MS = 30_000;
-
 /**
  * Circuit breakers of upstream targets (docs/resilience.md): UPSTREAM_BREAKER_FAILURES failed
  * calls in a row open a target's breaker for UPSTREAM_BREAKER_COOLDOWN_MS; then it is half-open
  * and one call probes it (a success closes it, a failure opens it again). With REDIS_URL the
- * breakers live in Redis, shared by every replica; without it (or while Redis is unreachable)
- * each replica keeps its own, as the rate limits do. Kept per organization: one organization's
- * exhausted key never cools down another's target.
+ * breakers live in Redis (UpstreamRedis), shared by every replica; without it (or while Redis is
+ * unreachable) each replica keeps its own, as the rate limits do. Kept per organization: one
+ * organization's exhausted key never cools down another's target.
  */
 @Injectable()
-export class UpstreamBreakers implements OnModuleInit, OnApplicationShutdown {
-  private readonly logger = new Logger('UpstreamBreakers');
+export class UpstreamBreakers {
   private readonly local = new MemoryBreakerStore();
-  private shared: BreakerStore | undefined;
-  private redis: Redis | undefined;
-  private lastWarning = 0;
+  private shared: { redis: Redis; store: BreakerStore } | undefined;
   private observer: BreakerObserver = () => undefined;
   readonly limits: BreakerLimits;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly redis: UpstreamRedis,
+  ) {
     this.limits = {
       threshold: config.upstream.breakerFailures,
       cooldownMs: config.upstream.breakerCooldownMs,
@@ -65,20 +63,6 @@ export class UpstreamBreakers implements OnModuleInit, OnApplicationShutdown {
 
   get enabled(): boolean {
     return this.limits.threshold > 0;
-  }
-
-  async onModuleInit(): Promise<void> {
-    const { redisUrl, redisKeyPrefix } = this.config.limits;
-    if (!redisUrl || !this.enabled) return;
-    const redis = await createSharedRedis(redisUrl, (error) => this.warn(error));
-    this.redis = redis;
-    this.shared = new RedisBreakerStore(redis, `${redisKeyPrefix}:brk:`);
-    // Until it connects, breakers are kept in process.
-    await connectSharedRedis(redis);
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await closeSharedRedis(this.redis);
   }
 
   /** The breaker key of a target: a digest, so no URL or name is spelled out in Redis. */
@@ -132,22 +116,17 @@ export class UpstreamBreakers implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** Redis when it answers, else this replica's own breakers: a Redis outage never fails a call. */
-  private async use<T>(operation: (store: BreakerStore) => Promise<T>): Promise<T> {
-    if (this.shared && this.redis?.status === 'ready') {
-      try {
-        return await operation(this.shared);
-      } catch (error) {
-        this.warn(error);
-      }
-    }
-    return operation(this.local);
+  private use<T>(operation: (store: BreakerStore) => Promise<T>): Promise<T> {
+    return this.redis.use(
+      (redis) => operation(this.sharedStore(redis)),
+      () => operation(this.local),
+    );
   }
 
-  private warn(error: unknown): void {
-    const now = Date.now();
-    if (now - this.lastWarning < WARNING_INTERVAL_MS) return;
-    this.lastWarning = now;
-    const reason = error instanceof Error ? error.message : 'unknown error';
-    this.logger.warn(`Redis unreachable for the upstream breakers (${reason}); each replica keeps its own`);
+  private sharedStore(redis: Redis): BreakerStore {
+    if (this.shared?.redis !== redis) {
+      this.shared = { redis, store: new RedisBreakerStore(redis, `${this.redis.prefix}:brk:`) };
+    }
+    return this.shared.store;
   }
 }
