@@ -241,6 +241,23 @@ describe('upstream faults, streamed and JSON, on the single upstream', () => {
     }
   });
 
+  it('a content filter before any text: incomplete and empty, not retried (a filter is not an outage)', async () => {
+    const filtered: UpstreamScript = { text: '', finishReason: 'content_filter' };
+    for (const stream of [false, true]) {
+      const scenario: Scenario = { name: '', scripts: [filtered], attempts: 1, outcome: { completed: true } };
+      const { reply, sent } = await run(scenario, stream);
+      expect(upstream.requests.length - sent).toBe(1);
+      const response = stream
+        ? (reply as StreamReply).events.at(-2)?.json.response
+        : (reply as ApiReply).body;
+      expect(response).toMatchObject({
+        status: 'incomplete',
+        incomplete_details: { reason: 'content_filter' },
+        output_text: '',
+      });
+    }
+  });
+
   it('waits at least the Retry-After (and retry-after-ms) the upstream asked for', async () => {
     for (const [script, atLeastMs] of [
       [() => ({ status: 429, retryAfter: '1' }), 1000],
