@@ -75,7 +75,6 @@ onServer('a replica killed with kill -9 (child process, PostgreSQL)', () => {
   afterAll(async () => {
     await survivor?.running.close();
     await database?.drop();
-    await build?.remove();
   });
 
   async function kill(service: ServiceProcess): Promise<number> {

@@ -39,9 +39,6 @@ describe('the embedded database of the built service', () => {
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
   });
-  afterAll(async () => {
-    await build?.remove();
-  });
 
   it('runs in a worker thread, and what it stored survives a SIGTERM and a restart', async () => {
     const env = { EMBEDDED_DATA_DIR: join(dir, 'data'), QUICKSTART: 'true' };

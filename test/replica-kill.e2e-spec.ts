@@ -63,7 +63,6 @@ const TURNS_PER_CLIENT = 10;
       for (const replica of replicas) if (replica.child.exitCode === null) replica.child.kill('SIGKILL');
       await Promise.all(replicas.map((replica) => replica.exit));
       await database?.drop();
-      await build?.remove();
     });
 
     /**

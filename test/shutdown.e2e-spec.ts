@@ -72,7 +72,6 @@ describe('graceful shutdown of the built service on SIGTERM', () => {
   });
   afterAll(async () => {
     await database?.drop();
-    await build?.remove();
   });
 
   it('turns readiness false, refuses new connections, lets the stream finish and exits 0', async () => {

@@ -80,7 +80,6 @@ onServer('fallback targets on background turns, and a replica killed mid-fallbac
   });
   afterAll(async () => {
     await survivor?.close();
-    await build?.remove();
     await primary?.stop();
     await fallback?.stop();
   });
