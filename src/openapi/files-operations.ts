@@ -63,6 +63,26 @@ export const FILES_SCHEMAS: Record<string, JsonSchema> = {
   },
 };
 
+/** An operation on one file the caller can see, `/v1/files/{fileId}<suffix>`; any other is a 404. */
+function oneFileOperation({
+  suffix = '',
+  description = NOTE,
+  ...spec
+}: Pick<OperationSpec, 'method' | 'operationId' | 'summary' | 'responses'> & {
+  suffix?: string;
+  description?: string;
+}): OperationSpec {
+  return {
+    ...spec,
+    paths: [`/v1/files/{fileId}${suffix}`],
+    tag: TAG,
+    description,
+    access: USER_KEY,
+    parameters: [userHeader, fileIdPath],
+    errors: ['invalid_request', 'file_not_found'],
+  };
+}
+
 export const FILES_OPERATIONS: OperationSpec[] = [
   {
     method: 'post',
@@ -116,27 +136,18 @@ export const FILES_OPERATIONS: OperationSpec[] = [
     responses: { '200': json(ref('FileList'), 'A page of files, by creation time') },
     errors: ['invalid_request'],
   },
-  {
+  oneFileOperation({
     method: 'get',
-    paths: ['/v1/files/{fileId}'],
     operationId: 'retrieveFile',
-    tag: TAG,
     summary: 'Retrieve a file object',
-    description: NOTE,
-    access: USER_KEY,
-    parameters: [userHeader, fileIdPath],
     responses: { '200': json(ref('FileObject'), 'The file') },
-    errors: ['invalid_request', 'file_not_found'],
-  },
-  {
+  }),
+  oneFileOperation({
     method: 'get',
-    paths: ['/v1/files/{fileId}/content'],
+    suffix: '/content',
     operationId: 'downloadFile',
-    tag: TAG,
     summary: "A file's bytes, as uploaded",
     description: `${NOTE} Always \`application/octet-stream\` with \`Content-Disposition: attachment\`.`,
-    access: USER_KEY,
-    parameters: [userHeader, fileIdPath],
     responses: {
       '200': {
         description: 'The bytes',
@@ -147,20 +158,13 @@ export const FILES_OPERATIONS: OperationSpec[] = [
         },
       },
     },
-    errors: ['invalid_request', 'file_not_found'],
-  },
-  {
+  }),
+  oneFileOperation({
     method: 'delete',
-    paths: ['/v1/files/{fileId}'],
     operationId: 'deleteFile',
-    tag: TAG,
     summary: 'Delete a file',
-    description: NOTE,
-    access: USER_KEY,
-    parameters: [userHeader, fileIdPath],
     responses: { '200': json(ref('FileDeleted'), 'Deleted (the row and its bytes are removed)') },
-    errors: ['invalid_request', 'file_not_found'],
-  },
+  }),
 ];
 
 export const FILES_TAG = {

@@ -317,6 +317,9 @@ const streamEvent = (type: string, properties: Record<string, JsonSchema>, descr
     },
     { description },
   );
+/** The events that carry the whole Response: its lifecycle (created, in progress, the ends). */
+const responseEvent = (type: string, description: string): JsonSchema =>
+  streamEvent(type, { response: ref('Response') }, description);
 const outputIndex: JsonSchema = {
   type: 'integer',
   minimum: 0,
@@ -328,14 +331,9 @@ const logprobs: JsonSchema = { type: 'array', items: ref('TokenLogprob') };
 
 /** The events ResponseRecorder and ResponsesService.stream emit, in the order of spec 6.3. */
 const STREAM_EVENTS: Record<string, JsonSchema> = {
-  ResponseCreatedEvent: streamEvent(
-    'response.created',
-    { response: ref('Response') },
-    'Always first; `response.status` is `in_progress`',
-  ),
-  ResponseInProgressEvent: streamEvent(
+  ResponseCreatedEvent: responseEvent('response.created', 'Always first; `response.status` is `in_progress`'),
+  ResponseInProgressEvent: responseEvent(
     'response.in_progress',
-    { response: ref('Response') },
     'Right after `response.created`, with the same Response',
   ),
   ResponseStatusEvent: streamEvent(
@@ -449,20 +447,17 @@ const STREAM_EVENTS: Record<string, JsonSchema> = {
     },
     'Results are available',
   ),
-  ResponseCompletedEvent: streamEvent(
+  ResponseCompletedEvent: responseEvent(
     'response.completed',
-    { response: ref('Response') },
     'Last event before `data: [DONE]`; the same object a later GET /v1/responses/{id} returns. ' +
       '`response.status` is `completed` or `requires_action`.',
   ),
-  ResponseIncompleteEvent: streamEvent(
+  ResponseIncompleteEvent: responseEvent(
     'response.incomplete',
-    { response: ref('Response') },
     'Instead of `response.completed` when `max_output_tokens` cut the reply; then `data: [DONE]`',
   ),
-  ResponseFailedEvent: streamEvent(
+  ResponseFailedEvent: responseEvent(
     'response.failed',
-    { response: ref('Response') },
     'A failure after the stream started, with the stored failed Response; `response.error` follows',
   ),
   ResponseErrorEvent: streamEvent(

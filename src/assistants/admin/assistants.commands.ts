@@ -13,15 +13,7 @@ import {
 } from '../../organizations/admin/organizations.commands.js';
 import { AssistantsService, type AssistantChanges } from '../assistants.service.js';
 import type { AssistantEntity } from '../entities/assistant.entity.js';
-import {
-  instructionsFrom,
-  MODEL_OPTIONS,
-  modelFrom,
-  TEXT_OPTIONS,
-  TOOLS_OPTION,
-  toolsFrom,
-  toolsText,
-} from './agent-options.js';
+import { AGENT_OPTIONS, instructionsFrom, modelFrom, toolsFrom, toolsText } from './agent-options.js';
 
 async function requireAssistant(context: CommandContext): Promise<AssistantEntity> {
   const organization = await organizationOf(context);
@@ -56,9 +48,7 @@ export const assistantCommands: AdminCommand[] = [
     options: {
       ...ORGANIZATION_OPTION,
       name: { type: 'string', placeholder: '<name>', required: true, description: 'display name' },
-      ...TEXT_OPTIONS,
-      ...MODEL_OPTIONS,
-      ...TOOLS_OPTION,
+      ...AGENT_OPTIONS,
     },
     async run(context) {
       const organization = await organizationOf(context);
@@ -105,9 +95,7 @@ export const assistantCommands: AdminCommand[] = [
     options: {
       ...ORGANIZATION_OPTION,
       name: { type: 'string', placeholder: '<name>', description: 'display name' },
-      ...TEXT_OPTIONS,
-      ...MODEL_OPTIONS,
-      ...TOOLS_OPTION,
+      ...AGENT_OPTIONS,
     },
     async run(context) {
       const current = await requireAssistant(context);
