@@ -2,7 +2,7 @@ import { ERROR_CATALOGUE } from '../common/errors/error-catalogue.js';
 import { COMPACT_RESPONSE_FIELDS } from '../responses/request-schema/compact-response.fields.js';
 import { CREATE_RESPONSE_FIELDS } from '../responses/request-schema/create-response.fields.js';
 import { requestBodySchema } from '../common/request-schema/request-schema.js';
-import { constant, nullable, object, ref } from '../common/request-schema/json-schema.js';
+import { constant, nullable, object, objectWithOptional, ref } from '../common/request-schema/json-schema.js';
 import { REQUEST_SHAPES } from '../responses/request-schema/request-shapes.js';
 import { MAX_BULK_CLAIMS, MAX_CLAIM_VALUE_BYTES } from '../claims/dto/claim-input.dto.js';
 import { MAX_USER_ID_LENGTH } from '../common/http/request-params.js';
@@ -172,10 +172,8 @@ const responseSchemas: Record<string, JsonSchema> = {
       type: constant('web_search_call'),
       id: { type: 'string', pattern: ITEM_ID_PATTERN('ws') },
       status: { type: 'string', enum: ['in_progress', 'searching', 'completed', 'incomplete'] },
-      action: {
-        type: 'object',
-        required: ['type', 'query'],
-        properties: {
+      action: objectWithOptional(
+        {
           type: constant('search'),
           query: { type: 'string' },
           sources: {
@@ -184,7 +182,8 @@ const responseSchemas: Record<string, JsonSchema> = {
             items: object({ type: constant('url'), url: { type: 'string' } }),
           },
         },
-      },
+        ['sources'],
+      ),
     },
     { description: 'A server-side web search made during the turn (live, or offline from the cache).' },
   ),
