@@ -137,4 +137,8 @@ export function toolsText(toolNames: readonly string[] | undefined): string {
  * The options of a command that configures an agent's settings whole: instructions, model, tools.
  * (`specialists set` spreads the three itself, to put `--inherit-model` beside the model flags.)
  */
-export const AGENT_OPTIONS: Record<string, AdminOption> = { ...TEXT_OPTIONS, ...MODEL_OPTIONS, ...TOOLS_OPTION };
+export const AGENT_OPTIONS: Record<string, AdminOption> = {
+  ...TEXT_OPTIONS,
+  ...MODEL_OPTIONS,
+  ...TOOLS_OPTION,
+};
