@@ -11,6 +11,7 @@ export const object = (properties: Record<string, JsonSchema>, extra: JsonSchema
   properties,
   ...extra,
 });
+
 /** An object whose properties are all required but those named in `optional`. */
 export const objectWithOptional = (
   properties: Record<string, JsonSchema>,
