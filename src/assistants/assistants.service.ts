@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { BoundedTtlCache } from '../common/cache/bounded-ttl-cache.js';
 import { assertUnderQuota } from '../common/errors/quota.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { AssistantsRepository } from './assistants.repository.js';
@@ -24,17 +25,17 @@ export interface AssistantChanges {
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
-interface CachedAssistant {
-  assistant: AssistantEntity | null;
-  expiresAt: number;
-}
-
 /** Assistants change rarely; a turn reads one from memory for a few seconds. */
 const ASSISTANT_CACHE_TTL_MS = 5_000;
+const MAX_CACHED_ASSISTANTS = 10_000;
 
 @Injectable()
 export class AssistantsService {
-  private readonly cache = new Map<string, CachedAssistant>();
+  /** `<organization>:<id>` → the assistant, or null for none (a miss is cached too). */
+  private readonly cache = new BoundedTtlCache<AssistantEntity | null>(
+    MAX_CACHED_ASSISTANTS,
+    ASSISTANT_CACHE_TTL_MS,
+  );
 
   constructor(
     private readonly repository: AssistantsRepository,
@@ -45,12 +46,10 @@ export class AssistantsService {
   /** The assistant of this organization, or null; cached briefly because every turn needs it. */
   async findForTurn(organizationId: string, id: string): Promise<AssistantEntity | null> {
     const cacheKey = `${organizationId}:${id}`;
-    const now = Date.now();
     const cached = this.cache.get(cacheKey);
-    if (cached && cached.expiresAt > now) return cached.assistant;
+    if (cached !== undefined) return cached;
     const assistant = await this.repository.findForOrganization(organizationId, id);
-    if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(cacheKey, { assistant, expiresAt: now + ASSISTANT_CACHE_TTL_MS });
+    this.cache.set(cacheKey, assistant);
     return assistant;
   }
 

@@ -13,13 +13,12 @@ export interface StoredClaim {
   updatedAt: Date;
 }
 
-interface ClaimRow {
-  user_id: string;
-  claim_key: string;
-  claim_value: unknown;
-  created_at: Date;
-  updated_at: Date;
-}
+/**
+ * The columns of a StoredClaim, named as its fields: every statement that reads claims returns
+ * them through this one list, so no statement needs its own row mapping.
+ */
+const CLAIM_COLUMNS = `user_id AS "userId", claim_key AS "claimKey", claim_value AS "claimValue",
+       created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 @Injectable()
 export class ClaimsRepository {
@@ -43,33 +42,37 @@ export class ClaimsRepository {
       parameters.push(randomUUID(), claim.userId, claim.claimKey, JSON.stringify(claim.claimValue));
       return `($${at}::uuid, $1::uuid, $${at + 1}, $${at + 2}, $${at + 3}::jsonb, now(), now())`;
     });
-    const returned = await this.dataSource.query<ClaimRow[]>(
+    const returned = await this.dataSource.query<StoredClaim[]>(
       `INSERT INTO user_claims (id, organization_id, user_id, claim_key, claim_value, created_at, updated_at)
        VALUES ${rows.join(', ')}
        ON CONFLICT (organization_id, user_id, claim_key)
        DO UPDATE SET claim_value = EXCLUDED.claim_value, updated_at = EXCLUDED.updated_at
-       RETURNING user_id, claim_key, claim_value, created_at, updated_at`,
+       RETURNING ${CLAIM_COLUMNS}`,
       parameters,
     );
-    const byPair = new Map(returned.map((row) => [JSON.stringify([row.user_id, row.claim_key]), row]));
-    return claims.map((claim) => toStoredClaim(byPair.get(JSON.stringify([claim.userId, claim.claimKey]))!));
+    const byPair = new Map(returned.map((row) => [JSON.stringify([row.userId, row.claimKey]), row]));
+    return claims.map((claim) => byPair.get(JSON.stringify([claim.userId, claim.claimKey]))!);
   }
 
   /** By key in byte order (`COLLATE "C"`), the same on every server whatever its locale. */
   async listForUser(organizationId: string, userId: string): Promise<StoredClaim[]> {
-    const rows = await this.dataSource.query<ClaimRow[]>(
-      `SELECT user_id, claim_key, claim_value, created_at, updated_at
+    return this.dataSource.query<StoredClaim[]>(
+      `SELECT ${CLAIM_COLUMNS}
          FROM user_claims
         WHERE organization_id = $1 AND user_id = $2
         ORDER BY claim_key COLLATE "C"`,
       [organizationId, userId],
     );
-    return rows.map(toStoredClaim);
   }
 
   async findOne(organizationId: string, userId: string, claimKey: string): Promise<StoredClaim | null> {
-    const claim = await this.claims.findOne({ where: { organizationId, userId, claimKey } });
-    return claim ? fromEntity(claim) : null;
+    const rows = await this.dataSource.query<StoredClaim[]>(
+      `SELECT ${CLAIM_COLUMNS}
+         FROM user_claims
+        WHERE organization_id = $1 AND user_id = $2 AND claim_key = $3`,
+      [organizationId, userId, claimKey],
+    );
+    return rows[0] ?? null;
   }
 
   /** Real deletion; false when this organization's user has no such claim. */
@@ -83,24 +86,4 @@ export class ClaimsRepository {
     const result = await manager.delete(UserClaimEntity, { organizationId, userId });
     return result.affected ?? 0;
   }
-}
-
-function toStoredClaim(row: ClaimRow): StoredClaim {
-  return {
-    userId: row.user_id,
-    claimKey: row.claim_key,
-    claimValue: row.claim_value,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-function fromEntity(claim: UserClaimEntity): StoredClaim {
-  return {
-    userId: claim.userId,
-    claimKey: claim.claimKey,
-    claimValue: claim.claimValue,
-    createdAt: claim.createdAt,
-    updatedAt: claim.updatedAt,
-  };
 }

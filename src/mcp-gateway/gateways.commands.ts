@@ -1,14 +1,10 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import {
-  AdminUsageError,
-  stringOption,
-  type AdminCommand,
-  type CommandContext,
-} from '../admin-framework/admin-command.js';
+import { AdminUsageError, stringOption, type AdminCommand } from '../admin-framework/admin-command.js';
 import {
   ORGANIZATION_OPTION,
   organizationListCommand,
   organizationOf,
+  organizationRowCommand,
 } from '../organizations/admin/organizations.commands.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { McpGatewayEntity } from './entities/mcp-gateway.entity.js';
@@ -52,13 +48,12 @@ function describe(gateway: McpGatewayEntity, config: AppConfig): string {
   ].join('\n');
 }
 
-async function requireGateway(context: CommandContext): Promise<McpGatewayEntity> {
-  const organization = await organizationOf(context);
-  const name = context.args[0];
-  const gateway = await context.app.get(McpGatewaysService).find(organization.id, name);
+/** `gateways <verb> <name> --org`: a command on one gateway of the organization. */
+const gatewayCommand = organizationRowCommand('<name>', async (organization, name, app) => {
+  const gateway = await app.get(McpGatewaysService).find(organization.id, name);
   if (!gateway) throw new AdminUsageError(`organization ${organization.slug} has no gateway "${name}"`);
   return gateway;
-}
+});
 
 function configOf(app: INestApplicationContext): AppConfig {
   return app.get<AppConfig>(APP_CONFIG);
@@ -101,26 +96,21 @@ export const gatewayCommands: AdminCommand[] = [
     columns: ['NAME', 'ID', 'TOOLS', 'URL'],
     cells: (v) => [v.name, v.id, v.tools.join(',') || '-', v.url ?? '-'],
   }),
-  {
+  gatewayCommand({
     words: ['gateways', 'show'],
     summary: 'show one MCP gateway',
-    args: ['<name>'],
-    options: { ...ORGANIZATION_OPTION },
-    async run(context) {
-      const gateway = await requireGateway(context);
+    run(gateway, context) {
       return {
         json: gatewayView(gateway, configOf(context.app)),
         text: describe(gateway, configOf(context.app)),
       };
     },
-  },
-  {
+  }),
+  gatewayCommand({
     words: ['gateways', 'update'],
     summary: 'replace the tools an MCP gateway exposes',
-    args: ['<name>'],
-    options: { ...ORGANIZATION_OPTION, tools: { ...TOOLS_OPTION.tools, required: true } },
-    async run(context) {
-      const current = await requireGateway(context);
+    options: { tools: { ...TOOLS_OPTION.tools, required: true } },
+    async run(current, context) {
       const updated = await context.app.get(McpGatewaysService).update(current.organizationId, current.name, {
         toolNames: toolList(stringOption(context.options, 'tools')),
       });
@@ -130,19 +120,16 @@ export const gatewayCommands: AdminCommand[] = [
         text: `Updated ${describe(updated, configOf(context.app))}`,
       };
     },
-  },
-  {
+  }),
+  gatewayCommand({
     words: ['gateways', 'delete'],
     summary: 'delete an MCP gateway (its URL stops answering at once)',
-    args: ['<name>'],
-    options: { ...ORGANIZATION_OPTION },
-    async run(context) {
-      const gateway = await requireGateway(context);
+    async run(gateway, context) {
       await context.app.get(McpGatewaysService).delete(gateway.organizationId, gateway.name);
       return {
         json: { id: gateway.id, name: gateway.name, deleted: true },
         text: `Deleted gateway ${gateway.name} (${gateway.id})`,
       };
     },
-  },
+  }),
 ];

@@ -72,28 +72,20 @@ export class McpGatewayController {
     preflightHeaders(res);
   }
 
+  /**
+   * The gateway's OAuth Protected Resource Metadata, at the location the `WWW-Authenticate`
+   * challenge names and at RFC 9728's own (`/.well-known/oauth-protected-resource` + the path).
+   */
   @Public()
-  @Get('mcp-gateway/:name/.well-known/oauth-protected-resource')
-  gatewayMetadata(
+  @Get([
+    'mcp-gateway/:name/.well-known/oauth-protected-resource',
+    '.well-known/oauth-protected-resource/mcp-gateway/:name',
+  ])
+  async metadataDocument(
     @Param('name') name: string,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<ProtectedResourceMetadata> {
-    return this.describe(name, req, res);
-  }
-
-  /** RFC 9728's own location: `/.well-known/oauth-protected-resource` + the resource's path. */
-  @Public()
-  @Get('.well-known/oauth-protected-resource/mcp-gateway/:name')
-  wellKnownMetadata(
-    @Param('name') name: string,
-    @Req() req: Request,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<ProtectedResourceMetadata> {
-    return this.describe(name, req, res);
-  }
-
-  private async describe(name: string, req: Request, res: Response): Promise<ProtectedResourceMetadata> {
     // Public metadata: browser-based clients read it (and its 404) from any origin.
     res.setHeader('Access-Control-Allow-Origin', '*');
     const document = await this.metadata.describe(name, req);

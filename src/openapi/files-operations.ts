@@ -1,5 +1,6 @@
 import { FILE_PURPOSES } from '../files/file-purposes.js';
 import { FILES_PAGE } from '../files/dto/files.dto.js';
+import { object, objectWithOptional } from '../common/request-schema/json-schema.js';
 import type { Access, OperationSpec } from './operations.js';
 import { json, ref, type JsonSchema } from './schemas.js';
 
@@ -24,10 +25,8 @@ const fileIdPath: JsonSchema = {
 const purpose: JsonSchema = { type: 'string', enum: [...FILE_PURPOSES] };
 
 export const FILES_SCHEMAS: Record<string, JsonSchema> = {
-  FileObject: {
-    type: 'object',
-    required: ['id', 'object', 'bytes', 'created_at', 'filename', 'purpose', 'status'],
-    properties: {
+  FileObject: objectWithOptional(
+    {
       id: { type: 'string', pattern: '^file-' },
       object: { type: 'string', const: 'file' },
       bytes: { type: 'integer', minimum: 0 },
@@ -37,31 +36,44 @@ export const FILES_SCHEMAS: Record<string, JsonSchema> = {
       status: { type: 'string', const: 'processed' },
       expires_at: { type: 'integer', description: 'Unix seconds; absent when the file does not expire' },
     },
-  },
-  FileList: {
-    type: 'object',
-    required: ['object', 'data', 'first_id', 'last_id', 'has_more'],
-    properties: {
-      object: { type: 'string', const: 'list' },
-      data: { type: 'array', items: ref('FileObject') },
-      first_id: { oneOf: [{ type: 'string' }, { type: 'null' }] },
-      last_id: {
-        oneOf: [{ type: 'string' }, { type: 'null' }],
-        description: 'Pass as `after` for the next page',
-      },
-      has_more: { type: 'boolean' },
+    ['expires_at'],
+  ),
+  FileList: object({
+    object: { type: 'string', const: 'list' },
+    data: { type: 'array', items: ref('FileObject') },
+    first_id: { oneOf: [{ type: 'string' }, { type: 'null' }] },
+    last_id: {
+      oneOf: [{ type: 'string' }, { type: 'null' }],
+      description: 'Pass as `after` for the next page',
     },
-  },
-  FileDeleted: {
-    type: 'object',
-    required: ['id', 'object', 'deleted'],
-    properties: {
-      id: { type: 'string' },
-      object: { type: 'string', const: 'file' },
-      deleted: { type: 'boolean', const: true },
-    },
-  },
+    has_more: { type: 'boolean' },
+  }),
+  FileDeleted: object({
+    id: { type: 'string' },
+    object: { type: 'string', const: 'file' },
+    deleted: { type: 'boolean', const: true },
+  }),
 };
+
+/** An operation on one file the caller can see, `/v1/files/{fileId}<suffix>`; any other is a 404. */
+function oneFileOperation({
+  suffix = '',
+  description = NOTE,
+  ...spec
+}: Pick<OperationSpec, 'method' | 'operationId' | 'summary' | 'responses'> & {
+  suffix?: string;
+  description?: string;
+}): OperationSpec {
+  return {
+    ...spec,
+    paths: [`/v1/files/{fileId}${suffix}`],
+    tag: TAG,
+    description,
+    access: USER_KEY,
+    parameters: [userHeader, fileIdPath],
+    errors: ['invalid_request', 'file_not_found'],
+  };
+}
 
 export const FILES_OPERATIONS: OperationSpec[] = [
   {
@@ -116,27 +128,18 @@ export const FILES_OPERATIONS: OperationSpec[] = [
     responses: { '200': json(ref('FileList'), 'A page of files, by creation time') },
     errors: ['invalid_request'],
   },
-  {
+  oneFileOperation({
     method: 'get',
-    paths: ['/v1/files/{fileId}'],
     operationId: 'retrieveFile',
-    tag: TAG,
     summary: 'Retrieve a file object',
-    description: NOTE,
-    access: USER_KEY,
-    parameters: [userHeader, fileIdPath],
     responses: { '200': json(ref('FileObject'), 'The file') },
-    errors: ['invalid_request', 'file_not_found'],
-  },
-  {
+  }),
+  oneFileOperation({
     method: 'get',
-    paths: ['/v1/files/{fileId}/content'],
+    suffix: '/content',
     operationId: 'downloadFile',
-    tag: TAG,
     summary: "A file's bytes, as uploaded",
     description: `${NOTE} Always \`application/octet-stream\` with \`Content-Disposition: attachment\`.`,
-    access: USER_KEY,
-    parameters: [userHeader, fileIdPath],
     responses: {
       '200': {
         description: 'The bytes',
@@ -147,20 +150,13 @@ export const FILES_OPERATIONS: OperationSpec[] = [
         },
       },
     },
-    errors: ['invalid_request', 'file_not_found'],
-  },
-  {
+  }),
+  oneFileOperation({
     method: 'delete',
-    paths: ['/v1/files/{fileId}'],
     operationId: 'deleteFile',
-    tag: TAG,
     summary: 'Delete a file',
-    description: NOTE,
-    access: USER_KEY,
-    parameters: [userHeader, fileIdPath],
     responses: { '200': json(ref('FileDeleted'), 'Deleted (the row and its bytes are removed)') },
-    errors: ['invalid_request', 'file_not_found'],
-  },
+  }),
 ];
 
 export const FILES_TAG = {

@@ -2,7 +2,7 @@ import { ERROR_CATALOGUE } from '../common/errors/error-catalogue.js';
 import { COMPACT_RESPONSE_FIELDS } from '../responses/request-schema/compact-response.fields.js';
 import { CREATE_RESPONSE_FIELDS } from '../responses/request-schema/create-response.fields.js';
 import { requestBodySchema } from '../common/request-schema/request-schema.js';
-import { constant, nullable, object, ref } from '../common/request-schema/json-schema.js';
+import { constant, nullable, object, objectWithOptional, ref } from '../common/request-schema/json-schema.js';
 import { REQUEST_SHAPES } from '../responses/request-schema/request-shapes.js';
 import { MAX_BULK_CLAIMS, MAX_CLAIM_VALUE_BYTES } from '../claims/dto/claim-input.dto.js';
 import { MAX_USER_ID_LENGTH } from '../common/http/request-params.js';
@@ -172,10 +172,8 @@ const responseSchemas: Record<string, JsonSchema> = {
       type: constant('web_search_call'),
       id: { type: 'string', pattern: ITEM_ID_PATTERN('ws') },
       status: { type: 'string', enum: ['in_progress', 'searching', 'completed', 'incomplete'] },
-      action: {
-        type: 'object',
-        required: ['type', 'query'],
-        properties: {
+      action: objectWithOptional(
+        {
           type: constant('search'),
           query: { type: 'string' },
           sources: {
@@ -184,7 +182,8 @@ const responseSchemas: Record<string, JsonSchema> = {
             items: object({ type: constant('url'), url: { type: 'string' } }),
           },
         },
-      },
+        ['sources'],
+      ),
     },
     { description: 'A server-side web search made during the turn (live, or offline from the cache).' },
   ),
@@ -326,6 +325,9 @@ const streamEvent = (type: string, properties: Record<string, JsonSchema>, descr
     },
     { description },
   );
+/** The events that carry the whole Response: its lifecycle (created, in progress, the ends). */
+const responseEvent = (type: string, description: string): JsonSchema =>
+  streamEvent(type, { response: ref('Response') }, description);
 const outputIndex: JsonSchema = {
   type: 'integer',
   minimum: 0,
@@ -337,14 +339,9 @@ const logprobs: JsonSchema = { type: 'array', items: ref('TokenLogprob') };
 
 /** The events ResponseRecorder and ResponsesService.stream emit, in the order of spec 6.3. */
 const STREAM_EVENTS: Record<string, JsonSchema> = {
-  ResponseCreatedEvent: streamEvent(
-    'response.created',
-    { response: ref('Response') },
-    'Always first; `response.status` is `in_progress`',
-  ),
-  ResponseInProgressEvent: streamEvent(
+  ResponseCreatedEvent: responseEvent('response.created', 'Always first; `response.status` is `in_progress`'),
+  ResponseInProgressEvent: responseEvent(
     'response.in_progress',
-    { response: ref('Response') },
     'Right after `response.created`, with the same Response',
   ),
   ResponseStatusEvent: streamEvent(
@@ -458,20 +455,17 @@ const STREAM_EVENTS: Record<string, JsonSchema> = {
     },
     'Results are available',
   ),
-  ResponseCompletedEvent: streamEvent(
+  ResponseCompletedEvent: responseEvent(
     'response.completed',
-    { response: ref('Response') },
     'Last event before `data: [DONE]`; the same object a later GET /v1/responses/{id} returns. ' +
       '`response.status` is `completed` or `requires_action`.',
   ),
-  ResponseIncompleteEvent: streamEvent(
+  ResponseIncompleteEvent: responseEvent(
     'response.incomplete',
-    { response: ref('Response') },
     'Instead of `response.completed` when `max_output_tokens` cut the reply; then `data: [DONE]`',
   ),
-  ResponseFailedEvent: streamEvent(
+  ResponseFailedEvent: responseEvent(
     'response.failed',
-    { response: ref('Response') },
     'A failure after the stream started, with the stored failed Response; `response.error` follows',
   ),
   ResponseErrorEvent: streamEvent(

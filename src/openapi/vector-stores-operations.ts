@@ -1,3 +1,4 @@
+import { objectWithOptional } from '../common/request-schema/json-schema.js';
 import type { Access, OperationSpec } from './operations.js';
 import { json, jsonBody, pathParam, ref, type JsonSchema } from './schemas.js';
 
@@ -103,10 +104,8 @@ export const VECTOR_STORES_SCHEMAS: Record<string, JsonSchema> = {
   },
   VectorStoreList: list('VectorStore'),
   VectorStoreDeleted: deleted('vector_store.deleted'),
-  VectorStoreFile: {
-    type: 'object',
-    required: ['id', 'object', 'usage_bytes', 'created_at', 'vector_store_id', 'status', 'last_error'],
-    properties: {
+  VectorStoreFile: objectWithOptional(
+    {
       id: { type: 'string', pattern: '^file-' },
       object: { type: 'string', const: 'vector_store.file' },
       usage_bytes: { type: 'integer' },
@@ -128,7 +127,8 @@ export const VECTOR_STORES_SCHEMAS: Record<string, JsonSchema> = {
       attributes,
       chunking_strategy: { type: 'object' },
     },
-  },
+    ['attributes', 'chunking_strategy'],
+  ),
   VectorStoreFileList: list('VectorStoreFile'),
   VectorStoreFileDeleted: deleted('vector_store.file.deleted'),
   VectorStoreFileBatch: {

@@ -66,13 +66,34 @@ export function checkOptionsForAssistant(options: ResponseOptions, model: ModelS
   }
 }
 
+/** A request option the model call takes under the same name, its value unchanged. */
+type SameNamed = {
+  [K in keyof ModelOptions & keyof ResponseOptions]: NonNullable<ResponseOptions[K]> extends ModelOptions[K]
+    ? K
+    : never;
+}[keyof ModelOptions & keyof ResponseOptions];
+
+/** The request options a model call takes unchanged, under the same name, when they are given. */
+const PASSED_AS_GIVEN = [
+  'temperature',
+  'topP',
+  'presencePenalty',
+  'frequencyPenalty',
+  'user',
+  'safetyIdentifier',
+  'promptCacheKey',
+  'promptCacheRetention',
+  'serviceTier',
+] as const satisfies readonly SameNamed[];
+
 /** The provider-neutral model parameters of every call of the turn (per call: see TurnRunner). */
 export function modelOptionsOf(options: ResponseOptions): ModelOptions {
   const model: ModelOptions = {};
-  if (options.temperature !== null) model.temperature = options.temperature;
-  if (options.topP !== null) model.topP = options.topP;
-  if (options.presencePenalty !== null) model.presencePenalty = options.presencePenalty;
-  if (options.frequencyPenalty !== null) model.frequencyPenalty = options.frequencyPenalty;
+  for (const name of PASSED_AS_GIVEN) {
+    const value = options[name];
+    // Null is "not given"; an empty string (user, prompt_cache_key…) is not sent either.
+    if (value !== null && value !== '') Object.assign(model, { [name]: value });
+  }
   // Log probabilities are asked for only when the response will carry them.
   if (options.logprobs) model.topLogprobs = options.topLogprobs ?? 0;
   if (!options.parallelToolCalls) model.parallelToolCalls = false;
@@ -89,11 +110,6 @@ export function modelOptionsOf(options: ResponseOptions): ModelOptions {
   }
   if (options.text.verbosity) model.verbosity = options.text.verbosity;
   if (options.reasoning?.effort) model.reasoningEffort = options.reasoning.effort;
-  if (options.user) model.user = options.user;
-  if (options.safetyIdentifier) model.safetyIdentifier = options.safetyIdentifier;
-  if (options.promptCacheKey) model.promptCacheKey = options.promptCacheKey;
-  if (options.promptCacheRetention) model.promptCacheRetention = options.promptCacheRetention;
-  if (options.serviceTier) model.serviceTier = options.serviceTier;
   return model;
 }
 

@@ -22,6 +22,20 @@ export function browserSuiteEnabled(): boolean {
   return false;
 }
 
+/** The console's browser suites: `describe` where they run, `describe.skip` elsewhere. */
+export const consoleSuite = browserSuiteEnabled() ? describe : describe.skip;
+
+/** The platform administrators' group and the admin API's audience the suites configure. */
+export const ADMIN_GROUP = '/platform/admins';
+export const ADMIN_AUDIENCE = 'switchboard-admin';
+
+/** With CONSOLE_SCREENSHOTS=1, refreshes docs/console/<name>.png from this run; else nothing. */
+export async function screenshot(page: Page, name: string, fullPage = true): Promise<void> {
+  if (process.env.CONSOLE_SCREENSHOTS !== '1') return;
+  await mkdir('docs/console', { recursive: true });
+  await page.screenshot({ path: `docs/console/${name}.png`, fullPage });
+}
+
 /**
  * The production build of the console (`vite build`, the second half of `npm run build`). Both
  * browser suites may build at once in parallel workers, so each builds into a folder of its own
@@ -101,6 +115,35 @@ export async function openConsolePage(
     if (/Content Security Policy/i.test(message.text())) seen.cspViolations.push(message.text());
   });
   return { context, page };
+}
+
+/** Chromium with one console page open; `close` closes the page's context, then the browser. */
+export interface ConsoleBrowser {
+  context: BrowserContext;
+  page: Page;
+  close(): Promise<void>;
+}
+
+/** launchBrowser and openConsolePage in one, for a suite's `beforeAll` (see openConsolePage). */
+export async function openConsoleBrowser(
+  seen: { requests: string[]; cspViolations: string[] },
+  clipboardOrigin?: string,
+): Promise<ConsoleBrowser> {
+  const chromium = await launchBrowser();
+  try {
+    const { context, page } = await openConsolePage(chromium.browser, seen, clipboardOrigin);
+    return {
+      context,
+      page,
+      close: async () => {
+        await context.close();
+        await chromium.close();
+      },
+    };
+  } catch (error) {
+    await chromium.close();
+    throw error;
+  }
 }
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');

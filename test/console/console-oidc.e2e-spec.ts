@@ -2,29 +2,26 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { startPkceIdentityProvider, type PkceIdentityProvider } from '../support/pkce-identity-provider.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import {
-  browserSuiteEnabled,
+  ADMIN_AUDIENCE,
+  ADMIN_GROUP,
   buildConsole,
-  launchBrowser,
-  openConsolePage,
+  consoleSuite,
+  openConsoleBrowser,
+  screenshot,
   seriousViolations,
-  type TestBrowser,
+  type ConsoleBrowser,
 } from './browser.js';
 
-const ADMIN_GROUP = '/platform/admins';
-const ADMIN_AUDIENCE = 'switchboard-admin';
 const CLIENT_ID = 'switchboard-console';
-const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS === '1';
-
-const suite = browserSuiteEnabled() ? describe : describe.skip;
 
 /**
  * A platform administrator signs in to the console with the identity provider (authorization code
  * + PKCE, in the browser), against a real provider on 127.0.0.1 and the production build.
  */
-suite('web console: sign-in with the identity provider (real browser)', () => {
+consoleSuite('web console: sign-in with the identity provider (real browser)', () => {
   let idp: PkceIdentityProvider;
   let app: TestApp;
-  let chromium: TestBrowser;
+  let browser: ConsoleBrowser;
   let context: BrowserContext;
   let page: Page;
   const requests: string[] = [];
@@ -42,13 +39,12 @@ suite('web console: sign-in with the identity provider (real browser)', () => {
     });
     idp.registerClient(CLIENT_ID, `${app.baseUrl}/console/`);
     await app.seedOrganization('acme');
-    chromium = await launchBrowser();
-    ({ context, page } = await openConsolePage(chromium.browser, { requests, cspViolations }));
+    browser = await openConsoleBrowser({ requests, cspViolations });
+    ({ context, page } = browser);
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close();
-    await chromium?.close();
+    await browser?.close();
     await app?.close();
     await idp?.close();
   });
@@ -60,7 +56,7 @@ suite('web console: sign-in with the identity provider (real browser)', () => {
     const button = page.getByRole('button', { name: 'Sign in with the identity provider' });
     await button.waitFor();
     expect(await seriousViolations(page)).toEqual([]);
-    if (SCREENSHOTS) await page.screenshot({ path: 'docs/console/sign-in-oidc.png', fullPage: true });
+    await screenshot(page, 'sign-in-oidc');
     await button.click();
     await page.getByTestId('who').filter({ hasText: 'Platform administrator' }).waitFor();
     await page.getByRole('link', { name: 'acme' }).waitFor();

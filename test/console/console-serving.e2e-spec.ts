@@ -1,49 +1,39 @@
-import { mkdir } from 'node:fs/promises';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BrowserContext, Page } from 'playwright-core';
 import { startTestApp, type SeededOrganization, type TestApp } from '../support/test-app.js';
 import {
-  browserSuiteEnabled,
   buildConsole,
-  launchBrowser,
+  consoleSuite,
+  openConsoleBrowser,
+  screenshot,
   seriousViolations,
-  type TestBrowser,
+  type ConsoleBrowser,
 } from './browser.js';
-
-const suite = browserSuiteEnabled() ? describe : describe.skip;
 
 /**
  * How the console is served and kept (the pages themselves: console.e2e-spec.ts): its headers
  * and build, the sign-in refusal, a path prefix in front of the service, the idle timeout.
  */
-suite('web console: serving and session (real browser)', () => {
+consoleSuite('web console: serving and session (real browser)', () => {
   let app: TestApp;
-  let chromium: TestBrowser;
+  let browser: ConsoleBrowser;
   let acme: SeededOrganization;
   let context: BrowserContext;
   let page: Page;
   const expectAccessible = async () => expect(await seriousViolations(page)).toEqual([]);
-  /** CONSOLE_SCREENSHOTS=1 refreshes docs/console/*.png from this run. */
-  const shot = async (name: string) => {
-    if (process.env.CONSOLE_SCREENSHOTS !== '1') return;
-    await mkdir('docs/console', { recursive: true });
-    await page.screenshot({ path: `docs/console/${name}.png`, fullPage: true });
-  };
+  const shot = (name: string) => screenshot(page, name);
 
   beforeAll(async () => {
     await buildConsole();
     app = await startTestApp();
     acme = await app.seedOrganization('acme');
-    chromium = await launchBrowser();
-    context = await chromium.browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(10_000);
+    browser = await openConsoleBrowser({ requests: [], cspViolations: [] });
+    ({ context, page } = browser);
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close();
-    await chromium?.close();
+    await browser?.close();
     await app?.close();
   });
 

@@ -1,37 +1,31 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import OpenAI from 'openai';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { startTestApp, type SeededOrganization, type TestApp } from '../support/test-app.js';
 import { startTestIdentityProvider, type TestIdentityProvider } from '../support/test-identity-provider.js';
 import {
-  browserSuiteEnabled,
+  ADMIN_AUDIENCE,
+  ADMIN_GROUP,
   buildConsole,
-  launchBrowser,
-  openConsolePage,
+  consoleSuite,
+  openConsoleBrowser,
+  screenshot,
   seriousViolations,
-  type TestBrowser,
+  type ConsoleBrowser,
 } from './browser.js';
-
-const ADMIN_GROUP = '/platform/admins';
-const ADMIN_AUDIENCE = 'switchboard-admin';
-/** CONSOLE_SCREENSHOTS=1 refreshes docs/console/*.png from this run. */
-const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS === '1';
-
-const suite = browserSuiteEnabled() ? describe : describe.skip;
 
 /**
  * The web console in Debian's Chromium against the production build, served by the service on
  * its own database: what a platform administrator and an organization's admin do with it, each
  * checked against what the API itself answers. No sleeps: every step waits for what it expects.
  */
-suite('web console (real browser)', () => {
+consoleSuite('web console (real browser)', () => {
   let app: TestApp;
   let idp: TestIdentityProvider;
-  let chromium: TestBrowser;
+  let browser: ConsoleBrowser;
   let acme: SeededOrganization;
   let globex: SeededOrganization;
-  let context: BrowserContext;
   let page: Page;
   const requests: string[] = [];
   const cspViolations: string[] = [];
@@ -41,11 +35,7 @@ suite('web console (real browser)', () => {
     return { status: res.status, body: (await res.json()) as any };
   };
   /** `fullPage: false` for a page too long to be worth a picture of all of it (hourly buckets). */
-  const shot = async (name: string, fullPage = true) => {
-    if (!SCREENSHOTS) return;
-    await mkdir('docs/console', { recursive: true });
-    await page.screenshot({ path: `docs/console/${name}.png`, fullPage });
-  };
+  const shot = (name: string, fullPage = true) => screenshot(page, name, fullPage);
   const expectAccessible = async () => expect(await seriousViolations(page)).toEqual([]);
   const signIn = async (credential: string) => {
     await page.goto(`${app.baseUrl}/console/`);
@@ -66,13 +56,12 @@ suite('web console (real browser)', () => {
     });
     acme = await app.seedOrganization('acme');
     globex = await app.seedOrganization('globex');
-    chromium = await launchBrowser();
-    ({ context, page } = await openConsolePage(chromium.browser, { requests, cspViolations }, app.baseUrl));
+    browser = await openConsoleBrowser({ requests, cspViolations }, app.baseUrl);
+    ({ page } = browser);
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close();
-    await chromium?.close();
+    await browser?.close();
     await app?.close();
     await idp?.close();
   });

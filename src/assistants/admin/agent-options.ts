@@ -132,3 +132,13 @@ export function toolsFrom(options: OptionValues): string[] | undefined {
 export function toolsText(toolNames: readonly string[] | undefined): string {
   return toolNames && toolNames.length > 0 ? toolNames.join(', ') : '(none)';
 }
+
+/**
+ * The options of a command that configures an agent's settings whole: instructions, model, tools.
+ * (`specialists set` spreads the three itself, to put `--inherit-model` beside the model flags.)
+ */
+export const AGENT_OPTIONS: Record<string, AdminOption> = {
+  ...TEXT_OPTIONS,
+  ...MODEL_OPTIONS,
+  ...TOOLS_OPTION,
+};

@@ -4,32 +4,24 @@ import {
   parseId,
   stringOption,
   type AdminCommand,
-  type CommandContext,
 } from '../../admin-framework/admin-command.js';
 import {
   ORGANIZATION_OPTION,
   organizationOf,
   organizationListCommand,
+  organizationRowCommand,
 } from '../../organizations/admin/organizations.commands.js';
 import { AssistantsService, type AssistantChanges } from '../assistants.service.js';
 import type { AssistantEntity } from '../entities/assistant.entity.js';
-import {
-  instructionsFrom,
-  MODEL_OPTIONS,
-  modelFrom,
-  TEXT_OPTIONS,
-  TOOLS_OPTION,
-  toolsFrom,
-  toolsText,
-} from './agent-options.js';
+import { AGENT_OPTIONS, instructionsFrom, modelFrom, toolsFrom, toolsText } from './agent-options.js';
 
-async function requireAssistant(context: CommandContext): Promise<AssistantEntity> {
-  const organization = await organizationOf(context);
-  const id = parseId(context.args[0], 'the assistant id', 'asst_');
-  const assistant = await context.app.get(AssistantsService).find(organization.id, id);
+/** `assistants <verb> <assistantId> --org`: a command on one assistant of the organization. */
+const assistantCommand = organizationRowCommand('<assistantId>', async (organization, ref, app) => {
+  const id = parseId(ref, 'the assistant id', 'asst_');
+  const assistant = await app.get(AssistantsService).find(organization.id, id);
   if (!assistant) throw new AdminUsageError(`organization ${organization.slug} has no assistant ${id}`);
   return assistant;
-}
+});
 
 function describe(assistant: AssistantEntity): string {
   const model = assistant.model;
@@ -56,9 +48,7 @@ export const assistantCommands: AdminCommand[] = [
     options: {
       ...ORGANIZATION_OPTION,
       name: { type: 'string', placeholder: '<name>', required: true, description: 'display name' },
-      ...TEXT_OPTIONS,
-      ...MODEL_OPTIONS,
-      ...TOOLS_OPTION,
+      ...AGENT_OPTIONS,
     },
     async run(context) {
       const organization = await organizationOf(context);
@@ -88,29 +78,21 @@ export const assistantCommands: AdminCommand[] = [
       a.updatedAt.toISOString(),
     ],
   }),
-  {
+  assistantCommand({
     words: ['assistants', 'show'],
     summary: 'show one assistant',
-    args: ['<assistantId>'],
-    options: { ...ORGANIZATION_OPTION },
-    async run(context) {
-      const assistant = await requireAssistant(context);
+    run(assistant) {
       return { json: assistantView(assistant), text: describe(assistant) };
     },
-  },
-  {
+  }),
+  assistantCommand({
     words: ['assistants', 'update'],
     summary: 'change the name, instructions, model settings or tools of an assistant',
-    args: ['<assistantId>'],
     options: {
-      ...ORGANIZATION_OPTION,
       name: { type: 'string', placeholder: '<name>', description: 'display name' },
-      ...TEXT_OPTIONS,
-      ...MODEL_OPTIONS,
-      ...TOOLS_OPTION,
+      ...AGENT_OPTIONS,
     },
-    async run(context) {
-      const current = await requireAssistant(context);
+    async run(current, context) {
       const changes: AssistantChanges = {
         name: stringOption(context.options, 'name'),
         instructions: await instructionsFrom(context),
@@ -123,7 +105,7 @@ export const assistantCommands: AdminCommand[] = [
       if (!updated) throw new AdminUsageError(`assistant ${current.id} disappeared while being updated`);
       return { json: assistantView(updated), text: `Updated ${describe(updated)}` };
     },
-  },
+  }),
 ];
 
 /** The `--json` shape, field by field so that a new column is never printed by accident. */

@@ -11,3 +11,14 @@ export const object = (properties: Record<string, JsonSchema>, extra: JsonSchema
   properties,
   ...extra,
 });
+
+/** An object whose properties are all required but those named in `optional`. */
+export const objectWithOptional = (
+  properties: Record<string, JsonSchema>,
+  optional: readonly string[],
+  extra: JsonSchema = {},
+): JsonSchema =>
+  object(properties, {
+    required: Object.keys(properties).filter((name) => !optional.includes(name)),
+    ...extra,
+  });

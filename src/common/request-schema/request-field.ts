@@ -51,6 +51,16 @@ interface Described {
   description: string;
 }
 
+/** A field of one JSON type, described by `options`, whose bad value is 400 `invalid_request`. */
+function typedField<N extends string, T>(
+  name: N,
+  schema: JsonSchema,
+  options: Described,
+  parse: (value: unknown) => T,
+): RequestField<N, T> {
+  return { name, schema, description: options.description, error: 'invalid_request', parse };
+}
+
 /** A number in [min, max]; `integer` also refuses fractions. */
 export function numberField<N extends string>(
   name: N,
@@ -58,12 +68,11 @@ export function numberField<N extends string>(
   max: number,
   options: Described & { integer?: boolean },
 ): RequestField<N, number | null> {
-  return {
+  return typedField(
     name,
-    schema: { type: options.integer ? 'integer' : 'number', minimum: min, maximum: max },
-    description: options.description,
-    error: 'invalid_request',
-    parse: (value) => {
+    { type: options.integer ? 'integer' : 'number', minimum: min, maximum: max },
+    options,
+    (value) => {
       if (absent(value)) return null;
       if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
         refuse(`${name} must be a number from ${min} to ${max}`);
@@ -72,7 +81,7 @@ export function numberField<N extends string>(
         refuse(`${name} must be an integer from ${min} to ${max}`);
       return value;
     },
-  };
+  );
 }
 
 export function booleanField<N extends string>(
@@ -80,17 +89,11 @@ export function booleanField<N extends string>(
   fallback: boolean,
   options: Described,
 ): RequestField<N, boolean> {
-  return {
-    name,
-    schema: { type: 'boolean', default: fallback },
-    description: options.description,
-    error: 'invalid_request',
-    parse: (value) => {
-      if (absent(value)) return fallback;
-      if (typeof value !== 'boolean') refuse(`${name} must be true or false`);
-      return value;
-    },
-  };
+  return typedField(name, { type: 'boolean', default: fallback }, options, (value) => {
+    if (absent(value)) return fallback;
+    if (typeof value !== 'boolean') refuse(`${name} must be true or false`);
+    return value;
+  });
 }
 
 /** A string, at most `maxLength` characters when given. */
@@ -99,12 +102,11 @@ export function stringField<N extends string>(
   options: Described & { maxLength?: number },
 ): RequestField<N, string | null> {
   const { maxLength } = options;
-  return {
+  return typedField(
     name,
-    schema: { type: 'string', ...(maxLength === undefined ? {} : { maxLength }) },
-    description: options.description,
-    error: 'invalid_request',
-    parse: (value) => {
+    { type: 'string', ...(maxLength === undefined ? {} : { maxLength }) },
+    options,
+    (value) => {
       if (absent(value)) return null;
       if (maxLength === undefined) {
         if (typeof value !== 'string') refuse(`${name} must be a string`);
@@ -113,7 +115,7 @@ export function stringField<N extends string>(
       }
       return value;
     },
-  };
+  );
 }
 
 /** The message of a value outside `allowed`, for top-level fields and nested ones alike. */
@@ -131,26 +133,19 @@ export function enumField<N extends string, T extends string, F extends T | null
   fallback: F,
   options: Described,
 ): RequestField<N, T | F> {
-  return {
+  return typedField(
     name,
-    schema: { type: 'string', enum: [...values], ...(fallback === null ? {} : { default: fallback }) },
-    description: options.description,
-    error: 'invalid_request',
-    parse: (value) => (absent(value) ? fallback : oneOf(value, values, name)),
-  };
+    { type: 'string', enum: [...values], ...(fallback === null ? {} : { default: fallback }) },
+    options,
+    (value) => (absent(value) ? fallback : oneOf(value, values, name)),
+  );
 }
 
 /** An object the service accepts without reading (its content changes nothing here). */
 export function objectField<N extends string>(name: N, options: Described): RequestField<N, void> {
-  return {
-    name,
-    schema: { type: 'object' },
-    description: options.description,
-    error: 'invalid_request',
-    parse: (value) => {
-      if (!absent(value) && !isObject(value)) refuse(`${name} must be an object`);
-    },
-  };
+  return typedField(name, { type: 'object' }, options, (value) => {
+    if (!absent(value) && !isObject(value)) refuse(`${name} must be an object`);
+  });
 }
 
 /** A field of the Responses API refused by name whenever it is sent (only `null` passes). */
@@ -159,15 +154,9 @@ export function refusedField<N extends string>(
   message: string,
   options: Described,
 ): RequestField<N, void> {
-  return {
-    name,
-    schema: { type: 'null' },
-    description: options.description,
-    error: 'invalid_request',
-    parse: (value) => {
-      if (!absent(value)) refuse(message);
-    },
-  };
+  return typedField(name, { type: 'null' }, options, (value) => {
+    if (!absent(value)) refuse(message);
+  });
 }
 
 /** A field whose shape needs its own parser (input items, tools, `text`, …). */

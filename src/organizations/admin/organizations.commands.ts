@@ -5,6 +5,7 @@ import {
   stringOption,
   type AdminCommand,
   type CommandContext,
+  type CommandOutput,
 } from '../../admin-framework/admin-command.js';
 import { table } from '../../admin-framework/admin-views.js';
 import type { OrganizationEntity } from '../entities/organization.entity.js';
@@ -51,6 +52,34 @@ export function organizationListCommand<Row>(spec: {
       return { json: rows.map(spec.view), text: table(spec.columns, rows.map(spec.cells)) };
     },
   };
+}
+
+/**
+ * `<things> <verb> <ref> --org`: the commands on one row of the organization `--org` names, the
+ * row their one argument names. `find` returns the row or throws AdminUsageError; `run` gets the
+ * row, the context and the organization.
+ */
+export function organizationRowCommand<Row>(
+  arg: string,
+  find: (organization: OrganizationEntity, ref: string, app: INestApplicationContext) => Promise<Row>,
+) {
+  return (
+    spec: Omit<AdminCommand, 'args' | 'run'> & {
+      run(
+        row: Row,
+        context: CommandContext,
+        organization: OrganizationEntity,
+      ): CommandOutput | Promise<CommandOutput>;
+    },
+  ): AdminCommand => ({
+    ...spec,
+    args: [arg],
+    options: { ...ORGANIZATION_OPTION, ...spec.options },
+    async run(context) {
+      const organization = await organizationOf(context);
+      return spec.run(await find(organization, context.args[0], context.app), context, organization);
+    },
+  });
 }
 
 function describe(organization: OrganizationEntity): string {

@@ -1,6 +1,7 @@
 import { parseInput } from '../dto/input-items.parser.js';
 import type { CompactResponseDto } from '../dto/compact-response.dto.js';
 import { INPUT_SCHEMA, modelField } from './create-response.fields.js';
+import { threadRequest } from './create-response.parser.js';
 import {
   customField,
   KNOWN_FIELDS_ONLY,
@@ -34,11 +35,5 @@ export const COMPACT_RESPONSE_FIELDS = [
 ] as const;
 
 export function parseCompactResponse(body: unknown): CompactResponseDto {
-  const fields = parseRequest(COMPACT_RESPONSE_FIELDS, body);
-  return {
-    assistantId: fields.model,
-    input: fields.input,
-    previousResponseId: fields.previous_response_id,
-    instructions: fields.instructions,
-  };
+  return threadRequest(parseRequest(COMPACT_RESPONSE_FIELDS, body));
 }

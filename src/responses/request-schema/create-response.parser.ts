@@ -1,4 +1,6 @@
+import type { CompactResponseDto } from '../dto/compact-response.dto.js';
 import type { CreateResponseDto } from '../dto/create-response.dto.js';
+import type { InputItem } from '../../turns/input-item.types.js';
 import { CREATE_RESPONSE_FIELDS } from './create-response.fields.js';
 import { parseRequest } from '../../common/request-schema/request-schema.js';
 
@@ -6,16 +8,13 @@ import { parseRequest } from '../../common/request-schema/request-schema.js';
 export function parseCreateResponse(body: unknown): CreateResponseDto {
   const fields = parseRequest(CREATE_RESPONSE_FIELDS, body);
   return {
-    assistantId: fields.model,
-    input: fields.input,
-    previousResponseId: fields.previous_response_id,
+    ...threadRequest(fields),
     conversationId: fields.conversation,
     stream: fields.stream,
     background: fields.background,
     tools: fields.tools.functions,
     fileSearch: fields.tools.fileSearch,
     webSearch: fields.tools.webSearch,
-    instructions: fields.instructions,
     options: {
       temperature: fields.temperature,
       topP: fields.top_p,
@@ -39,5 +38,23 @@ export function parseCreateResponse(body: unknown): CreateResponseDto {
       store: fields.store,
       truncation: fields.truncation,
     },
+  };
+}
+
+/**
+ * What POST /v1/responses and POST /v1/responses/compact both say: the assistant, the thread to
+ * continue, the new input and the instructions, under the same field names.
+ */
+export function threadRequest(fields: {
+  model: string;
+  input: InputItem[];
+  previous_response_id: string | null;
+  instructions: string | null;
+}): CompactResponseDto {
+  return {
+    assistantId: fields.model,
+    input: fields.input,
+    previousResponseId: fields.previous_response_id,
+    instructions: fields.instructions,
   };
 }

@@ -1,4 +1,10 @@
-import { constant, nullable, object, ref } from '../../common/request-schema/json-schema.js';
+import {
+  constant,
+  nullable,
+  object,
+  objectWithOptional,
+  ref,
+} from '../../common/request-schema/json-schema.js';
 import type { JsonSchema } from '../../common/request-schema/request-field.js';
 
 /**
@@ -187,10 +193,8 @@ export const REQUEST_SHAPES = {
       },
     },
   },
-  CompactionItem: {
-    type: 'object',
-    required: ['type', 'encrypted_content'],
-    properties: {
+  CompactionItem: objectWithOptional(
+    {
       type: constant('compaction'),
       id: { type: 'string' },
       encrypted_content: {
@@ -199,9 +203,12 @@ export const REQUEST_SHAPES = {
           'Opaque: send it back as returned. Anything this service did not write is 400 `invalid_request`.',
       },
     },
-    description:
-      'The summary of a compacted conversation (POST /v1/responses/compact); as input the model sees the summary.',
-  },
+    ['id'],
+    {
+      description:
+        'The summary of a compacted conversation (POST /v1/responses/compact); as input the model sees the summary.',
+    },
+  ),
   /** `text.format` of a request; the Response echoes it. */
   TextFormat: {
     oneOf: [

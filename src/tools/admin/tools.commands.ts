@@ -1,8 +1,7 @@
 import { AdminUsageError, type AdminCommand } from '../../admin-framework/admin-command.js';
 import {
-  ORGANIZATION_OPTION,
-  organizationOf,
   organizationListCommand,
+  organizationRowCommand,
 } from '../../organizations/admin/organizations.commands.js';
 import type { ToolEntity } from '../entities/tool.entity.js';
 import { ToolsService } from '../tools.service.js';
@@ -29,11 +28,12 @@ function target(tool: ToolEntity): string {
   return config.urlTemplate ?? config.url ?? '';
 }
 
-async function requireTool(tools: ToolsService, organizationId: string, slug: string, name: string) {
-  const tool = await tools.find(organizationId, name);
-  if (!tool) throw new AdminUsageError(`organization ${slug} has no tool "${name}"`);
+/** `tools <verb> <name> --org`: a command on one tool of the organization. */
+const toolCommand = organizationRowCommand('<name>', async (organization, name, app) => {
+  const tool = await app.get(ToolsService).find(organization.id, name);
+  if (!tool) throw new AdminUsageError(`organization ${organization.slug} has no tool "${name}"`);
   return tool;
-}
+});
 
 export const toolCommands: AdminCommand[] = [
   organizationListCommand({
@@ -44,32 +44,23 @@ export const toolCommands: AdminCommand[] = [
     columns: ['NAME', 'KIND', 'PLUGIN', 'TARGET', 'UPDATED'],
     cells: (t) => [t.name, t.kind, t.plugin?.name ?? '-', target(t), t.updatedAt.toISOString()],
   }),
-  {
+  toolCommand({
     words: ['tools', 'show'],
     summary: 'show one tool with its plugin and configuration',
-    args: ['<name>'],
-    options: { ...ORGANIZATION_OPTION },
-    async run({ app, options, args }) {
-      const organization = await organizationOf({ app, options });
-      const tool = await requireTool(app.get(ToolsService), organization.id, organization.slug, args[0]);
+    run(tool) {
       const view = toolView(tool);
       return { json: view, text: JSON.stringify(view, null, 2) };
     },
-  },
-  {
+  }),
+  toolCommand({
     words: ['tools', 'delete'],
     summary: 'delete a tool; assistants and gateways that name it no longer get it',
-    args: ['<name>'],
-    options: { ...ORGANIZATION_OPTION },
-    async run({ app, options, args }) {
-      const organization = await organizationOf({ app, options });
-      const tools = app.get(ToolsService);
-      const tool = await requireTool(tools, organization.id, organization.slug, args[0]);
-      await tools.delete(organization.id, tool.name);
+    async run(tool, { app }, organization) {
+      await app.get(ToolsService).delete(organization.id, tool.name);
       return {
         json: { ...toolView(tool), deleted: true },
         text: `Deleted tool ${tool.name} (${tool.kind}, id ${tool.id}) of ${organization.slug}.`,
       };
     },
-  },
+  }),
 ];

@@ -7,7 +7,7 @@ import type { JsonSchemaObject } from '../server-tool.js';
 import { GuardedFetch, type FetchLike } from '../ssrf/guarded-fetch.js';
 import { SsrfRefusedError } from '../../common/network/ssrf-policy.js';
 import { ToolFailure } from '../tool-runtime.js';
-import { BoundedTtlCache } from './bounded-ttl-cache.js';
+import { BoundedTtlCache } from '../../common/cache/bounded-ttl-cache.js';
 
 /** Where and how to reach one MCP server, with the credentials of this request. */
 export interface McpTarget {
