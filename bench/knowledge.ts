@@ -211,6 +211,7 @@ async function main(): Promise<void> {
             { organizationId: organization.id, vectorStoreId: storeId, id: target.id },
             texts.map((text, i) => ({ text, embedding: embeddings[i] })),
             1_000_000 + total,
+            mode,
           ),
         );
         total += count;

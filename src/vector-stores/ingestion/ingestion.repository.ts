@@ -2,7 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
-import { toVectorLiteral, VectorIndexProbe } from '../vector-index/vector-index.probe.js';
+import {
+  toVectorLiteral,
+  VectorIndexProbe,
+  type VectorSearchMode,
+} from '../vector-index/vector-index.probe.js';
 import type { LastError } from '../vector-store-files.repository.js';
 
 /** Chunks written per INSERT (one statement of arrays, not one per chunk). */
@@ -94,6 +98,10 @@ export class IngestionRepository {
    * detached, cancelled or attached again meanwhile (then nothing is written).
    */
   async complete(job: IngestionJob, chunks: EmbeddedChunk[]): Promise<boolean> {
+    // Read before the transaction opens: the probe may still have to ask the database (ingestion
+    // starts at bootstrap, before create-app's detect), on another connection of the pool, and on
+    // the embedded database that connection waits for this transaction, which would wait for it.
+    const mode = await this.vectorIndex.detect();
     return this.dataSource.transaction(async (manager) => {
       const [held] = await manager.query<{ id: string }[]>(
         `SELECT id FROM vector_store_files
@@ -105,7 +113,7 @@ export class IngestionRepository {
         'DELETE FROM vector_store_chunks WHERE organization_id = $1 AND vector_store_file_id = $2',
         [job.organizationId, job.id],
       );
-      const usageBytes = await this.insertChunks(manager, job, chunks, 0);
+      const usageBytes = await this.insertChunks(manager, job, chunks, 0, mode);
       await manager.query(
         `UPDATE vector_store_files SET status = 'completed', usage_bytes = $3, lease_until = NULL, last_error = NULL
           WHERE organization_id = $1 AND id = $2`,
@@ -117,16 +125,18 @@ export class IngestionRepository {
 
   /**
    * Writes chunks of a job's file from `firstPosition` on, INSERT_BATCH a statement, in the
-   * caller's transaction; answers the bytes they take. With pgvector (VectorIndexProbe) each
-   * embedding also goes to the indexed column. The knowledge bench seeds its corpora with it.
+   * caller's transaction; answers the bytes they take. With pgvector (`mode` 'hnsw', which the
+   * caller reads from VectorIndexProbe before its transaction opens) each embedding also goes to
+   * the indexed column. The knowledge bench seeds its corpora with it.
    */
   async insertChunks(
     manager: EntityManager,
     job: Pick<IngestionJob, 'organizationId' | 'vectorStoreId' | 'id'>,
     chunks: EmbeddedChunk[],
     firstPosition: number,
+    mode: VectorSearchMode,
   ): Promise<number> {
-    const withVector = (await this.vectorIndex.detect()) === 'hnsw';
+    const withVector = mode === 'hnsw';
     let usageBytes = 0;
     for (let start = 0; start < chunks.length; start += INSERT_BATCH) {
       const batch = chunks.slice(start, start + INSERT_BATCH);
