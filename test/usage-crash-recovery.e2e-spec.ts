@@ -30,7 +30,7 @@ describe('usage left pending by a replica killed with kill -9 before its flush',
   });
 
   /** The organization's usage as the rows at rest hold it. */
-  async function atRest(app: TestApp) {
+  async function atRest(app: TestApp, organizationId = org.id) {
     const [row] = await app.dataSource.query<
       { pending: number; daily_turns: number; daily_input: number; daily_output: number }[]
     >(
@@ -38,7 +38,7 @@ describe('usage left pending by a replica killed with kill -9 before its flush',
               (SELECT coalesce(sum(turns), 0)::int FROM usage_daily WHERE organization_id = $1) AS daily_turns,
               (SELECT coalesce(sum(input_tokens), 0)::int FROM usage_daily WHERE organization_id = $1) AS daily_input,
               (SELECT coalesce(sum(output_tokens), 0)::int FROM usage_daily WHERE organization_id = $1) AS daily_output`,
-      [org.id],
+      [organizationId],
     );
     return row;
   }
@@ -111,4 +111,27 @@ describe('usage left pending by a replica killed with kill -9 before its flush',
       }
     }
   }, 180_000);
+
+  it('flushes on a graceful stop: nothing is left pending for another replica', async () => {
+    const quiet = { USAGE_FLUSH_MS: '60000', USAGE_ORPHAN_AFTER_MS: '86400000' };
+    const first = await startTestApp(quiet, { reuse: database });
+    let stopping: SeededOrganization;
+    try {
+      stopping = await first.seedOrganization('stopped-usage');
+      const reply = await call(first.baseUrl, 'POST', '/v1/responses', {
+        key: stopping.keys.full_access,
+        body: { model: `asst_${stopping.assistantId}`, input: 'a question before the stop' },
+      });
+      expect(reply.status).toBe(200);
+      expect(await atRest(first, stopping.id)).toMatchObject({ pending: 1, daily_turns: 0 });
+    } finally {
+      await first.stop();
+    }
+    const next = await startTestApp(quiet, { reuse: database });
+    try {
+      expect(await atRest(next, stopping.id)).toMatchObject({ pending: 0, daily_turns: 1 });
+    } finally {
+      await next.stop();
+    }
+  }, 120_000);
 });
