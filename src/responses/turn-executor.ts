@@ -158,9 +158,9 @@ export class TurnExecutor {
     const save = async () => {
       if (!turn.request.options.store) return;
       const full = { ...record, body: JSON.stringify(response) };
+      // Without a start row, a JSON turn inserts it all; a start that failed is made good by the upsert.
       if (startRecorded) await this.store.saveTurn(completionRecord(full));
-      else if (recordsStart)
-        await this.store.saveTurn(full); // the start failed: the end stores it all
+      else if (recordsStart) await this.store.saveTurn(full);
       else await this.store.insertTurn(full);
       this.events.recorded({
         responseId: turn.responseId,
