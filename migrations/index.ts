@@ -18,6 +18,7 @@ import { WebSearchCache1796420000001 } from './1796420000001-web-search-cache.js
 import { OrganizationEmbeddings1796420000002 } from './1796420000002-organization-embeddings.js';
 import { VectorIndex1796430000001 } from './1796430000001-vector-index.js';
 import { UsageHourly1796440000001 } from './1796440000001-usage-hourly.js';
+import { UsagePending1796450000001 } from './1796450000001-usage-pending.js';
 
 /** Every migration in order. `npm run migration:generate` appends to this list. */
 export const MIGRATIONS: Function[] = [
@@ -41,4 +42,5 @@ export const MIGRATIONS: Function[] = [
   OrganizationEmbeddings1796420000002,
   VectorIndex1796430000001,
   UsageHourly1796440000001,
+  UsagePending1796450000001,
 ];

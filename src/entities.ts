@@ -16,6 +16,7 @@ import { ToolEntity } from './tools/entities/tool.entity.js';
 import { StoredFileEntity } from './files/entities/stored-file.entity.js';
 import { UsageDailyEntity } from './usage/entities/usage-daily.entity.js';
 import { UsageHourlyEntity } from './usage/entities/usage-hourly.entity.js';
+import { UsagePendingEntity } from './usage/entities/usage-pending.entity.js';
 
 /**
  * Every entity, listed explicitly: ESM builds cannot rely on glob loading. Like AppModule, a
@@ -39,6 +40,7 @@ export const ENTITIES = [
   ToolEntity,
   UsageDailyEntity,
   UsageHourlyEntity,
+  UsagePendingEntity,
   AuditLogEntity,
   StoredFileEntity,
 ];

@@ -6,6 +6,7 @@ import { OrganizationEntity } from '../src/organizations/entities/organization.e
 import { ConversationStore } from '../src/responses/store/conversation-store.repository.js';
 import { TurnLedger } from '../src/responses/store/turn-ledger.repository.js';
 import { TurnStore } from '../src/responses/store/turn-store.repository.js';
+import { UsageRollups } from '../src/usage/usage-rollups.repository.js';
 import type { TurnRecord, TurnStart } from '../src/turns/turn.types.js';
 import { openTestDataSource, type TestDataSource } from './support/test-data-source.js';
 
@@ -161,6 +162,8 @@ describe('turn store writes: start and end of a turn (SQL)', () => {
       { role: 'user', content: 'hello' },
       { role: 'assistant', content: 'hi there' },
     ]);
+    // Its usage waits in usage_pending until the replica's flush adds it to the rollups.
+    expect(await new UsageRollups(dataSource).flush([begun.responseId])).toBe(1);
     const [usage] = await dataSource.query<{ turns: string; input_tokens: string }[]>(
       'SELECT turns, input_tokens FROM usage_daily WHERE organization_id = $1 AND api_key_id = $2',
       [orgA, KEY],

@@ -8,6 +8,7 @@ import {
   type MessageCursor,
 } from '../src/responses/store/chat-history.repository.js';
 import { TurnStore } from '../src/responses/store/turn-store.repository.js';
+import { UsageRollups } from '../src/usage/usage-rollups.repository.js';
 import { openTestDataSource, type TestDataSource } from './support/test-data-source.js';
 import type { TurnRecord } from '../src/turns/turn.types.js';
 
@@ -166,26 +167,31 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
       expect(conversation.updated_at.getTime()).toBe(second.completedAt.getTime());
     });
 
-    it('writes nothing into a conversation id that belongs to another organization', async () => {
-      const first = turn();
-      await store.saveTurn(first);
-      const intruder = turn({
-        organizationId: orgB,
-        assistantId: asstB,
-        conversationId: first.conversationId,
-      });
-      await store.saveTurn(intruder);
+    it.each(['saveTurn', 'insertTurn'] as const)(
+      '%s writes nothing into a conversation id that belongs to another organization',
+      async (write) => {
+        const first = turn();
+        await store.saveTurn(first);
+        const intruder = turn({
+          organizationId: orgB,
+          assistantId: asstB,
+          conversationId: first.conversationId,
+        });
+        await store[write](intruder);
 
-      expect(await countRows('responses', 'id', intruder.responseId)).toBe(0);
-      expect(await countRows('messages', 'response_id', intruder.responseId)).toBe(0);
-      const [conversation] = await dataSource.query<{ organization_id: string; last_response_id: string }[]>(
-        'SELECT organization_id, last_response_id FROM conversations WHERE id = $1',
-        [first.conversationId],
-      );
-      expect(conversation).toEqual({ organization_id: orgA, last_response_id: first.responseId });
-    });
+        expect(await countRows('responses', 'id', intruder.responseId)).toBe(0);
+        expect(await countRows('messages', 'response_id', intruder.responseId)).toBe(0);
+        expect(await countRows('usage_pending', 'response_id', intruder.responseId)).toBe(0);
+        const [conversation] = await dataSource.query<
+          { organization_id: string; last_response_id: string }[]
+        >('SELECT organization_id, last_response_id FROM conversations WHERE id = $1', [
+          first.conversationId,
+        ]);
+        expect(conversation).toEqual({ organization_id: orgA, last_response_id: first.responseId });
+      },
+    );
 
-    it("adds each turn to the day's usage rollup in the same statement, per currency and dimension", async () => {
+    it("leaves each turn's usage pending in its statement; a flush adds it to the rollups once, per currency and dimension", async () => {
       const key = randomUUID();
       const priced = (currency: string, tokens: number, cost: number, turns: number) => ({
         currency,
@@ -206,14 +212,38 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
         apiKeyId: key,
         usageRows: [priced('USD', 1000, 1000, 1)],
       });
-      for (const record of [first, second, specialist, intruder]) await store.saveTurn(record);
-
-      const rows = await dataSource.query<Record<string, unknown>[]>(
-        `SELECT organization_id, specialist, user_id, currency, turns::int, input_tokens::int, cached_tokens::int,
-                output_tokens::int, reasoning_tokens::int, cost::float AS cost
-           FROM usage_daily WHERE api_key_id = $1 ORDER BY specialist, currency`,
+      const records = [first, second, specialist, intruder];
+      for (const record of records) await store.saveTurn(record);
+      const daily = () =>
+        dataSource.query<Record<string, unknown>[]>(
+          `SELECT organization_id, specialist, user_id, currency, turns::int, input_tokens::int, cached_tokens::int,
+                  output_tokens::int, reasoning_tokens::int, cost::float AS cost
+             FROM usage_daily WHERE api_key_id = $1 ORDER BY specialist, currency`,
+          [key],
+        );
+      // The turns' statements touched no rollup row: their usage waits in usage_pending (not the intruder's).
+      expect(await daily()).toEqual([]);
+      const pending = await dataSource.query<{ response_id: string }[]>(
+        'SELECT response_id FROM usage_pending WHERE api_key_id = $1 ORDER BY completed_at',
         [key],
       );
+      expect(pending.map((row) => row.response_id).sort()).toEqual(
+        [first, second, specialist].map((record) => record.responseId).sort(),
+      );
+
+      const rollups = new UsageRollups(dataSource);
+      const ids = records.map((record) => record.responseId);
+      expect(await rollups.flush(ids)).toBe(3);
+      // A second flush of the same turns (another replica's, or a retry) adds nothing.
+      expect(await rollups.flush(ids)).toBe(0);
+      expect(await countRows('usage_pending', 'api_key_id', key)).toBe(0);
+      const [hourly] = await dataSource.query<{ turns: number; input_tokens: number; cost: number }[]>(
+        `SELECT sum(turns)::int AS turns, sum(input_tokens)::int AS input_tokens, sum(cost)::float AS cost
+           FROM usage_hourly WHERE api_key_id = $1`,
+        [key],
+      );
+      expect(hourly).toEqual({ turns: 3, input_tokens: 25, cost: 1.75 });
+      const rows = await daily();
       expect(rows).toEqual([
         {
           organization_id: orgA,
@@ -252,6 +282,35 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
           cost: 1,
         },
       ]);
+    });
+
+    it('stores a whole turn without a start row in one statement of INSERTs: new conversation or continued', async () => {
+      const first = turn({ newConversation: true });
+      await store.insertTurn(first);
+      const second = turn({ previous: first, completedAt: new Date(first.completedAt.getTime() + 1000) });
+      await store.insertTurn(second);
+
+      const [conversation] = await dataSource.query<Record<string, unknown>[]>(
+        'SELECT organization_id, title, last_response_id FROM conversations WHERE id = $1',
+        [first.conversationId],
+      );
+      expect(conversation).toEqual({
+        organization_id: orgA,
+        title: first.newConversationTitle,
+        last_response_id: second.responseId,
+      });
+      for (const record of [first, second]) {
+        expect(await store.findResponse(orgA, 'u1', record.responseId)).toMatchObject({
+          status: 'completed',
+          outputText: record.outputText,
+          completedAt: record.completedAt,
+        });
+        expect(await countRows('messages', 'response_id', record.responseId)).toBe(2);
+        expect(await countRows('usage_pending', 'response_id', record.responseId)).toBe(1);
+      }
+      // No ON CONFLICT: a response id stored already is an error, never an overwrite.
+      await expect(store.insertTurn({ ...second, outputText: 'other' })).rejects.toThrow();
+      expect((await store.findResponse(orgA, 'u1', second.responseId))?.outputText).toBe(second.outputText);
     });
 
     it('is atomic: a failing message insert stores neither the response nor the conversation', async () => {

@@ -3,6 +3,7 @@ import { ANSWER } from './support/upstream-fault-scenarios.js';
 import { call, type ApiReply } from './support/http.js';
 import { postStream, type StreamReply } from './support/sse.js';
 import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
+import { UsageFlusher } from '../src/usage/usage-flusher.service.js';
 
 /**
  * Fallback targets (docs/resilience.md): a primary that fails before its first output hands the
@@ -282,6 +283,7 @@ describe('fallback targets, streamed and JSON', () => {
 
   it("prices the turn's usage as the target that answered, and counts it under that target's model", async () => {
     const { userId } = await run(SCENARIOS[1], false);
+    await app.running.app.get(UsageFlusher).flush();
     const rows = await app.dataSource.query(
       'SELECT currency FROM usage_daily WHERE organization_id = $1 AND user_id = $2',
       [org.id, userId],

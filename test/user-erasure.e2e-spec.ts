@@ -4,6 +4,7 @@ import { call } from './support/http.js';
 import { adminCli } from './support/admin-cli.js';
 import type { SeededOrganization, TestApp } from './support/test-app.js';
 import { startTwoOrganizations } from './support/two-organizations.js';
+import { UsageFlusher } from '../src/usage/usage-flusher.service.js';
 
 const TABLES = [
   'conversations',
@@ -158,6 +159,8 @@ describe('admin users erase', () => {
           [organizationId],
         )
       )[0];
+    // The turns' usage is flushed into the rollups before they are read (docs/usage.md, "Freshness").
+    await app.running.app.get(UsageFlusher).flush();
     const usageBefore = { a: await usage(orgA.id), b: await usage(orgB.id) };
     expect(usageBefore.a.erin_rows).toBeGreaterThan(0);
 

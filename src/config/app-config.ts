@@ -193,6 +193,13 @@ export interface AppConfig {
     organizationMaxBytes: number;
   };
   /** Vector stores and their ingestion (docs/knowledge.md). */
+  /** Usage rollups (docs/usage.md, "Freshness"). */
+  usage: {
+    /** How often a replica adds its turns' usage to the rollups (reads on the replica add it first). */
+    flushMs: number;
+    /** Usage pending this long is added by any replica: the one that wrote it stopped before its flush. */
+    orphanAfterMs: number;
+  };
   vectorStores: {
     /** How often a replica looks for files to ingest (an attach on this replica starts at once). */
     ingestPollMs: number;
@@ -464,6 +471,12 @@ function quarter(total: number): number {
   return Math.ceil(total / 4);
 }
 
+function loadUsage(env: Env): AppConfig['usage'] {
+  const flushMs = integer(env, 'USAGE_FLUSH_MS', 1000, 10, 60_000);
+  const orphanAfterMs = integer(env, 'USAGE_ORPHAN_AFTER_MS', 60_000, 0, 86_400_000);
+  return { flushMs, orphanAfterMs };
+}
+
 function loadVectorStores(env: Env): AppConfig['vectorStores'] {
   return {
     ingestPollMs: integer(env, 'VECTOR_STORE_INGEST_POLL_MS', 1000, 10, 600_000),
@@ -720,6 +733,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     files: loadFiles(env),
     vectorStores: loadVectorStores(env),
+    usage: loadUsage(env),
     logging: { level: logLevel },
     tracing: loadTracing(env),
   };

@@ -53,6 +53,8 @@ const SERVICE_VARIABLES = new Set([
   'UPSTREAM_RETRY_BUDGET_MS',
   'UPSTREAM_STALL_TIMEOUT_MS',
   'UPSTREAM_TIMEOUT_SECONDS',
+  'USAGE_FLUSH_MS',
+  'USAGE_ORPHAN_AFTER_MS',
 ]);
 
 /** Database, cache, tracing, metrics, identity provider, console, SSRF, limits and runtime settings, present and future. */

@@ -101,6 +101,7 @@ export class ResponsesService {
 class JsonReply implements TurnSink {
   readonly recorder = new ResponseRecorder(undefined);
   readonly waitsForStart = false;
+  readonly recordsStart = false;
   response: ResponseObject | undefined;
 
   constructor(

@@ -32,6 +32,13 @@ export interface TurnSink {
    * made good by the final write, which then stores the whole turn.
    */
   readonly waitsForStart: boolean;
+  /**
+   * False when nothing of the turn is observable before its end (a JSON reply: no event, and the
+   * client learns the id only from the final body): then no start row is written and the turn is
+   * stored whole by its final write, one statement. A turn cut before it (kill -9) leaves no row,
+   * and its client never had an id to look for.
+   */
+  readonly recordsStart: boolean;
   /** The turn is recorded and running (`response.created`, `response.in_progress`). */
   started(response: ResponseObject): void;
   /** The run ended; the sink calls `end.save()` before or after its last events. */
@@ -89,7 +96,7 @@ export class TurnExecutor {
     };
     // A recorded (background) turn announces itself before its first model call.
     const opened =
-      mode === 'recorded' ? Promise.resolve(announce(null)) : this.open(turn, ownership).then(announce);
+      mode === 'recorded' ? Promise.resolve(announce(null)) : this.open(turn, sink, ownership).then(announce);
     const held = opened.catch(() => null);
     const startFailure = opened.then(
       () => null,
@@ -98,18 +105,18 @@ export class TurnExecutor {
         return error;
       },
     );
-    const recordedStart = async () => stored && (await startFailure) === null;
+    const recordedStart = async () => stored && sink.recordsStart && (await startFailure) === null;
     try {
       const waited = sink.waitsForStart ? { ...plan, beforeFirstEvents: opened } : plan;
       await this.runner.run(waited, sink.recorder, progress);
       if (sink.waitsForStart) await opened;
-      await sink.complete(this.conclude(turn, sink.recorder, progress, null, await recordedStart()));
+      await sink.complete(this.conclude(turn, sink, progress, null, await recordedStart()));
     } catch (error) {
       const failedStart = sink.waitsForStart ? await startFailure : null;
       // eslint-disable-next-line @typescript-eslint/only-throw-error -- the ledger's error, for the filter to map
       if (failedStart !== null) throw failedStart;
       const started = await recordedStart();
-      await sink.fail(error, (failure) => this.conclude(turn, sink.recorder, progress, failure, started));
+      await sink.fail(error, (failure) => this.conclude(turn, sink, progress, failure, started));
     } finally {
       (await held)?.release();
       sink.close();
@@ -120,8 +127,12 @@ export class TurnExecutor {
    * Writes the start row of a foreground turn and then holds its lease (a renewal before the row
    * exists would find none and abort); a background turn's row and lease exist already.
    */
-  private async open(turn: PreparedTurn, ownership: AbortController): Promise<{ release(): void } | null> {
-    if (!turn.request.options.store) return null;
+  private async open(
+    turn: PreparedTurn,
+    sink: TurnSink,
+    ownership: AbortController,
+  ): Promise<{ release(): void } | null> {
+    if (!turn.request.options.store || !sink.recordsStart) return null;
     await this.recordStart(turn, 'in_progress');
     const lease = this.leases.hold(turn.responseId);
     lease.lost.addEventListener('abort', () => ownership.abort(), { once: true });
@@ -130,12 +141,13 @@ export class TurnExecutor {
 
   /**
    * The turn's end: its Response object (the stored body is the very object the client gets)
-   * and its final write — response, conversation and messages in one statement, completing the
-   * row its start wrote — followed by the "turn recorded" event.
+   * and its final write — response, conversation, messages and pending usage in one statement,
+   * completing the row its start wrote, or inserting it all when there is none — followed by the
+   * "turn recorded" event.
    */
   private conclude(
     turn: PreparedTurn,
-    recorder: ResponseRecorder,
+    { recorder, recordsStart }: TurnSink,
     progress: TurnProgress,
     failure: ApiError | null,
     startRecorded: boolean,
@@ -146,7 +158,10 @@ export class TurnExecutor {
     const save = async () => {
       if (!turn.request.options.store) return;
       const full = { ...record, body: JSON.stringify(response) };
-      await this.store.saveTurn(startRecorded ? completionRecord(full) : full);
+      // Without a start row, a JSON turn inserts it all; a start that failed is made good by the upsert.
+      if (startRecorded) await this.store.saveTurn(completionRecord(full));
+      else if (recordsStart) await this.store.saveTurn(full);
+      else await this.store.insertTurn(full);
       this.events.recorded({
         responseId: turn.responseId,
         organizationId: record.organizationId,

@@ -172,6 +172,7 @@ export function turnRecord(
   }
   return {
     ...turnKeys(turn, userTexts),
+    newConversation: turn.previous === null && turn.request.conversationId === null,
     status: failure ? 'failed' : progress.status,
     activeAgent: progress.activeAgent,
     output: recorder.output,

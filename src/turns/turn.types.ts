@@ -48,13 +48,18 @@ export interface TurnRecord extends TurnRow {
   completedAt: Date;
   /** The Response object exactly as the client was sent it, for GET (JSON text, key order kept). */
   body: string | null;
+  /**
+   * The turn starts its conversation (no previous response, no conversation named), so nothing
+   * exists under its id yet: a turn stored whole inserts it plainly.
+   */
+  newConversation?: boolean;
   /** The API key that asked, for the usage rollup. */
   apiKeyId: string;
   /** The upstream targets the turn's model calls tried (none for the offline model). */
   upstreamAttempts?: UpstreamAttempt[];
   /**
-   * The turn's tokens by answering model and currency of its prices (`''`: unpriced), upserted
-   * into the usage rollups; the first row counts the turn. Empty when the upstream reported nothing.
+   * The turn's tokens by answering model and currency of its prices (`''`: unpriced), left
+   * pending for the usage rollups; the first row counts the turn. Empty when the upstream reported nothing.
    */
   usageRows: TurnUsageRow[];
 }

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Metrics } from '../metrics/metrics.service.js';
+import { UsageFlusher } from './usage-flusher.service.js';
 import { UsageRepository } from './usage.repository.js';
 
 /** What one finished turn spent, as its write recorded it. */
@@ -29,7 +30,8 @@ const MAX_CACHED_ORGANIZATIONS = 10_000;
  * Monthly token budgets per organization (`monthly_token_budget`, input + output tokens per UTC
  * calendar month). The check before a turn reads the budget and the month's spend once per
  * RATE_LIMIT_CACHE_SECONDS per organization and replica (concurrent misses share the query), and
- * adds what this replica's turns spent since; other replicas' turns count at the next read. A turn
+ * adds what this replica's turns spent since (its unflushed usage is flushed before the read);
+ * other replicas' turns count at the next read after their flush (USAGE_FLUSH_MS). A turn
  * already running finishes, so a budget can be overrun by the turns in flight when it runs out.
  */
 @Injectable()
@@ -40,6 +42,7 @@ export class UsageBudgetService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly repository: UsageRepository,
     private readonly metrics: Metrics,
+    private readonly flusher: UsageFlusher,
   ) {}
 
   /** Throws 429 `token_budget_exceeded` (Retry-After: until the next UTC month) when spent. */
@@ -69,7 +72,11 @@ export class UsageBudgetService {
     const month = monthOf(now);
     const cached = this.cache.get(organizationId);
     if (cached && cached.month === month && cached.expiresAt > now.getTime()) return cached;
-    const state = this.repository.budgetAndSpend(organizationId, `${month}-01`);
+    // This replica's turns are flushed into the rollup first, so that the read counts them; a turn
+    // recorded while the read runs may count twice until the next read (never not at all).
+    const state = this.flusher
+      .flush()
+      .then(() => this.repository.budgetAndSpend(organizationId, `${month}-01`));
     if (this.cache.size >= MAX_CACHED_ORGANIZATIONS) this.cache.clear();
     const entry: CachedBudget = {
       month,

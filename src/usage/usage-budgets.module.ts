@@ -1,17 +1,19 @@
 import { Module } from '@nestjs/common';
 import { TurnsModule } from '../turns/turns.module.js';
 import { UsageBudgetService } from './usage-budget.service.js';
+import { UsageFlusher } from './usage-flusher.service.js';
 import { UsageRecorder } from './usage-recorder.js';
+import { UsageRollups } from './usage-rollups.repository.js';
 import { UsageRepository } from './usage.repository.js';
 
 /**
- * Usage on the hot path: the monthly budget check before a turn, and the recording of every
- * stored turn's tokens (UsageRecorder, on the turn core's "turn recorded" event). It imports
- * nothing of the admin API; the report endpoint is UsageModule's.
+ * Usage on the hot path: the monthly budget check before a turn, the recording of every stored
+ * turn's tokens (UsageRecorder, on the turn core's "turn recorded" event) and their flush into the
+ * rollups (UsageFlusher). It imports nothing of the admin API; the report endpoint is UsageModule's.
  */
 @Module({
   imports: [TurnsModule],
-  providers: [UsageRepository, UsageBudgetService, UsageRecorder],
-  exports: [UsageBudgetService, UsageRepository],
+  providers: [UsageRepository, UsageRollups, UsageFlusher, UsageBudgetService, UsageRecorder],
+  exports: [UsageBudgetService, UsageRepository, UsageFlusher],
 })
 export class UsageBudgetsModule {}

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { UsageQuery } from './dto/usage-query.dto.js';
+import { UsageFlusher } from './usage-flusher.service.js';
 import { USAGE_COUNT_NAMES, type UsageCounts, type UsageLine, type UsageList } from './usage-line.js';
 import { UsageRepository, type UsageDimension, type UsageSumRow } from './usage.repository.js';
 
@@ -14,10 +15,15 @@ const OUTPUT_NAMES: Record<UsageDimension, keyof UsageLine> = {
 
 @Injectable()
 export class UsageReportService {
-  constructor(private readonly repository: UsageRepository) {}
+  constructor(
+    private readonly repository: UsageRepository,
+    private readonly flusher: UsageFlusher,
+  ) {}
 
   /** The report as the API answers it: the lines, and their total over the whole range. */
   async list(organizationId: string | null, query: UsageQuery): Promise<UsageList> {
+    // This replica's turns are in the rollups before it reads them; other replicas' within USAGE_FLUSH_MS.
+    await this.flusher.flush();
     const data = await this.report(organizationId, query);
     return { object: 'list', data, total: totalOf(data) };
   }

@@ -15,6 +15,7 @@ import type { LiveTurn } from './live-turn.js';
 export class BackgroundSink implements TurnSink {
   readonly recorder: ResponseRecorder;
   readonly waitsForStart = false;
+  readonly recordsStart = true;
 
   constructor(
     private readonly live: LiveTurn,

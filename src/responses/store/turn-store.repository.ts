@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { inSpan } from '../../common/tracing/tracing.js';
 import { preparedQuery } from '../../database/prepared-query.js';
+import { ADD_TO_HOURLY_ROW, ADD_TO_USAGE_ROW, USAGE_COUNTS } from '../../usage/usage-rollup-sql.js';
 import {
   conversationCte,
   insertMessages,
@@ -39,42 +40,55 @@ export interface StoredResponse {
   background: boolean;
 }
 
-/** Adds a row's counts to the rollup row it conflicts with (`AS d`): usage_daily and usage_hourly alike. */
-const ADD_COUNTS = `DO UPDATE
-  SET turns = d.turns + EXCLUDED.turns,
-      input_tokens = d.input_tokens + EXCLUDED.input_tokens,
-      cached_tokens = d.cached_tokens + EXCLUDED.cached_tokens,
-      output_tokens = d.output_tokens + EXCLUDED.output_tokens,
-      reasoning_tokens = d.reasoning_tokens + EXCLUDED.reasoning_tokens,
-      cost = d.cost + EXCLUDED.cost`;
-const ADD_TO_USAGE_ROW = `ON CONFLICT (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency) ${ADD_COUNTS}`;
-const ADD_TO_HOURLY_ROW = `ON CONFLICT (organization_id, hour, assistant_id, specialist, api_key_id, user_id, model, currency) ${ADD_COUNTS}`;
-const USAGE_COUNTS = 'turns, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost';
-const SUMMED_COUNTS = `sum(u.turns), sum(u.input_tokens), sum(u.cached_tokens), sum(u.output_tokens),
-           sum(u.reasoning_tokens), sum(u.cost)`;
+const TURN_END_KEYS = [
+  ...TURN_ROW_KEYS,
+  'output',
+  'outputText',
+  'transcript',
+  'usage',
+  'error',
+  'messages',
+  'body',
+  'apiKeyId',
+  'usageRows',
+  'upstreamAttempts',
+] as const;
 
-/** A finished turn: conversation, response, chat-history messages and the day's usage rollup. */
-const SAVE_TURN = namedStatement(
-  'turn_save',
-  [
-    ...TURN_ROW_KEYS,
-    'output',
-    'outputText',
-    'transcript',
-    'usage',
-    'error',
-    'messages',
-    'body',
-    'apiKeyId',
-    'usageRows',
-    'upstreamAttempts',
-  ],
-  (p) => `WITH ${conversationCte(p)}, response AS (
-    INSERT INTO responses (${TURN_ROW_COLUMNS}, output, output_text, transcript,
+type TurnEndParams = Record<(typeof TURN_END_KEYS)[number], string>;
+
+/** The finished response's row, after the CTE `conversation`: every column but the start's lease. */
+function insertResponse(p: TurnEndParams): string {
+  return `INSERT INTO responses (${TURN_ROW_COLUMNS}, output, output_text, transcript,
                            usage, error, created_at, completed_at, body, upstream_attempts)
     SELECT ${turnRowSelect(p)}, ${p.output}::jsonb, ${p.outputText}::text, ${p.transcript}::jsonb, ${p.usage}::jsonb, ${p.error}::jsonb, ${p.createdAt}::timestamptz, ${p.updatedAt}::timestamptz, ${p.body}::json,
            ${p.upstreamAttempts}::jsonb
-      FROM conversation
+      FROM conversation`;
+}
+
+/**
+ * The turn's usage, left pending for the flush into the rollups (UsageFlusher): a narrow row of
+ * its own, so that concurrent turns of a tenant no longer upsert, and wait on, one shared rollup row.
+ */
+function pendingUsage(p: TurnEndParams): string {
+  return `pending_usage AS (
+    INSERT INTO usage_pending (response_id, organization_id, completed_at, assistant_id, specialist, api_key_id,
+                               user_id, usage_rows)
+    SELECT response.id, ${p.organizationId}::uuid, ${p.updatedAt}::timestamptz, ${p.assistantId}::uuid,
+           coalesce(${p.activeAgent}::varchar, ''), ${p.apiKeyId}::uuid, coalesce(${p.userId}::varchar, ''),
+           ${p.usageRows}::jsonb
+      FROM response WHERE ${p.usageRows}::jsonb IS NOT NULL
+  )`;
+}
+
+/**
+ * A finished turn whose start was recorded (or tried): conversation, response (completing the
+ * start's row), chat-history messages and its pending usage.
+ */
+const SAVE_TURN = namedStatement(
+  'turn_save',
+  TURN_END_KEYS,
+  (p) => `WITH ${conversationCte(p)}, response AS (
+    ${insertResponse(p)}
     -- The row written when the turn started is completed, unless the turn was cancelled or
     -- swept meanwhile: then it stays as it is, and so do its messages.
     ON CONFLICT (id) DO UPDATE
@@ -84,32 +98,53 @@ const SAVE_TURN = namedStatement(
            upstream_attempts = EXCLUDED.upstream_attempts, lease_expires_at = NULL
      WHERE responses.status IN ('queued', 'in_progress') AND responses.organization_id = EXCLUDED.organization_id
     RETURNING id, conversation_id
-  ), usage_rows AS (
-    SELECT coalesce(u.model, '') AS model, u.currency, u.turns, u.input_tokens, u.cached_tokens, u.output_tokens,
-           u.reasoning_tokens, u.cost
-      FROM response, jsonb_to_recordset(${p.usageRows}::jsonb) AS u(model varchar, currency varchar, turns bigint,
-           input_tokens bigint, cached_tokens bigint, output_tokens bigint, reasoning_tokens bigint, cost numeric)
-  ), usage_rollup AS (
-    -- The day's usage per dimension, in the same statement: no round trip of its own. One row per
-    -- currency (the rows are per model and currency): an upsert may not touch a row twice.
-    INSERT INTO usage_daily AS d (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency,
-                                  ${USAGE_COUNTS})
-    SELECT ${p.organizationId}::uuid, (${p.updatedAt}::timestamptz AT TIME ZONE 'UTC')::date, ${p.assistantId}::uuid, coalesce(${p.activeAgent}::varchar, ''),
-           ${p.apiKeyId}::uuid, coalesce(${p.userId}::varchar, ''), u.currency, ${SUMMED_COUNTS}
-      FROM usage_rows u GROUP BY u.currency
-    ${ADD_TO_USAGE_ROW}
-  ), usage_hourly_rollup AS (
-    -- The hour's usage per dimension and model: what the usage report reads (docs/usage.md).
-    INSERT INTO usage_hourly AS d (organization_id, hour, assistant_id, specialist, api_key_id, user_id, model,
-                                   currency, ${USAGE_COUNTS})
-    SELECT ${p.organizationId}::uuid, date_trunc('hour', ${p.updatedAt}::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
-           ${p.assistantId}::uuid, coalesce(${p.activeAgent}::varchar, ''), ${p.apiKeyId}::uuid,
-           coalesce(${p.userId}::varchar, ''), u.model, u.currency, ${SUMMED_COUNTS}
-      FROM usage_rows u GROUP BY u.model, u.currency
-    ${ADD_TO_HOURLY_ROW}
-  )
+  ), ${pendingUsage(p)}
   ${insertMessages(p)}`,
 );
+
+/** The new conversation of a turn that starts one: nothing can exist under its fresh id. */
+function newConversationCte(p: TurnEndParams): string {
+  return `conversation AS (
+  INSERT INTO conversations (id, organization_id, assistant_id, user_id, title, last_response_id, created_at, updated_at)
+  VALUES (${p.conversationId}::uuid, ${p.organizationId}::uuid, ${p.assistantId}::uuid, ${p.userId}::varchar, ${p.newConversationTitle}::varchar, ${p.responseId}::uuid, ${p.createdAt}::timestamptz, ${p.updatedAt}::timestamptz)
+  RETURNING id
+)`;
+}
+
+/**
+ * A whole turn with no start row (a foreground JSON turn: nothing of it is observable before its
+ * reply, docs/architecture.md), in one statement of plain INSERTs: no row exists under its
+ * response id, so no ON CONFLICT on `responses`; its conversation is inserted too when the turn
+ * starts it (else moved on, as by every turn).
+ */
+const insertTurn = (name: string, conversation: (p: TurnEndParams) => string) =>
+  namedStatement(
+    name,
+    TURN_END_KEYS,
+    (p) => `WITH ${conversation(p)}, response AS (
+    ${insertResponse(p)}
+    RETURNING id, conversation_id
+  ), ${pendingUsage(p)}
+  ${insertMessages(p)}`,
+  );
+const INSERT_TURN_NEW = insertTurn('turn_insert_new', newConversationCte);
+const INSERT_TURN = insertTurn('turn_insert', conversationCte);
+
+/** The usage rows parameter: the columns of the rollups, as the flush reads them (usage_pending.usage_rows). */
+function usageRowsParam(rows: TurnRecord['usageRows']): string {
+  return JSON.stringify(
+    rows.map((row) => ({
+      model: row.model ?? '',
+      currency: row.currency,
+      turns: row.turns,
+      input_tokens: row.inputTokens,
+      cached_tokens: row.cachedTokens,
+      output_tokens: row.outputTokens,
+      reasoning_tokens: row.reasoningTokens,
+      cost: row.cost,
+    })),
+  );
+}
 
 /** How many rows of each table an erasure deleted. */
 export interface ErasedHistory {
@@ -199,18 +234,27 @@ export class TurnStore {
 
   /**
    * Stores a finished turn atomically in one statement: the conversation (created, or touched),
-   * the response (completing the row its start wrote, if any), its chat-history messages and the
-   * day's usage rollup.
+   * the response (completing the row its start wrote, if any), its chat-history messages and its
+   * pending usage.
    */
   saveTurn(turn: TurnRecord): Promise<void> {
-    return inSpan('save turn', SAVE_TURN_SPAN, () => this.writeTurn(turn));
+    return inSpan('save turn', SAVE_TURN_SPAN, () => this.writeTurn(SAVE_TURN, turn));
   }
 
-  private async writeTurn(turn: TurnRecord): Promise<void> {
+  /**
+   * Stores a whole turn that wrote no start row (a foreground JSON turn), in one statement of
+   * INSERTs: the conversation when the turn starts it, the response, all its messages, its usage.
+   */
+  insertTurn(turn: TurnRecord): Promise<void> {
+    const statement = turn.newConversation ? INSERT_TURN_NEW : INSERT_TURN;
+    return inSpan('save turn', SAVE_TURN_SPAN, () => this.writeTurn(statement, turn));
+  }
+
+  private async writeTurn(statement: typeof SAVE_TURN, turn: TurnRecord): Promise<void> {
     await preparedQuery(
       this.dataSource,
-      SAVE_TURN,
-      SAVE_TURN.bind({
+      statement,
+      statement.bind({
         ...turnRowValues(turn, turn.completedAt),
         output: JSON.stringify(turn.output),
         outputText: turn.outputText,
@@ -220,18 +264,7 @@ export class TurnStore {
         messages: messagesParam(turn.messages),
         body: turn.body,
         apiKeyId: turn.apiKeyId,
-        usageRows: JSON.stringify(
-          turn.usageRows.map((row) => ({
-            model: row.model ?? '',
-            currency: row.currency,
-            turns: row.turns,
-            input_tokens: row.inputTokens,
-            cached_tokens: row.cachedTokens,
-            output_tokens: row.outputTokens,
-            reasoning_tokens: row.reasoningTokens,
-            cost: row.cost,
-          })),
-        ),
+        usageRows: turn.usageRows.length === 0 ? null : usageRowsParam(turn.usageRows),
         upstreamAttempts: turn.upstreamAttempts?.length ? JSON.stringify(turn.upstreamAttempts) : null,
       }),
     );
@@ -304,7 +337,12 @@ export class TurnStore {
     const conversations = await count(
       'DELETE FROM conversations WHERE organization_id = $1 AND user_id = $2',
     );
-    // The organization's usage keeps its totals: the user's rows are folded into the anonymous ones.
+    // The organization's usage keeps its totals: the user's rows are folded into the anonymous ones,
+    // and so is their usage not yet flushed (a flush after this adds it as anonymous).
+    await manager.query(`UPDATE usage_pending SET user_id = '' WHERE organization_id = $1 AND user_id = $2`, [
+      organizationId,
+      userId,
+    ]);
     await manager.query(
       `WITH moved AS (DELETE FROM usage_daily WHERE organization_id = $1 AND user_id = $2 RETURNING *)
        INSERT INTO usage_daily AS d (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency,

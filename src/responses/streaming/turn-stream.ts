@@ -24,6 +24,7 @@ export class TurnStream implements TurnSink {
   readonly recorder: ResponseRecorder;
   /** `response.created` hands out the id only once the start row exists. */
   readonly waitsForStart = true;
+  readonly recordsStart = true;
   /** Aborted when the client leaves or the shutdown grace period ends. */
   readonly signal: AbortSignal;
   private readonly aborter = new AbortController();
