@@ -26,7 +26,6 @@ describe('usage left pending by a replica killed with kill -9 before its flush',
 
   afterAll(async () => {
     await database?.drop();
-    await build?.remove();
   });
 
   /** The organization's usage as the rows at rest hold it. */
