@@ -96,7 +96,7 @@ describe('the embedded database of the built service', () => {
     } finally {
       if (first.child.exitCode === null) first.child.kill('SIGKILL');
     }
-  });
+  }, 180_000); // two starts of the built service, each migrating an embedded database
 
   it('exits 1 with a clear message when the data directory is damaged, leaving no lock', async () => {
     const dataDir = await damagedDataDir(dir);
@@ -126,7 +126,7 @@ describe('the embedded database under jest (TypeScript sources, no compiled work
     } finally {
       await database.close();
     }
-  });
+  }, 180_000); // creating a data directory is an initdb in WebAssembly: minutes on a loaded machine
 
   it('rejects a damaged data directory with a clear message and releases the lock', async () => {
     const dataDir = await damagedDataDir(dir);

@@ -3,6 +3,7 @@ import { ANSWER, SCENARIOS, type Scenario } from './support/upstream-fault-scena
 import { call, type ApiReply } from './support/http.js';
 import { postStream, type StreamReply } from './support/sse.js';
 import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
+import { UsageFlusher } from '../src/usage/usage-flusher.service.js';
 
 /**
  * The Failover Bench fault scenarios on the one upstream an assistant has today, each through
@@ -233,6 +234,8 @@ describe('upstream faults, streamed and JSON, on the single upstream', () => {
         headers: { 'x-user-id': userId },
       });
       expect(read.body).toMatchObject({ status: 'incomplete', incomplete_details: reason });
+      // Rolled up by the replica's flush (docs/usage.md, "Freshness").
+      await app.running.app.get(UsageFlusher).flush();
       const usage = await app.dataSource.query(
         'SELECT SUM(output_tokens)::int AS output FROM usage_daily WHERE organization_id = $1 AND user_id = $2',
         [org.id, userId],
