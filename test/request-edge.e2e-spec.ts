@@ -332,6 +332,12 @@ describe('request edge', () => {
     });
   });
 
+  it('keeps idle connections open above a load balancer’s idle timeout, and says for how long', async () => {
+    // Node's own 5 s would let a proxy that keeps connections for 60 s reuse one being closed.
+    const reply = await call(app.baseUrl, 'GET', '/healthz');
+    expect(reply.headers.get('keep-alive')).toBe('timeout=65');
+  });
+
   it('answers unknown routes with its own message, not the framework’s', async () => {
     for (const [method, path] of [
       ['POST', '/v1/responses/resp_1/archive'],

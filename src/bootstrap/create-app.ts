@@ -7,6 +7,7 @@ import type { DataSource } from 'typeorm';
 import { AppModule } from '../app.module.js';
 import { JsonLogger } from '../common/logging/json-logger.js';
 import { answerMalformedHttp } from '../common/http/client-error.js';
+import { applyServerTimeouts } from '../common/http/server-timeouts.js';
 import { RequestEdge } from '../common/http/request-edge.middleware.js';
 import type { AppConfig } from '../config/app-config.js';
 import { openDatabase, type DatabaseHandle } from '../database/embedded-postgres.js';
@@ -69,6 +70,7 @@ export async function createApp(
     // Request id, the text rule and body, and the rest of the request edge: AppModule.configure,
     // in order. What Node's HTTP parser refuses still gets the envelope:
     answerMalformedHttp(app.getHttpServer(), config.server);
+    applyServerTimeouts(app.getHttpServer(), config.server);
     // No enableShutdownHooks(): main.ts runs the graceful sequence (src/lifecycle) on signals.
     await app.init();
     const dataSource = app.get<DataSource>(getDataSourceToken());

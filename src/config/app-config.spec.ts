@@ -64,6 +64,7 @@ describe('loadConfig', () => {
     ['DATABASE_URL', 'not a url', 'must be an absolute URL'],
     ['API_KEY_CACHE_TTL_SECONDS', '-1', 'must be between 0 and 300'],
     ['TRUST_PROXY', 'maybe', 'must be true or false'],
+    ['HTTP_KEEP_ALIVE_TIMEOUT_SECONDS', '0', 'must be between 1 and 3600'],
     ['LOG_LEVEL', 'verbose', 'must be one of'],
     // A share is at most the replica-wide total it divides (512, 64 by default).
     ['MAX_IN_FLIGHT_PER_ORGANIZATION', '513', 'must be between 1 and 512'],

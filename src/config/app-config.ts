@@ -15,6 +15,12 @@ export interface AppConfig {
     /** Public origin of this backend, used in absolute URLs when set. */
     publicBaseUrl: string | undefined;
     trustProxy: boolean;
+    /**
+     * How long an idle client connection stays open. Above the idle timeout of the proxies in
+     * front (60 s for most load balancers), so a proxy never reuses a connection the service is
+     * closing at that moment: Node's own 5 s makes that race answer some requests with a reset.
+     */
+    keepAliveTimeoutMs: number;
   };
   database: {
     /** Unset means the embedded database. */
@@ -685,6 +691,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       maxHeaderBytes: headerSize(env),
       publicBaseUrl: url(env, 'PUBLIC_BASE_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
       trustProxy: boolean(env, 'TRUST_PROXY', false),
+      keepAliveTimeoutMs: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_SECONDS', 65, 1, 3600) * 1000,
     },
     database: {
       url: databaseUrl,
