@@ -1,6 +1,7 @@
 import OpenAI, { toFile } from 'openai';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/database/data-source-options.js';
+import { SchemaReadiness } from '../src/database/schema-readiness.js';
 import { ENTITIES } from '../src/entities.js';
 import { embedLocally } from '../src/vector-stores/embeddings/local-embedder.js';
 import { IngestionRepository } from '../src/vector-stores/ingestion/ingestion.repository.js';
@@ -51,7 +52,7 @@ describe('vector store ingestion across a restart', () => {
     await first.stop();
     first = undefined;
 
-    // Its ingestion starts at bootstrap, before the boot has read the vector search mode.
+    // Its ingestion takes the file as soon as it starts, once the boot has migrated and probed.
     second = await startTestApp({ VECTOR_STORE_INGEST_POLL_MS: '100' }, { reuse: database });
     const client = sdk(second, org.keys.user);
     const done = await client.vectorStores.files.poll(store.id, file.id, { pollIntervalMs: 100 });
@@ -80,7 +81,8 @@ describe('vector store ingestion on a replica that has not read the vector searc
     const { url, embedded } = app.running.database;
     single = new DataSource(dataSourceOptions(url, 1, embedded, ENTITIES));
     await single.initialize();
-    const ingestion = new IngestionRepository(single, new VectorIndexProbe(single));
+    const probe = new VectorIndexProbe(single, app.running.app.get(SchemaReadiness));
+    const ingestion = new IngestionRepository(single, probe);
     const job = await ingestion.claim(60_000);
     expect(job?.organizationId).toBe(org.id);
     expect(await ingestion.complete(job!, [{ text: TEXT, embedding: embedLocally(TEXT) }])).toBe(true);

@@ -12,6 +12,7 @@ import { RequestEdge } from '../common/http/request-edge.middleware.js';
 import type { AppConfig } from '../config/app-config.js';
 import { openDatabase, type DatabaseHandle } from '../database/embedded-postgres.js';
 import { runMigrationsLocked } from '../database/migration-runner.js';
+import { SchemaReadiness } from '../database/schema-readiness.js';
 import { VectorIndexProbe } from '../vector-stores/vector-index/vector-index.probe.js';
 import { packageVersion } from '../common/runtime/package-version.js';
 import { isGatewayMessagePost } from '../mcp-gateway/gateway-message-body.js';
@@ -72,11 +73,16 @@ export async function createApp(
     answerMalformedHttp(app.getHttpServer(), config.server);
     applyServerTimeouts(app.getHttpServer(), config.server);
     // No enableShutdownHooks(): main.ts runs the graceful sequence (src/lifecycle) on signals.
+    // Runs the onApplicationBootstrap hooks; the background workers wait for `readiness`.
     await app.init();
+    const readiness = app.get(SchemaReadiness);
     const dataSource = app.get<DataSource>(getDataSourceToken());
     if (config.database.runMigrationsOnBoot) await runMigrationsLocked(dataSource);
+    readiness.markMigrated();
     // After the migrations: whether search uses pgvector's index depends on what they added.
     await app.get(VectorIndexProbe).detect();
+    // Only now may the ingestion worker and the turn sweeper query: the schema is complete.
+    readiness.markReady();
     const quickstart = await app.get(QuickstartService).seedIfEmpty();
     const running = app;
     return {

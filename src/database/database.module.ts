@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { dataSourceOptions, type EntityList } from './data-source-options.js';
 import { DatabaseOutageProbe } from './database-outage.probe.js';
 import type { DatabaseHandle } from './embedded-postgres.js';
+import { SchemaReadiness } from './schema-readiness.js';
 import { TransactionalConnection } from './transactional-connection.js';
 
 @Module({})
@@ -13,8 +14,8 @@ export class DatabaseModule {
       module: DatabaseModule,
       // Every feature's repositories use the connection (and its transactions).
       global: true,
-      providers: [TransactionalConnection, DatabaseOutageProbe],
-      exports: [TransactionalConnection],
+      providers: [TransactionalConnection, DatabaseOutageProbe, SchemaReadiness],
+      exports: [TransactionalConnection, SchemaReadiness],
       imports: [TypeOrmModule.forRoot(dataSourceOptions(database.url, poolMax, database.embedded, entities))],
     };
   }

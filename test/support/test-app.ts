@@ -5,6 +5,7 @@ import { ApiKeysService } from '../../src/api-keys/api-keys.service.js';
 import type { ApiKeyScope } from '../../src/api-keys/entities/api-key.entity.js';
 import { AssistantsService } from '../../src/assistants/assistants.service.js';
 import { createApp, type RunningApp } from '../../src/bootstrap/create-app.js';
+import type { JsonLogger } from '../../src/common/logging/json-logger.js';
 import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
 import { OrganizationsService } from '../../src/organizations/organizations.service.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
@@ -30,10 +31,13 @@ export interface SeededOrganization {
   keys: Record<ApiKeyScope, string>;
 }
 
-/** Boots the real service on a random loopback port with a database of its own. */
+/**
+ * Boots the real service on a random loopback port with a database of its own (or `reuse`'s).
+ * Its log lines are dropped unless a `logger` is given.
+ */
 export async function startTestApp(
   env: Record<string, string> = {},
-  options: { reuse?: TestDatabase } = {},
+  options: { reuse?: TestDatabase; logger?: JsonLogger } = {},
 ): Promise<TestApp> {
   const database = options.reuse ?? (await createTestDatabase());
   const config = loadConfig({
@@ -46,7 +50,7 @@ export async function startTestApp(
     ...database.env,
     ...env,
   });
-  const running = await createApp(config, { logger: false });
+  const running = await createApp(config, { logger: options.logger ?? false });
   await running.app.listen(0, '127.0.0.1');
   const { port } = running.app.getHttpServer().address() as AddressInfo;
   const createKey = async (organizationId: string, scopes: ApiKeyScope[]) =>

@@ -1,4 +1,6 @@
+import { jest } from '@jest/globals';
 import type { AppConfig } from '../../config/app-config.js';
+import { SchemaReadiness } from '../../database/schema-readiness.js';
 import type { Metrics } from '../../metrics/metrics.service.js';
 import type { TurnLedger } from '../store/turn-ledger.repository.js';
 import { TurnLeases } from './turn-leases.service.js';
@@ -7,8 +9,12 @@ const config = {
   durableTurns: { leaseMs: 2000, renewMs: 100, sweepMs: 200, eventRetentionMs: 3_600_000 },
 } as unknown as AppConfig;
 
-function leasesWith(ledger: Partial<TurnLedger>, metrics: Partial<Metrics> = {}) {
-  return new TurnLeases(ledger as TurnLedger, metrics as Metrics, config);
+function leasesWith(
+  ledger: Partial<TurnLedger>,
+  metrics: Partial<Metrics> = {},
+  readiness = new SchemaReadiness(),
+) {
+  return new TurnLeases(ledger as TurnLedger, metrics as Metrics, readiness, config);
 }
 
 describe('TurnLeases', () => {
@@ -64,5 +70,55 @@ describe('TurnLeases', () => {
     expect(leases.abortLocal('r1')).toBe(true);
     expect(held.lost.aborted).toBe(true);
     expect(leases.abortLocal('elsewhere')).toBe(false);
+  });
+});
+
+describe('TurnLeases timers', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  /** A replica's leases whose sweeps are counted; its timers are jest's. */
+  function sweptLeases() {
+    const readiness = new SchemaReadiness();
+    const counted = { sweeps: 0 };
+    const leases = leasesWith(
+      {
+        failExpired: () => {
+          counted.sweeps += 1;
+          return Promise.resolve(0);
+        },
+        deleteExpiredEvents: () => Promise.resolve(0),
+      },
+      {},
+      readiness,
+    );
+    return { leases, readiness, counted };
+  }
+
+  it('sweeps only once the boot has migrated the schema', async () => {
+    const { leases, readiness, counted } = sweptLeases();
+    leases.onApplicationBootstrap();
+    jest.advanceTimersByTime(1000);
+    expect(counted.sweeps).toBe(0);
+
+    readiness.markMigrated();
+    readiness.markReady();
+    await readiness.ready;
+    jest.advanceTimersByTime(config.durableTurns.sweepMs);
+    expect(counted.sweeps).toBe(1);
+    leases.onModuleDestroy();
+    jest.advanceTimersByTime(1000);
+    expect(counted.sweeps).toBe(1);
+  });
+
+  it('never starts when the app closes before its boot was ready', async () => {
+    const { leases, readiness, counted } = sweptLeases();
+    leases.onApplicationBootstrap();
+    leases.onModuleDestroy();
+    readiness.markReady();
+    await readiness.ready;
+    jest.advanceTimersByTime(1000);
+    expect(counted.sweeps).toBe(0);
+    expect(jest.getTimerCount()).toBe(0);
   });
 });

@@ -4,6 +4,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } f
 import { describeUnexpected } from '../../common/errors/all-exceptions.filter.js';
 import { ApiError } from '../../common/errors/error-catalogue.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { SchemaReadiness } from '../../database/schema-readiness.js';
 import { Metrics } from '../../metrics/metrics.service.js';
 import { TurnLedger } from '../store/turn-ledger.repository.js';
 
@@ -19,7 +20,8 @@ export function interruptedError(): ApiError {
  * This replica's running turns and their leases. Every TURN_LEASE_RENEW_MS one statement renews
  * the leases of all of them; a turn missing from its answer was cancelled (or swept while this
  * replica stalled) and is aborted here. Every TURN_SWEEP_MS the replica also marks failed the
- * turns of any replica whose lease lapsed, and deletes events past their retention.
+ * turns of any replica whose lease lapsed, and deletes events past their retention. Both timers
+ * start once the boot has migrated the schema (SchemaReadiness).
  */
 @Injectable()
 export class TurnLeases implements OnApplicationBootstrap, OnModuleDestroy {
@@ -28,12 +30,14 @@ export class TurnLeases implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly held = new Map<string, AbortController>();
   private renewTimer: NodeJS.Timeout | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
   private readonly logger = new Logger('TurnLeases');
   private readonly settings: AppConfig['durableTurns'];
 
   constructor(
     private readonly ledger: TurnLedger,
     private readonly metrics: Metrics,
+    private readonly readiness: SchemaReadiness,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.settings = config.durableTurns;
@@ -44,11 +48,15 @@ export class TurnLeases implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   onApplicationBootstrap(): void {
-    this.renewTimer = setInterval(() => void this.renew(), this.settings.renewMs).unref();
-    this.sweepTimer = setInterval(() => void this.sweep(), this.settings.sweepMs).unref();
+    void this.readiness.ready.then(() => {
+      if (this.stopped) return;
+      this.renewTimer = setInterval(() => void this.renew(), this.settings.renewMs).unref();
+      this.sweepTimer = setInterval(() => void this.sweep(), this.settings.sweepMs).unref();
+    });
   }
 
   onModuleDestroy(): void {
+    this.stopped = true;
     clearInterval(this.renewTimer);
     clearInterval(this.sweepTimer);
   }

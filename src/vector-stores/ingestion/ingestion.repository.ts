@@ -98,9 +98,9 @@ export class IngestionRepository {
    * detached, cancelled or attached again meanwhile (then nothing is written).
    */
   async complete(job: IngestionJob, chunks: EmbeddedChunk[]): Promise<boolean> {
-    // Read before the transaction opens: the probe may still have to ask the database (ingestion
-    // starts at bootstrap, before create-app's detect), on another connection of the pool, and on
-    // the embedded database that connection waits for this transaction, which would wait for it.
+    // Read before the transaction opens: a probe that has not asked the database yet (the service's
+    // has, before its worker starts; not every caller's) asks on another connection of the pool,
+    // and on the embedded database that connection waits for this transaction, which waits for it.
     const mode = await this.vectorIndex.detect();
     return this.dataSource.transaction(async (manager) => {
       const [held] = await manager.query<{ id: string }[]>(

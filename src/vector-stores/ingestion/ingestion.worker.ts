@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { describeUnexpected } from '../../common/errors/all-exceptions.filter.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { SchemaReadiness } from '../../database/schema-readiness.js';
 import { EmbeddingError, EmbeddingsService } from '../embeddings/embeddings.service.js';
 import { chunkText } from './chunking.js';
 import { IngestionRepository, type IngestionJob } from './ingestion.repository.js';
@@ -13,7 +14,8 @@ const EMBEDDING_BATCH = 64;
 /**
  * Ingests attached files in the background: claims one at a time from the queue (the
  * vector_store_files rows `in_progress`), chunks its text, embeds the chunks and stores them.
- * Polled every VECTOR_STORE_INGEST_POLL_MS, and woken at once by an attach on this replica.
+ * Polled every VECTOR_STORE_INGEST_POLL_MS, and woken at once by an attach on this replica; it
+ * starts once the boot has migrated the schema and read the vector search mode (SchemaReadiness).
  * A file whose text is unavailable fails with `unsupported_file`; a passing failure is retried
  * (MAX_ATTEMPTS in all), then the file fails with `server_error`.
  */
@@ -23,17 +25,23 @@ export class IngestionWorker implements OnApplicationBootstrap, OnModuleDestroy 
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | null = null;
   private again = false;
+  private started = false;
   private stopped = false;
 
   constructor(
     private readonly queue: IngestionRepository,
     private readonly embeddings: EmbeddingsService,
+    private readonly readiness: SchemaReadiness,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => this.wake(), this.config.vectorStores.ingestPollMs).unref();
-    this.wake();
+    void this.readiness.ready.then(() => {
+      if (this.stopped) return;
+      this.started = true;
+      this.timer = setInterval(() => this.wake(), this.config.vectorStores.ingestPollMs).unref();
+      this.wake();
+    });
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -43,9 +51,12 @@ export class IngestionWorker implements OnApplicationBootstrap, OnModuleDestroy 
     await this.running?.catch(() => undefined);
   }
 
-  /** Looks for work now (after an attach); one drain runs at a time, a wake during it runs another. */
+  /**
+   * Looks for work now (after an attach); one drain runs at a time, a wake during it runs another.
+   * Before the worker started there is nothing to do: its start drains what was queued meanwhile.
+   */
   wake(): void {
-    if (this.stopped) return;
+    if (!this.started || this.stopped) return;
     if (this.running) {
       this.again = true;
       return;

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { SchemaReadiness } from '../../database/schema-readiness.js';
 
 /**
  * How vector similarity is computed: `hnsw` where the database has pgvector and the
@@ -17,19 +18,25 @@ export type VectorSearchMode = 'hnsw' | 'exact-scan';
 
 /**
  * Detects the vector search mode once, after the migrations ran at boot (create-app), and
- * answers it to the search and ingestion repositories. A database migrated later (the CLI,
- * after a boot with RUN_MIGRATIONS_ON_BOOT=false) is seen by the next boot: until then the
- * exact scan stays in use, which is correct, only slower.
+ * answers it to the search and ingestion repositories. Asked before that (nothing in the
+ * service does: its workers start after the probe), it answers what the schema has now without
+ * remembering it, since the vector-index migration may still add the column. A database
+ * migrated later (the CLI, after a boot with MIGRATIONS_RUN_ON_BOOT=false) is seen by the next
+ * boot: until then the exact scan stays in use, which is correct, only slower.
  */
 @Injectable()
 export class VectorIndexProbe {
   private detected: Promise<VectorSearchMode> | undefined;
   private readonly logger = new Logger('VectorIndex');
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly readiness: SchemaReadiness,
+  ) {}
 
-  /** Detects (once) and logs the mode. */
+  /** Detects (once the schema is migrated, then never again) and logs the mode. */
   detect(): Promise<VectorSearchMode> {
+    if (!this.readiness.migrated) return this.probe();
     this.detected ??= this.probe().catch((error: unknown) => {
       this.detected = undefined; // a database outage at boot: ask again next time
       throw error;
