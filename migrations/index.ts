@@ -19,6 +19,7 @@ import { OrganizationEmbeddings1796420000002 } from './1796420000002-organizatio
 import { VectorIndex1796430000001 } from './1796430000001-vector-index.js';
 import { UsageHourly1796440000001 } from './1796440000001-usage-hourly.js';
 import { UsagePending1796450000001 } from './1796450000001-usage-pending.js';
+import { ResponseEventBatches1796510000001 } from './1796510000001-response-event-batches.js';
 
 /** Every migration in order. `npm run migration:generate` appends to this list. */
 export const MIGRATIONS: Function[] = [
@@ -43,4 +44,5 @@ export const MIGRATIONS: Function[] = [
   VectorIndex1796430000001,
   UsageHourly1796440000001,
   UsagePending1796450000001,
+  ResponseEventBatches1796510000001,
 ];

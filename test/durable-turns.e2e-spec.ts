@@ -8,6 +8,7 @@ import { AssistantsService } from '../src/assistants/assistants.service.js';
 import { createApp, type RunningApp } from '../src/bootstrap/create-app.js';
 import { loadConfig } from '../src/config/app-config.js';
 import { shutDownGracefully } from '../src/lifecycle/graceful-shutdown.js';
+import { TurnLedger } from '../src/responses/store/turn-ledger.repository.js';
 import { OrganizationsService } from '../src/organizations/organizations.service.js';
 import { FakeUpstream } from './support/fake-upstream.js';
 import { call } from './support/http.js';
@@ -151,6 +152,8 @@ describe('durable turns: background responses, resumable streams, cancel, leases
   let remote: Tenant;
   /** Runs for seconds: still running when a test acts on it mid-turn. */
   let lengthy: Tenant;
+  /** 200 words as fast as they go. */
+  let batched: Tenant;
 
   beforeAll(async () => {
     upstream = await new FakeUpstream().start();
@@ -161,6 +164,7 @@ describe('durable turns: background responses, resumable streams, cancel, leases
     slow = await seedTenant(a, 'slow', slowModel(30, 15));
     other = await seedTenant(a, 'other', slowModel(3, 0));
     lengthy = await seedTenant(a, 'lengthy', slowModel(250, 20));
+    batched = await seedTenant(a, 'batched', slowModel(200, 0));
     remote = await seedTenant(a, 'remote', {
       provider: 'openai-compatible',
       baseUrl: upstream.url,
@@ -244,6 +248,62 @@ describe('durable turns: background responses, resumable streams, cancel, leases
     });
     const stored = await call(a.baseUrl, 'GET', `/v1/responses/${id}`, { key: slow.key });
     expect(events[events.length - 1].json.response.output).toEqual(stored.body.output);
+  });
+
+  it('stores a finished background turn as a few rows, one per flush, and resumes from inside a batch with exactly the events after it', async () => {
+    const created = await call(a.baseUrl, 'POST', '/v1/responses', {
+      key: batched.key,
+      body: { model: batched.assistantId, input: 'many words', background: true },
+    });
+    expect(created.status).toBe(200);
+    const id = created.body.id as string;
+    await pollUntil(b, batched.key, id, (body) => body.status === 'completed');
+
+    const whole = openStream(b, batched.key, `/v1/responses/${id}?stream=true`);
+    const wholeRaw = await readStream(await whole.res, whole.controller);
+    const blocks = eventBlocks(wholeRaw);
+    expect(blocks.length).toBeGreaterThan(200);
+
+    // At rest: one row per flush, its events in order, not one row per event.
+    const uuid = id.replace(/^resp_/, '');
+    const rows: { first_sequence: number; last_sequence: number; sequences: number[] }[] =
+      await a.dataSource.query(
+        `SELECT first_sequence, last_sequence,
+                (SELECT array_agg((e->>'sequence_number')::int) FROM json_array_elements(events) e) AS sequences
+           FROM response_events WHERE response_id = $1 ORDER BY first_sequence`,
+        [uuid],
+      );
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.length * 10).toBeLessThan(blocks.length);
+    expect(rows.flatMap((row) => row.sequences)).toEqual(blocks.map((_, index) => index));
+    for (const row of rows) {
+      expect([row.first_sequence, row.last_sequence]).toEqual([row.sequences[0], row.sequences.at(-1)]);
+    }
+
+    // From the middle of the largest batch: exactly the events after it, as first sent.
+    const largest = rows.reduce((best, row) => (row.sequences.length > best.sequences.length ? row : best));
+    expect(largest.sequences.length).toBeGreaterThan(2);
+    const after = largest.sequences[1];
+    const resumed = openStream(b, batched.key, `/v1/responses/${id}?stream=true&starting_after=${after}`);
+    const rest = await readStream(await resumed.res, resumed.controller);
+    expect(eventBlocks(rest)).toEqual(blocks.slice(after + 1));
+    expect(rest.endsWith('data: [DONE]\n\n')).toBe(true);
+
+    // Retention follows the response's completion time: kept within it, deleted after it.
+    const ledger = a.running.app.get(TurnLedger);
+    const remaining = async () =>
+      Number(
+        (
+          await a.dataSource.query('SELECT count(*) AS n FROM response_events WHERE response_id = $1', [uuid])
+        )[0].n,
+      );
+    await ledger.deleteExpiredEvents(3_600_000);
+    expect(await remaining()).toBe(rows.length);
+    await a.dataSource.query(`UPDATE responses SET completed_at = now() - interval '2 hours' WHERE id = $1`, [
+      uuid,
+    ]);
+    await ledger.deleteExpiredEvents(3_600_000);
+    expect(await remaining()).toBe(0);
   });
 
   it('cancels a running background turn from the other replica: the upstream call is aborted', async () => {

@@ -12,13 +12,15 @@ export const TERMINAL_EVENTS: ReadonlySet<string> = new Set([
 
 /**
  * The events of one background turn on the replica running it: kept in memory for streams
- * following it here, and written to the database in one statement per BACKGROUND_EVENT_FLUSH_MS
+ * following it here, and written to the database in one row per BACKGROUND_EVENT_FLUSH_MS
  * (never per token) for streams resumed on other replicas. `data` is the JSON text as sent, so a
  * replay from either place is byte-identical.
  */
 export class LiveTurn implements EventSink {
   readonly frames: StoredEvent[] = [];
   private pending: StoredEvent[] = [];
+  /** Batches formed but not yet stored, oldest first. */
+  private unsent: StoredEvent[][] = [];
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
   private readonly listeners = new Set<() => void>();
@@ -50,20 +52,28 @@ export class LiveTurn implements EventSink {
     return undefined;
   }
 
-  /** Writes the events not yet stored; a failed write keeps them for the next flush. */
+  /**
+   * Writes the events not yet stored, one row per batch. A batch the database refused is kept as
+   * it was (same first event, same events) and written again before the next one: were it stored
+   * after all (a commit whose answer was lost), its key finds it (TurnLedger.appendEvents).
+   */
   flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
     this.writing = this.writing.then(async () => {
-      if (this.pending.length === 0) return;
-      const batch = this.pending;
-      this.pending = [];
-      try {
-        await this.ledger.appendEvents(this.responseId, batch);
-      } catch (error) {
-        this.logger.warn({ ...describeUnexpected(error), msg: 'could not store background events' });
-        this.pending = [...batch, ...this.pending];
-        if (!this.ended) this.timer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
+      if (this.pending.length > 0) {
+        this.unsent.push(this.pending);
+        this.pending = [];
+      }
+      while (this.unsent.length > 0) {
+        try {
+          await this.ledger.appendEvents(this.responseId, this.unsent[0]);
+          this.unsent.shift();
+        } catch (error) {
+          this.logger.warn({ ...describeUnexpected(error), msg: 'could not store background events' });
+          if (!this.ended) this.timer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
+          return;
+        }
       }
     });
     return this.writing;
@@ -73,6 +83,7 @@ export class LiveTurn implements EventSink {
   stopStoring(): void {
     this.stored = false;
     this.pending = [];
+    this.unsent = [];
     clearTimeout(this.timer);
   }
 

@@ -1,30 +1,28 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { ResponseEntity } from './response.entity.js';
 
 /**
- * One stream event of a background turn, kept so a stream can be resumed on any replica: `data`
- * is the exact JSON text sent, so a replay is byte-identical. Deleted with its response, and
- * after BACKGROUND_EVENTS_RETENTION_HOURS once the turn has ended.
+ * The stream events of a background turn written in one flush, kept so a stream can be resumed
+ * on any replica: `events` is a JSON array of the events exactly as sent (a `json` column keeps
+ * the text), numbered `first_sequence` to `last_sequence`, so a replay is byte-identical. One row
+ * per flush (BACKGROUND_EVENT_FLUSH_MS), not per event. Deleted with its response, and
+ * BACKGROUND_EVENTS_RETENTION_HOURS after the response's `completed_at`.
  */
 @Entity({ name: 'response_events' })
-@Index('IDX_response_events_created_at', ['createdAt'])
 export class ResponseEventEntity {
   @PrimaryColumn({ name: 'response_id', type: 'uuid' })
   responseId!: string;
 
-  @PrimaryColumn({ name: 'sequence_number', type: 'integer' })
-  sequenceNumber!: number;
+  @PrimaryColumn({ name: 'first_sequence', type: 'integer' })
+  firstSequence!: number;
 
   @ManyToOne(() => ResponseEntity, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'response_id' })
   response?: ResponseEntity;
 
-  @Column({ name: 'event_type', type: 'varchar', length: 96 })
-  eventType!: string;
+  @Column({ name: 'last_sequence', type: 'integer' })
+  lastSequence!: number;
 
-  @Column({ type: 'text' })
-  data!: string;
-
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
-  createdAt!: Date;
+  @Column({ type: 'json' })
+  events!: unknown[];
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, QueryFailedError } from 'typeorm';
 import { preparedQuery } from '../../database/prepared-query.js';
 import {
   conversationCte,
@@ -148,26 +148,37 @@ export class TurnLedger {
   }
 
   /**
-   * Appends a batch of a background turn's events in one statement, only while the turn is still
-   * running: once it is cancelled or swept, its stream is closed for good.
+   * Stores one flush of a background turn's events as one row (its events as one JSON array,
+   * keyed by its first sequence number), only while the turn is still running: once it is
+   * cancelled or swept, its stream is closed for good. No ON CONFLICT: a turn's events have one
+   * writer, the replica that owns it (no other replica runs a turn; a swept one is not running),
+   * and it writes its flushes one after another. A batch already stored (a commit whose answer
+   * was lost, written again by the retry) fails on the key and is dropped here: the row holds it.
    */
   async appendEvents(responseId: string, events: StoredEvent[]): Promise<void> {
-    await this.dataSource.query(
-      `INSERT INTO response_events (response_id, sequence_number, event_type, data)
-       SELECT $1::uuid, e.sequence_number, e.event_type, e.data
-         FROM unnest($2::int[], $3::varchar[], $4::text[]) AS e(sequence_number, event_type, data)
-        WHERE EXISTS (SELECT 1 FROM responses WHERE id = $1 AND ${RUNNING})
-       ON CONFLICT DO NOTHING`,
-      [
-        responseId,
-        events.map((event) => event.sequenceNumber),
-        events.map((event) => event.type),
-        events.map((event) => event.data),
-      ],
-    );
+    if (events.length === 0) return;
+    try {
+      await this.dataSource.query(
+        `INSERT INTO response_events (response_id, first_sequence, last_sequence, events)
+         SELECT $1::uuid, $2::int, $3::int, $4::json
+          WHERE EXISTS (SELECT 1 FROM responses WHERE id = $1 AND ${RUNNING})`,
+        [
+          responseId,
+          events[0].sequenceNumber,
+          events[events.length - 1].sequenceNumber,
+          `[${events.map((event) => event.data).join(',')}]`,
+        ],
+      );
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+    }
   }
 
-  /** Events after `after`, in order, of a response of this organization and end user. */
+  /**
+   * Events after `after`, in order, of a response of this organization and end user: the
+   * elements of the batches that reach past `after`, filtered by their own sequence number (a
+   * resume can start in the middle of a batch). Each element is the exact text stored.
+   */
   async readEvents(
     organizationId: string,
     userId: string | null,
@@ -176,10 +187,13 @@ export class TurnLedger {
     limit: number,
   ): Promise<StoredEvent[]> {
     const rows: { sequence_number: number; event_type: string; data: string }[] = await this.dataSource.query(
-      `SELECT e.sequence_number, e.event_type, e.data
-         FROM response_events e JOIN responses r ON r.id = e.response_id
-        WHERE e.response_id = $1 AND r.organization_id = $2 AND r.user_id IS NOT DISTINCT FROM $5::varchar
-          AND e.sequence_number > $3
+      `SELECT e.sequence_number, e.value->>'type' AS event_type, e.value::text AS data
+         FROM response_events b JOIN responses r ON r.id = b.response_id
+        CROSS JOIN LATERAL (
+          SELECT value, (value->>'sequence_number')::int AS sequence_number FROM json_array_elements(b.events)
+        ) e
+        WHERE b.response_id = $1 AND r.organization_id = $2 AND r.user_id IS NOT DISTINCT FROM $5::varchar
+          AND b.last_sequence > $3 AND e.sequence_number > $3
         ORDER BY e.sequence_number
         LIMIT $4`,
       [responseId, organizationId, after, limit, userId],
@@ -187,17 +201,28 @@ export class TurnLedger {
     return rows.map((row) => ({ sequenceNumber: row.sequence_number, type: row.event_type, data: row.data }));
   }
 
-  /** Deletes the events of turns that ended more than `retentionMs` ago; returns how many. */
+  /**
+   * Deletes the events of turns that ended more than `retentionMs` ago; returns how many batches.
+   * Every ended turn has a `completed_at` (the final write, a cancel, the sweep); a running one has
+   * none, so its events stay.
+   */
   async deleteExpiredEvents(retentionMs: number): Promise<number> {
     const [row] = await this.dataSource.query<{ count: number }[]>(
       `WITH deleted AS (
-         DELETE FROM response_events e
-          WHERE e.created_at < now() - $1::bigint * interval '1 millisecond'
-            AND NOT EXISTS (SELECT 1 FROM responses r WHERE r.id = e.response_id AND r.${RUNNING})
+         DELETE FROM response_events e USING responses r
+          WHERE r.id = e.response_id AND r.completed_at < now() - $1::bigint * interval '1 millisecond'
          RETURNING 1
        ) SELECT count(*)::integer AS count FROM deleted`,
       [retentionMs],
     );
     return row.count;
   }
+}
+
+/** Whether the database refused a row for a key it already holds. */
+function isUniqueViolation(error: unknown): boolean {
+  return (
+    error instanceof QueryFailedError &&
+    (error.driverError as { code?: unknown } | undefined)?.code === '23505'
+  );
 }
