@@ -1,17 +1,19 @@
 import { Module } from '@nestjs/common';
 import { TurnsModule } from '../turns/turns.module.js';
+import { EmbeddingUsageRepository } from './embedding-usage.repository.js';
 import { UsageBudgetService } from './usage-budget.service.js';
 import { UsageRecorder } from './usage-recorder.js';
 import { UsageRepository } from './usage.repository.js';
 
 /**
  * Usage on the hot path: the monthly budget check before a turn, and the recording of every
- * stored turn's tokens (UsageRecorder, on the turn core's "turn recorded" event). It imports
+ * stored turn's tokens (UsageRecorder, on the turn core's "turn recorded" event) and of every
+ * embeddings call (UsageRecorder.embeddings, for vector stores). It imports
  * nothing of the admin API; the report endpoint is UsageModule's.
  */
 @Module({
   imports: [TurnsModule],
-  providers: [UsageRepository, UsageBudgetService, UsageRecorder],
-  exports: [UsageBudgetService, UsageRepository],
+  providers: [UsageRepository, UsageBudgetService, UsageRecorder, EmbeddingUsageRepository],
+  exports: [UsageBudgetService, UsageRepository, UsageRecorder],
 })
 export class UsageBudgetsModule {}

@@ -1,17 +1,23 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { describeUnexpected } from '../common/errors/all-exceptions.filter.js';
 import { TurnEvents } from '../turns/turn-events.js';
+import { EmbeddingUsageRepository, type EmbeddingUsage } from './embedding-usage.repository.js';
 import { UsageBudgetService } from './usage-budget.service.js';
 
 /**
  * The recording side of usage: every stored turn (foreground or background) counts against its
  * organization's monthly budget at once and in the usage metrics. The tokens themselves reach the
- * rollup table inside the turn's own write.
+ * rollup table inside the turn's own write. Embeddings calls (vector stores) are recorded here
+ * by `embeddings()`, outside any turn.
  */
 @Injectable()
 export class UsageRecorder implements OnModuleInit {
+  private readonly logger = new Logger('UsageRecorder');
+
   constructor(
     private readonly events: TurnEvents,
     private readonly budgets: UsageBudgetService,
+    private readonly embeddingUsage: EmbeddingUsageRepository,
   ) {}
 
   onModuleInit(): void {
@@ -22,5 +28,20 @@ export class UsageRecorder implements OnModuleInit {
         ...turn.usage,
       }),
     );
+  }
+
+  /**
+   * One embeddings call's tokens, in the rollups and against the monthly budget. The call has
+   * happened (and cost) whatever this write does: a failed write is logged, never thrown into
+   * the ingestion or search that made the call.
+   */
+  async embeddings(usage: EmbeddingUsage, now = new Date()): Promise<void> {
+    if (usage.tokens <= 0) return;
+    this.budgets.spent(usage.organizationId, usage.tokens, now);
+    try {
+      await this.embeddingUsage.add(usage, now);
+    } catch (error) {
+      this.logger.warn({ ...describeUnexpected(error), msg: 'embeddings usage not recorded' });
+    }
   }
 }
