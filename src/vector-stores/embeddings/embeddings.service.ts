@@ -5,7 +5,7 @@ import { TenantConfigPolicy } from '../../tenant-config/tenant-config.policy.js'
 import { GuardedFetchPool } from '../../tools/ssrf/guarded-fetch-pool.js';
 import type { EmbeddingUsage } from '../../usage/embedding-usage.repository.js';
 import { UsageRecorder } from '../../usage/usage-recorder.js';
-import { countTokens } from '../ingestion/chunking.js';
+import { countTokens } from './token-count.js';
 import { embedLocally, LOCAL_EMBEDDER_NAME } from './local-embedder.js';
 import { embedRemotely, remoteEmbedderName, RemoteEmbeddingError } from './openai-compatible-embedder.js';
 

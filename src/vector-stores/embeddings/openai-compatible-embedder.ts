@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import OpenAI from 'openai';
 import type { EmbeddingsSettings } from '../../organizations/embeddings-settings.js';
 import type { FetchLike } from '../../tools/ssrf/guarded-fetch.js';
-import { countTokens } from '../ingestion/chunking.js';
+import { countTokens } from './token-count.js';
 
 /** Texts per request when the setting names none. */
 const DEFAULT_BATCH = 64;
