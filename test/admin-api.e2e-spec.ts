@@ -223,6 +223,16 @@ describe('admin HTTP API', () => {
       const applied = await admin('POST', '/apply', acme.keys.admin, doc);
       expect([applied.status, applied.body.error.code]).toEqual([403, 'insufficient_scope']);
     });
+
+    it('sets the embeddings endpoint by apply only: PUT refuses it to the platform as well', async () => {
+      const before = await auditCount();
+      for (const embeddings of [{ baseUrl: 'https://embed.example/v1', model: 'm' }, null]) {
+        const put = await admin('PUT', '/organizations/acme', platformToken, { embeddings });
+        expect([put.status, put.body.error.code]).toEqual([400, 'invalid_request']);
+        expect(put.body.error.message).toContain('embeddings is set with apply');
+      }
+      expect(await auditCount()).toBe(before);
+    });
   });
 
   describe('as an organization admin key', () => {

@@ -1,15 +1,9 @@
 import OpenAI, { toFile } from 'openai';
 import { OrganizationsService } from '../src/organizations/organizations.service.js';
 import type { EmbeddingsSettings } from '../src/organizations/embeddings-settings.js';
+import { letterVector } from './support/embeddings-endpoint.js';
 import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
 import { json, startLocalServer, type LocalServer } from './support/tools-local-servers.js';
-
-/** A deterministic stand-in model: one dimension per letter class, counted. */
-function vectorOf(text: string, dimensions: number): number[] {
-  const vector = new Array<number>(dimensions).fill(0);
-  for (const word of text.toLowerCase().match(/[a-z]+/g) ?? []) vector[word.charCodeAt(0) % dimensions] += 1;
-  return vector;
-}
 
 describe("vector stores embedded by the organization's OpenAI-compatible endpoint", () => {
   let app: TestApp;
@@ -42,7 +36,7 @@ describe("vector stores embedded by the organization's OpenAI-compatible endpoin
         data: input.map((text, index) => ({
           object: 'embedding',
           index,
-          embedding: vectorOf(text, body.dimensions),
+          embedding: letterVector(text, body.dimensions),
         })),
         usage: { prompt_tokens: input.length * 3, total_tokens: input.length * 3 },
       });

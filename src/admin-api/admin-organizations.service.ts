@@ -51,6 +51,12 @@ export class AdminOrganizationsService {
       slug = own.slug;
       refusePlatformFields(platformFieldsIn(body as Record<string, unknown>), 'the body');
     }
+    if (body.embeddings !== undefined) {
+      throw new ApiError(
+        'invalid_request',
+        "embeddings is set with apply (POST /admin/v1/apply, or the CLI's apply -f), not with PUT",
+      );
+    }
     return this.scope.write(caller, async (manager) => {
       const before = await this.organizations.findBySlug(slug, manager);
       const beforeView = before ? organizationView(before) : undefined;

@@ -348,7 +348,8 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     description:
       'An admin key updates its own organization only (by slug or id) and may only rename it: another slug is 403, ' +
       'and so is any platform-only field (`rateLimitPerMinute`, `monthlyTokenBudget`, `secretEnvGrants`, ' +
-      '`ssrfAllowlist`), with a value or null. Slugs shaped like a UUID are refused.',
+      '`ssrfAllowlist`, `embeddings`), with a value or null. `embeddings` is set with apply only (400 here for ' +
+      'platform administrators). Slugs shaped like a UUID are refused.',
     parameters: [pathParam('org', 'The slug (or, to update, the id)')],
     requestBody: jsonBody(ref('AdminOrganizationInput')),
     responses: { '200': json(withAction('AdminOrganization'), 'The organization and what was done') },
@@ -546,7 +547,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     description:
       'The same document and report as the CLI (without `file`). An admin key may only name its own ' +
       'organization and may not state a platform-only field (`rateLimitPerMinute`, `monthlyTokenBudget`, ' +
-      '`secretEnvGrants`, `ssrfAllowlist`, even null: 403). `apiKeys` are refused here (issue keys with ' +
+      '`secretEnvGrants`, `ssrfAllowlist`, `embeddings`, even null: 403). `apiKeys` are refused here (issue keys with ' +
       '`POST /admin/v1/organizations/{org}/keys`).',
     parameters: [
       query('dry_run', 'Report what would change and change nothing', { type: 'boolean', default: false }),

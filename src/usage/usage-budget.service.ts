@@ -64,8 +64,13 @@ export class UsageBudgetService {
   /** After a turn's write: its tokens count against the budget here at once, and in the metrics. */
   recorded(spend: TurnSpend, now = new Date()): void {
     this.metrics.usageTokens(spend.organizationId, spend.assistantId, spend);
-    const entry = this.cache.get(spend.organizationId);
-    if (entry && entry.month === monthOf(now)) entry.sinceRead += spend.inputTokens + spend.outputTokens;
+    this.spent(spend.organizationId, spend.inputTokens + spend.outputTokens, now);
+  }
+
+  /** Tokens spent outside a turn (embeddings calls): they count against the budget here at once. */
+  spent(organizationId: string, tokens: number, now = new Date()): void {
+    const entry = this.cache.get(organizationId);
+    if (entry && entry.month === monthOf(now)) entry.sinceRead += tokens;
   }
 
   private entryFor(organizationId: string, now: Date): CachedBudget {

@@ -29,13 +29,18 @@ export interface UsageCounts {
 export interface UsageLine extends UsageCounts {
   period: string;
   organization_id?: string;
-  assistant_id?: string;
+  /** null for embeddings calls made outside a turn (ingestion, the Search API). */
+  assistant_id?: string | null;
   /** `generic` for the assistant's own (generic) agent. */
   specialist?: string;
-  key_id?: string;
+  /** null for embeddings calls made without an API key (ingestion, file_search in a turn). */
+  key_id?: string | null;
   /** null for turns without `x-user-id`. */
   user_id?: string | null;
-  /** The upstream model that answered (`offline` for the offline model); null: not recorded (usage before models were). */
+  /**
+   * The upstream model that answered (`offline` for the offline model), or `embeddings:<model>`
+   * for embeddings calls; null: not recorded (usage before models were).
+   */
   model?: string | null;
 }
 

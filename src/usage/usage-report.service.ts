@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { UsageQuery } from './dto/usage-query.dto.js';
 import { UsageFlusher } from './usage-flusher.service.js';
+import { NO_ID } from './embedding-usage.repository.js';
 import { USAGE_COUNT_NAMES, type UsageCounts, type UsageLine, type UsageList } from './usage-line.js';
 import { UsageRepository, type UsageDimension, type UsageSumRow } from './usage.repository.js';
 
@@ -78,14 +79,17 @@ function newLine(row: UsageSumRow, groupBy: UsageDimension[]): UsageLine {
   const line: UsageLine = { period: row.period, ...noCounts() };
   for (const dimension of groupBy) {
     const value = row.dimensions[dimension] ?? '';
+    // Embeddings calls made without an assistant or key (docs/usage.md "Embeddings") show none.
     const shown =
-      dimension === 'assistant'
-        ? `asst_${value}`
-        : dimension === 'specialist'
-          ? value || 'generic'
-          : dimension === 'user' || dimension === 'model'
-            ? value || null
-            : value;
+      (dimension === 'assistant' || dimension === 'key') && value === NO_ID
+        ? null
+        : dimension === 'assistant'
+          ? `asst_${value}`
+          : dimension === 'specialist'
+            ? value || 'generic'
+            : dimension === 'user' || dimension === 'model'
+              ? value || null
+              : value;
     Object.assign(line, { [OUTPUT_NAMES[dimension]]: shown });
   }
   return line;

@@ -92,10 +92,11 @@ export class VectorStoresController {
     has_more: false;
     next_page: null;
   }> {
-    const store = await this.stores.resolve(callerOf(principal, headers), id);
+    const caller = callerOf(principal, headers);
+    const store = await this.stores.resolve(caller, id);
     const body = bodyOf(raw, ['query', 'max_num_results', 'filters', 'ranking_options', 'rewrite_query']);
     const { searchQuery, results } = await this.searches.search(
-      principal.organizationId,
+      { ...caller, apiKeyId: principal.keyId },
       [store.id],
       parseSearchOptions(body),
     );

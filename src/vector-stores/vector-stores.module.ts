@@ -3,6 +3,7 @@ import { FilesModule } from '../files/files.module.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { TenantConfigModule } from '../tenant-config/tenant-config.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
+import { UsageBudgetsModule } from '../usage/usage-budgets.module.js';
 import { FileSearchTools } from './file-search/file-search.tool.js';
 import { EmbeddingsService } from './embeddings/embeddings.service.js';
 import { IngestionRepository } from './ingestion/ingestion.repository.js';
@@ -22,7 +23,7 @@ import { VectorStoresService } from './vector-stores.service.js';
  * tool uses VectorStoreSearchService.
  */
 @Module({
-  imports: [FilesModule, OrganizationsModule, TenantConfigModule, ToolsModule],
+  imports: [FilesModule, OrganizationsModule, TenantConfigModule, ToolsModule, UsageBudgetsModule],
   controllers: [VectorStoresController, VectorStoreFilesController],
   providers: [
     VectorStoresRepository,

@@ -191,6 +191,8 @@ describe('tenant configuration attacks', () => {
       monthlyTokenBudget: 10,
       secretEnvGrants: ['PLATFORM_SHARED_KEY'],
       ssrfAllowlist: ['127.0.0.1'],
+      // The platform pays for the calls and chooses their reach (docs/knowledge.md).
+      embeddings: { baseUrl: `${trap.origin}/v1`, model: 'm', apiKeyEnv: 'PLATFORM_SHARED_KEY' },
     };
     for (const [field, value] of Object.entries(values)) {
       for (const attempt of [value, null]) {
@@ -200,6 +202,7 @@ describe('tenant configuration attacks', () => {
         await expectRefused(() => admin('POST', '/apply', document), refused);
       }
     }
+    expect(trap.requests).toEqual([]);
   });
 
   it('redacts every secret a tool call sent from what the model reads and the transcript stores', async () => {

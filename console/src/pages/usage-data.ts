@@ -6,8 +6,11 @@ export type { UsageLine, UsageList };
 export const DIMENSIONS = ['organization', 'assistant', 'specialist', 'key', 'user', 'model'] as const;
 export const COUNTS = USAGE_COUNT_NAMES;
 
+/** What a line without a value of the dimension shows (embeddings calls have no assistant or key). */
+const ABSENT: Record<string, string> = { model: '(not recorded)', assistant: '(none)', key: '(none)' };
+
 export function dimensionValue(line: UsageLine, dimension: string): string {
-  return cell(line, dimension) ?? (dimension === 'model' ? '(not recorded)' : '(anonymous)');
+  return cell(line, dimension) ?? ABSENT[dimension] ?? '(anonymous)';
 }
 
 /** The field of a dimension in a line: `specialist` and `model` as named, else `<dimension>_id`. */

@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
 import {
+  Allow,
   ArrayMaxSize,
   IsArray,
   IsIn,
@@ -59,6 +60,16 @@ export class PutOrganizationDto {
   /** Non-public hosts the organization's configuration may reach; null: none. */
   @NullableNameList()
   ssrfAllowlist?: string[] | null;
+
+  /**
+   * The organization's embeddings endpoint: platform only, and set by `apply` only. Accepted
+   * here so that an organization's admin key stating it meets the platform-only refusal (403
+   * naming it) like every other platform field, not a shape error; the service refuses it to
+   * the platform too (400 naming `apply`).
+   */
+  @IsOptional()
+  @Allow()
+  embeddings?: unknown;
 }
 
 export class PutAssistantDto {

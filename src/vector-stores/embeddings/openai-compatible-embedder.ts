@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import OpenAI from 'openai';
 import type { EmbeddingsSettings } from '../../organizations/embeddings-settings.js';
 import type { FetchLike } from '../../tools/ssrf/guarded-fetch.js';
+import { countTokens } from './token-count.js';
 
 /** Texts per request when the setting names none. */
 const DEFAULT_BATCH = 64;
@@ -67,7 +68,11 @@ export async function embedRemotely(
         `The embeddings endpoint answered ${data.length} vectors for ${input.length} texts`,
       );
     for (const item of data) vectors.push(unit(item.embedding, settings.dimensions ?? vectors[0]?.length));
-    tokens += answer.usage?.prompt_tokens ?? answer.usage?.total_tokens ?? 0;
+    // The endpoint's count; an endpoint that answers none is counted as chunking counts tokens.
+    tokens +=
+      answer.usage?.prompt_tokens ??
+      answer.usage?.total_tokens ??
+      input.reduce((sum, text) => sum + countTokens(text), 0);
   }
   return { vectors, tokens };
 }

@@ -127,7 +127,11 @@ export class FileSearchTools {
         if (!query) return { ok: false, error: 'The "query" argument must be a non-empty string' };
         try {
           const { results, vectorStoreIds } = await this.search.search(
-            context.organizationId,
+            {
+              organizationId: context.organizationId,
+              assistantId: context.assistantId,
+              userId: context.userId,
+            },
             request.vectorStoreIds,
             { ...request.options, queries: [query] },
           );

@@ -1,4 +1,5 @@
-import { AUTO_CHUNKING, chunkText, countTokens } from './chunking.js';
+import { countTokens } from '../embeddings/token-count.js';
+import { AUTO_CHUNKING, chunkText } from './chunking.js';
 
 describe('chunkText', () => {
   const words = (count: number) => Array.from({ length: count }, (_, i) => `w${i}`).join(' ');

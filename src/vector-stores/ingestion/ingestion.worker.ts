@@ -101,8 +101,9 @@ export class IngestionWorker implements OnApplicationBootstrap, OnModuleDestroy 
       const vectors: Float32Array[] = [];
       for (let at = 0; at < texts.length; at += EMBEDDING_BATCH) {
         vectors.push(
+          // Ingestion has no request: its usage is the organization's (no assistant, key or user).
           ...(await this.embeddings.embed(
-            job.organizationId,
+            { organizationId: job.organizationId },
             job.embedder,
             texts.slice(at, at + EMBEDDING_BATCH),
           )),

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ApiError } from '../../common/errors/error-catalogue.js';
 import { toFileId } from '../../files/dto/files.dto.js';
 import { absent, isObject, refuse, toVectorStoreId } from '../dto/vector-store-params.js';
-import { EmbeddingError, EmbeddingsService } from '../embeddings/embeddings.service.js';
+import { EmbeddingError, EmbeddingsService, type EmbeddingCaller } from '../embeddings/embeddings.service.js';
 import { contentWords } from '../embeddings/local-embedder.js';
 import { isExpired } from '../vector-store-views.js';
 import { VectorStoresRepository } from '../vector-stores.repository.js';
@@ -122,12 +122,16 @@ export class VectorStoreSearchService {
     private readonly embeddings: EmbeddingsService,
   ) {}
 
-  /** The stores (bare ids) must be the organization's and not expired; else 404 / 400. */
+  /**
+   * The stores (bare ids) must be the organization's (`caller.organizationId`) and not expired;
+   * else 404 / 400. The query's embedding is recorded as the caller's usage.
+   */
   async search(
-    organizationId: string,
+    caller: EmbeddingCaller,
     storeIds: string[],
     options: SearchOptions,
   ): Promise<{ searchQuery: string[]; results: SearchResult[]; vectorStoreIds: string[] }> {
+    const { organizationId } = caller;
     const stores = await this.stores.findMany(organizationId, storeIds);
     if (stores.length !== new Set(storeIds).size)
       throw new ApiError('vector_store_not_found', 'No vector store with this id');
@@ -144,7 +148,7 @@ export class VectorStoreSearchService {
     for (const [embedder, ids] of byEmbedder) {
       let query: Float32Array;
       try {
-        [query] = await this.embeddings.embed(organizationId, embedder, [text]);
+        [query] = await this.embeddings.embed(caller, embedder, [text]);
       } catch (error) {
         // Stores whose embedder cannot answer (no longer the organization's, endpoint down) are
         // searched by their words only: never with another model's vectors.
