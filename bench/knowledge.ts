@@ -161,7 +161,7 @@ async function main(): Promise<void> {
       chunking_strategy: { type: 'static', static: { max_chunk_size_tokens: 200, chunk_overlap_tokens: 0 } },
     });
     // Polled once a second, and a failed poll is retried: on the embedded database a query
-    // concurrent with ingestion can fail or miss its row (docs/knowledge.md "Known limits").
+    // concurrent with ingestion can fail or miss its row (the first run of docs/benchmarks.md saw 26).
     let pollErrors = 0;
     for (;;) {
       await new Promise((done) => setTimeout(done, 1000));
@@ -210,7 +210,7 @@ async function main(): Promise<void> {
         const count = Math.min(500, size - total);
         const texts = Array.from({ length: count }, () => paragraph(next, n++));
         const embeddings = texts.map((text) => embedLocally(text));
-        // In a transaction: the embedded database keeps its statements together (Known limits).
+        // In a transaction: the embedded database keeps its statements together.
         await dataSource.transaction((manager) =>
           ingestion.insertChunks(
             manager,

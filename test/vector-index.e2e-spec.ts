@@ -64,7 +64,8 @@ describe('vector index (pgvector HNSW where available, exact scan otherwise)', (
     );
     available = row.available;
     // Retries: on the embedded database, requests concurrent with ingestion can fail with a 503
-    // (docs/knowledge.md "Known limits"); that is not what this suite is about.
+    // (seen before ingestion stopped opening a second connection inside its transaction); that is
+    // not what this suite is about.
     const client = new OpenAI({ apiKey: org.keys.user, baseURL: `${app.baseUrl}/v1` });
     const store = await client.vectorStores.create({ name: 'Notes' });
     storeId = store.id.replace(/^vs_/, '');
