@@ -4,6 +4,7 @@ import { AssistantEntity } from './assistants/entities/assistant.entity.js';
 import { UserClaimEntity } from './claims/entities/user-claim.entity.js';
 import { ConversationEntity } from './responses/entities/conversation.entity.js';
 import { MessageEntity } from './responses/entities/message.entity.js';
+import { ResponseEventBatchEntity } from './responses/entities/response-event-batch.entity.js';
 import { ResponseEventEntity } from './responses/entities/response-event.entity.js';
 import { ResponseEntity } from './responses/entities/response.entity.js';
 import { SpecialistEntity } from './specialists/entities/specialist.entity.js';
@@ -31,6 +32,7 @@ export const ENTITIES = [
   ConversationEntity,
   ResponseEntity,
   ResponseEventEntity,
+  ResponseEventBatchEntity,
   MessageEntity,
   UserClaimEntity,
   MemoryItemEntity,

@@ -118,7 +118,7 @@ onServer('a replica killed with kill -9 (child process, PostgreSQL)', () => {
       (
         await dataSource.query<{ n: number }[]>(
           // One row per flush: the events stored are the elements of its arrays.
-          'SELECT coalesce(sum(json_array_length(events)), 0)::int AS n FROM response_events WHERE response_id = $1',
+          'SELECT coalesce(sum(json_array_length(events)), 0)::int AS n FROM response_event_batches WHERE response_id = $1',
           [id.slice('resp_'.length)],
         )
       )[0].n;

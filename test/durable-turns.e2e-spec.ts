@@ -270,7 +270,7 @@ describe('durable turns: background responses, resumable streams, cancel, leases
       await a.dataSource.query(
         `SELECT first_sequence, last_sequence,
                 (SELECT array_agg((e->>'sequence_number')::int) FROM json_array_elements(events) e) AS sequences
-           FROM response_events WHERE response_id = $1 ORDER BY first_sequence`,
+           FROM response_event_batches WHERE response_id = $1 ORDER BY first_sequence`,
         [uuid],
       );
     expect(rows.length).toBeGreaterThan(0);
@@ -294,7 +294,10 @@ describe('durable turns: background responses, resumable streams, cancel, leases
     const remaining = async () =>
       Number(
         (
-          await a.dataSource.query('SELECT count(*) AS n FROM response_events WHERE response_id = $1', [uuid])
+          await a.dataSource.query(
+            'SELECT count(*) AS n FROM response_event_batches WHERE response_id = $1',
+            [uuid],
+          )
         )[0].n,
       );
     await ledger.deleteExpiredEvents(3_600_000);
@@ -304,6 +307,39 @@ describe('durable turns: background responses, resumable streams, cancel, leases
     ]);
     await ledger.deleteExpiredEvents(3_600_000);
     expect(await remaining()).toBe(0);
+  });
+
+  it('resumes from the per-event rows a replica of the previous release stored (a rolling upgrade)', async () => {
+    const finished = async (tenant: Tenant, input: string) => {
+      const created = await call(a.baseUrl, 'POST', '/v1/responses', {
+        key: tenant.key,
+        body: { model: tenant.assistantId, input, background: true },
+      });
+      expect(created.status).toBe(200);
+      const id = created.body.id as string;
+      await pollUntil(b, tenant.key, id, (body) => body.status === 'completed');
+      return id;
+    };
+    const replay = async (tenant: Tenant, id: string, after?: number) => {
+      const query = after === undefined ? '' : `&starting_after=${after}`;
+      const stream = openStream(b, tenant.key, `/v1/responses/${id}?stream=true${query}`);
+      return readStream(await stream.res, stream.controller);
+    };
+
+    // The previous release wrote one row per event (a rolling upgrade: it still runs beside this one).
+    const id = await finished(batched, 'legacy rows');
+    const uuid = id.replace(/^resp_/, '');
+    const blocks = eventBlocks(await replay(batched, id));
+    await a.dataSource.query(
+      `INSERT INTO response_events (response_id, sequence_number, event_type, data)
+       SELECT b.response_id, b.first_sequence + e.n::int - 1, e.value->>'type', e.value::text
+         FROM response_event_batches b CROSS JOIN LATERAL json_array_elements(b.events) WITH ORDINALITY AS e(value, n)
+        WHERE b.response_id = $1`,
+      [uuid],
+    );
+    await a.dataSource.query('DELETE FROM response_event_batches WHERE response_id = $1', [uuid]);
+    expect(eventBlocks(await replay(batched, id))).toEqual(blocks);
+    expect(eventBlocks(await replay(batched, id, 5))).toEqual(blocks.slice(6));
   });
 
   it('cancels a running background turn from the other replica: the upstream call is aborted', async () => {
@@ -323,7 +359,10 @@ describe('durable turns: background responses, resumable streams, cancel, leases
     const storedEvents = async () =>
       Number(
         (
-          await a.dataSource.query('SELECT count(*) AS n FROM response_events WHERE response_id = $1', [uuid])
+          await a.dataSource.query(
+            'SELECT count(*) AS n FROM response_event_batches WHERE response_id = $1',
+            [uuid],
+          )
         )[0].n,
       );
     while ((await storedEvents()) === 0) await sleep(20);

@@ -7,6 +7,7 @@ import {
 } from '@nestjs/common';
 import { describeUnexpected } from '../common/errors/all-exceptions.filter.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { SchemaReadiness } from '../database/schema-readiness.js';
 import { UsageRollups } from './usage-rollups.repository.js';
 
 /** Ids kept for the next flush at most; beyond (a long outage), the orphan pass adds the rest. */
@@ -28,25 +29,33 @@ export class UsageFlusher implements OnApplicationBootstrap, BeforeApplicationSh
   private running: Promise<void> = Promise.resolve();
   private flushTimer: NodeJS.Timeout | undefined;
   private orphanTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
   private readonly logger = new Logger('UsageFlusher');
   private readonly settings: AppConfig['usage'];
 
   constructor(
     private readonly rollups: UsageRollups,
+    private readonly readiness: SchemaReadiness,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.settings = config.usage;
   }
 
-  async onApplicationBootstrap(): Promise<void> {
-    // Before the replica serves: a restart counts what its predecessor left at once (if old enough).
-    await this.addOrphans();
-    this.flushTimer = setInterval(() => void this.flush(), this.settings.flushMs).unref();
-    const orphanEveryMs = Math.max(this.settings.flushMs, Math.floor(this.settings.orphanAfterMs / 2));
-    this.orphanTimer = setInterval(() => void this.addOrphans(), orphanEveryMs).unref();
+  onApplicationBootstrap(): void {
+    // Once the schema is migrated (docs/architecture.md, "Boot order"); a restart then counts what
+    // its predecessor left at once (if old enough), before its timers start.
+    void this.readiness.ready.then(async () => {
+      if (this.stopped) return;
+      await this.addOrphans();
+      if (this.stopped) return;
+      this.flushTimer = setInterval(() => void this.flush(), this.settings.flushMs).unref();
+      const orphanEveryMs = Math.max(this.settings.flushMs, Math.floor(this.settings.orphanAfterMs / 2));
+      this.orphanTimer = setInterval(() => void this.addOrphans(), orphanEveryMs).unref();
+    });
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.flushTimer);
     clearInterval(this.orphanTimer);
     await this.flush();

@@ -1,28 +1,31 @@
-import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { ResponseEntity } from './response.entity.js';
 
 /**
- * The stream events of a background turn written in one flush, kept so a stream can be resumed
- * on any replica: `events` is a JSON array of the events exactly as sent (a `json` column keeps
- * the text), numbered `first_sequence` to `last_sequence`, so a replay is byte-identical. One row
- * per flush (BACKGROUND_EVENT_FLUSH_MS), not per event. Deleted with its response, and
- * BACKGROUND_EVENTS_RETENTION_HOURS after the response's `completed_at`.
+ * One stream event of a background turn, as releases before `response_event_batches` stored them
+ * (one row per event). No longer written: still read, so a stream of a turn that a replica of the
+ * previous release ran resumes during a rolling upgrade, and expired like the batches. A later
+ * release drops it (docs/architecture.md, "Durable turns").
  */
 @Entity({ name: 'response_events' })
+@Index('IDX_response_events_created_at', ['createdAt'])
 export class ResponseEventEntity {
   @PrimaryColumn({ name: 'response_id', type: 'uuid' })
   responseId!: string;
 
-  @PrimaryColumn({ name: 'first_sequence', type: 'integer' })
-  firstSequence!: number;
+  @PrimaryColumn({ name: 'sequence_number', type: 'integer' })
+  sequenceNumber!: number;
 
   @ManyToOne(() => ResponseEntity, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'response_id' })
   response?: ResponseEntity;
 
-  @Column({ name: 'last_sequence', type: 'integer' })
-  lastSequence!: number;
+  @Column({ name: 'event_type', type: 'varchar', length: 96 })
+  eventType!: string;
 
-  @Column({ type: 'json' })
-  events!: unknown[];
+  @Column({ type: 'text' })
+  data!: string;
+
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  createdAt!: Date;
 }

@@ -159,7 +159,7 @@ export class TurnLedger {
     if (events.length === 0) return;
     try {
       await this.dataSource.query(
-        `INSERT INTO response_events (response_id, first_sequence, last_sequence, events)
+        `INSERT INTO response_event_batches (response_id, first_sequence, last_sequence, events)
          SELECT $1::uuid, $2::int, $3::int, $4::json
           WHERE EXISTS (SELECT 1 FROM responses WHERE id = $1 AND ${RUNNING})`,
         [
@@ -176,8 +176,10 @@ export class TurnLedger {
 
   /**
    * Events after `after`, in order, of a response of this organization and end user: the
-   * elements of the batches that reach past `after`, filtered by their own sequence number (a
-   * resume can start in the middle of a batch). Each element is the exact text stored.
+   * elements of the batches that reach past `after`, numbered from the batch's first sequence (a
+   * resume can start in the middle of a batch), and the per-event rows a replica of the previous
+   * release wrote. Each element is the exact text stored. Nothing inside an event is decoded in
+   * SQL: a model's text may hold what a JSON path cannot extract (a lone surrogate's escape).
    */
   async readEvents(
     organizationId: string,
@@ -186,33 +188,47 @@ export class TurnLedger {
     after: number,
     limit: number,
   ): Promise<StoredEvent[]> {
-    const rows: { sequence_number: number; event_type: string; data: string }[] = await this.dataSource.query(
-      `SELECT e.sequence_number, e.value->>'type' AS event_type, e.value::text AS data
-         FROM response_events b JOIN responses r ON r.id = b.response_id
+    const rows: { sequence_number: number; data: string }[] = await this.dataSource.query(
+      `SELECT e.sequence_number, e.data
+         FROM responses r
         CROSS JOIN LATERAL (
-          SELECT value, (value->>'sequence_number')::int AS sequence_number FROM json_array_elements(b.events)
+          SELECT b.first_sequence + e.ordinality::int - 1 AS sequence_number, e.value::text AS data
+            FROM response_event_batches b
+           CROSS JOIN LATERAL json_array_elements(b.events) WITH ORDINALITY AS e(value, ordinality)
+           WHERE b.response_id = r.id AND b.last_sequence > $3
+          UNION ALL
+          SELECT o.sequence_number, o.data FROM response_events o
+           WHERE o.response_id = r.id AND o.sequence_number > $3
         ) e
-        WHERE b.response_id = $1 AND r.organization_id = $2 AND r.user_id IS NOT DISTINCT FROM $5::varchar
-          AND b.last_sequence > $3 AND e.sequence_number > $3
+        WHERE r.id = $1 AND r.organization_id = $2 AND r.user_id IS NOT DISTINCT FROM $5::varchar
+          AND e.sequence_number > $3
         ORDER BY e.sequence_number
         LIMIT $4`,
       [responseId, organizationId, after, limit, userId],
     );
-    return rows.map((row) => ({ sequenceNumber: row.sequence_number, type: row.event_type, data: row.data }));
+    return rows.map((row) => ({
+      sequenceNumber: row.sequence_number,
+      type: (JSON.parse(row.data) as { type: string }).type,
+      data: row.data,
+    }));
   }
 
   /**
-   * Deletes the events of turns that ended more than `retentionMs` ago; returns how many batches.
-   * Every ended turn has a `completed_at` (the final write, a cancel, the sweep); a running one has
+   * Deletes the events of turns that ended more than `retentionMs` ago, batches and the previous
+   * release's per-event rows; returns how many rows. Every ended turn has a `completed_at` (the final write, a cancel, the sweep); a running one has
    * none, so its events stay.
    */
   async deleteExpiredEvents(retentionMs: number): Promise<number> {
     const [row] = await this.dataSource.query<{ count: number }[]>(
-      `WITH deleted AS (
-         DELETE FROM response_events e USING responses r
-          WHERE r.id = e.response_id AND r.completed_at < now() - $1::bigint * interval '1 millisecond'
+      `WITH batches AS (
+         DELETE FROM response_event_batches b USING responses r
+          WHERE r.id = b.response_id AND r.completed_at < now() - $1::bigint * interval '1 millisecond'
          RETURNING 1
-       ) SELECT count(*)::integer AS count FROM deleted`,
+       ), legacy AS (
+         DELETE FROM response_events o USING responses r
+          WHERE r.id = o.response_id AND r.completed_at < now() - $1::bigint * interval '1 millisecond'
+         RETURNING 1
+       ) SELECT ((SELECT count(*) FROM batches) + (SELECT count(*) FROM legacy))::integer AS count`,
       [retentionMs],
     );
     return row.count;
