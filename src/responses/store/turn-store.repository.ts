@@ -360,17 +360,21 @@ export class TurnStore {
       'DELETE FROM conversations WHERE organization_id = $1 AND user_id = $2',
     );
     // The organization's usage keeps its totals: the user's rows are folded into the anonymous ones,
-    // and so is their usage not yet flushed (a flush after this adds it as anonymous).
-    await manager.query(`UPDATE usage_pending SET user_id = '' WHERE organization_id = $1 AND user_id = $2`, [
-      organizationId,
-      userId,
-    ]);
+    // and so is their usage not yet flushed (a flush after this adds it as anonymous). The flush
+    // (UsageRollups) locks the same rows: both take usage_pending, then usage_daily, then
+    // usage_hourly, each in key order, whatever the plan's scan order, or they could deadlock.
+    await manager.query(
+      `UPDATE usage_pending SET user_id = '' WHERE response_id IN (
+         SELECT response_id FROM usage_pending WHERE organization_id = $1 AND user_id = $2
+          ORDER BY response_id FOR UPDATE)`,
+      [organizationId, userId],
+    );
     await manager.query(
       `WITH moved AS (DELETE FROM usage_daily WHERE organization_id = $1 AND user_id = $2 RETURNING *)
        INSERT INTO usage_daily AS d (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency,
                                      ${USAGE_COUNTS})
        SELECT organization_id, day, assistant_id, specialist, api_key_id, '', currency, ${USAGE_COUNTS}
-         FROM moved
+         FROM moved ORDER BY organization_id, day, assistant_id, specialist, api_key_id, currency
        ${ADD_TO_USAGE_ROW}`,
       [organizationId, userId],
     );
@@ -379,7 +383,7 @@ export class TurnStore {
        INSERT INTO usage_hourly AS d (organization_id, hour, assistant_id, specialist, api_key_id, user_id, model,
                                       currency, ${USAGE_COUNTS})
        SELECT organization_id, hour, assistant_id, specialist, api_key_id, '', model, currency, ${USAGE_COUNTS}
-         FROM moved
+         FROM moved ORDER BY organization_id, hour, assistant_id, specialist, api_key_id, model, currency
        ${ADD_TO_HOURLY_ROW}`,
       [organizationId, userId],
     );
