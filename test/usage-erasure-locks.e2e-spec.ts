@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import type { DataSource, QueryRunner } from 'typeorm';
 import { TransactionalConnection } from '../src/database/transactional-connection.js';
 import { OrganizationEntity } from '../src/organizations/entities/organization.entity.js';
@@ -7,6 +8,7 @@ import { UsageRollups } from '../src/usage/usage-rollups.repository.js';
 import { call } from './support/http.js';
 import { openTestDataSource, type TestDataSource } from './support/test-data-source.js';
 import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
+import { createTestDatabase } from './support/test-database.js';
 
 const serverUrl = process.env.DATABASE_URL;
 
@@ -127,6 +129,31 @@ const serverUrl = process.env.DATABASE_URL;
       });
     }
 
+    /**
+     * While another transaction holds one row (`hold`), the erasure of alice starts and waits
+     * for it, then the flush of `turns` starts and waits too; then the row is let go. Both finish.
+     */
+    async function meet(org: string, hold: [string, unknown[]], turns: string[]): Promise<void> {
+      const holder: QueryRunner = dataSource.createQueryRunner();
+      await holder.connect();
+      await holder.startTransaction();
+      let erasure: Promise<unknown> | undefined;
+      let flush: Promise<number> | undefined;
+      try {
+        await holder.query(...hold);
+        erasure = erase(org);
+        await untilWaiting(1);
+        flush = rollups.flush(turns);
+        await untilWaiting(2);
+      } finally {
+        await holder.commitTransaction();
+        await holder.release();
+      }
+      const [erased, flushed] = await Promise.allSettled([erasure, flush]);
+      expect(erased.status).toBe('fulfilled');
+      expect(flushed).toEqual({ status: 'fulfilled', value: turns.length });
+    }
+
     it.each(['usage_daily', 'usage_hourly'] as const)(
       'an erasure and a flush that meet on %s rows both finish, and every turn is counted once',
       async (table) => {
@@ -139,29 +166,16 @@ const serverUrl = process.env.DATABASE_URL;
         const turns = [await pending(org, days[0]), await pending(org, days[1])];
 
         const column = table === 'usage_daily' ? 'day' : `(hour AT TIME ZONE 'UTC')::date`;
-        const holder: QueryRunner = dataSource.createQueryRunner();
-        await holder.connect();
-        await holder.startTransaction();
-        let erasure: Promise<unknown> | undefined;
-        let flush: Promise<number> | undefined;
-        try {
-          // The anonymous row of the later day is held: the erasure waits for it first…
-          await holder.query(
+        // The anonymous row of the later day is held: the erasure waits for it first, then the
+        // flush of both days' anonymous turns comes.
+        await meet(
+          org,
+          [
             `SELECT 1 FROM ${table} WHERE organization_id = $1 AND user_id = '' AND ${column} = $2 FOR UPDATE`,
             [org, days[1]],
-          );
-          erasure = erase(org);
-          await untilWaiting(1);
-          // …then the flush of both days' anonymous turns comes.
-          flush = rollups.flush(turns);
-          await untilWaiting(2);
-        } finally {
-          await holder.commitTransaction();
-          await holder.release();
-        }
-        const [erased, flushed] = await Promise.allSettled([erasure, flush]);
-        expect(erased.status).toBe('fulfilled');
-        expect(flushed).toEqual({ status: 'fulfilled', value: 2 });
+          ],
+          turns,
+        );
 
         // Each anonymous row: its own turn, alice's folded in, the flushed one.
         const rows = await dataSource.query<{ day: string; user_id: string; turns: number; input: number }[]>(
@@ -194,24 +208,7 @@ const serverUrl = process.env.DATABASE_URL;
       await dataSource.query('ANALYZE usage_pending');
       await pending(org, days[0], 'alice', high);
       await pending(org, days[0], 'alice', low);
-      const holder: QueryRunner = dataSource.createQueryRunner();
-      await holder.connect();
-      await holder.startTransaction();
-      let erasure: Promise<unknown> | undefined;
-      let flush: Promise<number> | undefined;
-      try {
-        await holder.query('SELECT 1 FROM usage_pending WHERE response_id = $1 FOR UPDATE', [high]);
-        erasure = erase(org);
-        await untilWaiting(1);
-        flush = rollups.flush([low, high]);
-        await untilWaiting(2);
-      } finally {
-        await holder.commitTransaction();
-        await holder.release();
-      }
-      const [erased, flushed] = await Promise.allSettled([erasure, flush]);
-      expect(erased.status).toBe('fulfilled');
-      expect(flushed).toEqual({ status: 'fulfilled', value: 2 });
+      await meet(org, ['SELECT 1 FROM usage_pending WHERE response_id = $1 FOR UPDATE', [high]], [low, high]);
       const rows = await dataSource.query<{ user_id: string; turns: number }[]>(
         'SELECT user_id, turns::int AS turns FROM usage_daily WHERE organization_id = $1',
         [org],
@@ -226,7 +223,15 @@ const serverUrl = process.env.DATABASE_URL;
   let org: SeededOrganization;
 
   beforeAll(async () => {
-    app = await startTestApp();
+    // The service's connections check for a deadlock 3 s into a wait (the server's default is
+    // 1 s): time enough for the test's transaction to close the cycle, even on a loaded machine.
+    const database = await createTestDatabase();
+    const name = new URL(database.url as string).pathname.slice(1);
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    await admin.query(`ALTER DATABASE ${name} SET deadlock_timeout = '3s'`);
+    await admin.end();
+    app = await startTestApp({}, { reuse: database });
     org = await app.seedOrganization('deadlock');
   });
   afterAll(() => app?.close());
@@ -252,6 +257,8 @@ const serverUrl = process.env.DATABASE_URL;
     await other.connect();
     await other.startTransaction();
     try {
+      // This transaction never looks for the deadlock itself: the erasure, waiting first, does.
+      await other.query(`SET LOCAL deadlock_timeout = '60s'`);
       await other.query(`SELECT 1 FROM usage_daily WHERE organization_id = $1 AND user_id = '' FOR UPDATE`, [
         org.id,
       ]);
@@ -267,8 +274,8 @@ const serverUrl = process.env.DATABASE_URL;
         if (Date.now() > deadline) throw new Error('the erasure never waited');
         await new Promise((done) => setTimeout(done, 10));
       }
-      // …and then wants alice's pending turn, which the waiting erasure holds: a deadlock, and
-      // the erasure, waiting longest, is the one PostgreSQL rolls back.
+      // …and then wants alice's pending turn, which the waiting erasure holds: a deadlock, which
+      // the erasure finds, and is rolled back for.
       await other.query(`UPDATE usage_pending SET specialist = '' WHERE response_id = $1`, [pendingId]);
       const reply = await erasure;
       expect(reply.status).toBe(503);
