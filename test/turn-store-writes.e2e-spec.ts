@@ -239,4 +239,36 @@ describe('turn store writes: start and end of a turn (SQL)', () => {
     expect(await store.loadThread(orgB, asstA, 'u1', second.responseId)).toBeNull();
     expect(await conversations.loadThread(orgB, 'u1', first.conversationId)).toBeNull();
   });
+
+  it('a whole-turn insert replayed after its commit (a lost reply) is the write done: one row, one usage', async () => {
+    const begun = start({ background: false });
+    const whole = end(begun, {
+      messages: [...begun.messages, ...end(begun).messages],
+      newConversation: true,
+    });
+    await store.insertTurn(whole);
+    // The same statement again, as a retry after a lost reply sends it: 23505, yet its row is there.
+    await expect(store.insertTurn(whole)).resolves.toBeUndefined();
+    const counts = await dataSource.query<{ responses: number; messages: number; pending: number }[]>(
+      `SELECT (SELECT count(*)::int FROM responses WHERE id = $1) AS responses,
+              (SELECT count(*)::int FROM messages WHERE response_id = $1) AS messages,
+              (SELECT count(*)::int FROM usage_pending WHERE response_id = $1) AS pending`,
+      [begun.responseId],
+    );
+    expect(counts).toEqual([{ responses: 1, messages: 2, pending: 1 }]);
+    expect(await responseRow(begun.responseId)).toMatchObject({ organization_id: orgA, status: 'completed' });
+  });
+
+  it("a replayed insert is not taken for another tenant's or another outcome's write", async () => {
+    const begun = start({ background: false });
+    const whole = end(begun, { messages: [], newConversation: true });
+    await store.insertTurn(whole);
+    // The same id as organization B's: its row is not B's, so the conflict stands.
+    await expect(
+      store.insertTurn({ ...whole, organizationId: orgB, assistantId: asstB, conversationId: randomUUID() }),
+    ).rejects.toThrow();
+    // The same turn stored as failed (a failure path's write): the stored row is the completed one.
+    await expect(store.insertTurn({ ...whole, status: 'failed' })).rejects.toThrow();
+    expect(await responseRow(begun.responseId)).toMatchObject({ organization_id: orgA, status: 'completed' });
+  });
 });

@@ -10,6 +10,7 @@ import { upstreamBody, upstreamFetch } from './upstream-fetch.js';
 import { UpstreamDeadlines, type UpstreamDeadlineLimits } from './upstream-deadlines.js';
 import { classifyUpstreamFailure, StreamEndedEarlyError } from './upstream-failure.js';
 import { pause, RetryableUpstreamError, RetryPolicy } from './upstream-retry.js';
+import { WellFormedDeltas } from './well-formed-text.js';
 import type { LlmProvider, ModelEvent, ModelRequest, TokenLogprob, UpstreamAccess } from './llm.types.js';
 
 export interface OpenAiCompatibleOptions {
@@ -85,12 +86,13 @@ export class OpenAiCompatibleProvider implements LlmProvider {
       const body = upstreamBody(response);
       if (!body) throw new StreamEndedEarlyError(0);
       let usage = false;
+      const text = new WellFormedDeltas();
       for await (const chunks of readChatCompletionChunks(body, stream, limits.stallMs)) {
         const events: ModelEvent[] = [];
         for (const chunk of chunks) {
           if (chunk.choices?.[0]?.finish_reason) finished = true;
           if (chunk.usage) usage = true;
-          translate(chunk, events);
+          translate(chunk, text, events);
         }
         deadlines.progressed(events.length > 0);
         if (events.length > 0) {
@@ -198,22 +200,26 @@ export class OpenAiCompatibleProvider implements LlmProvider {
 /** Servers that stream reasoning put it beside `content`: `reasoning_content` (vLLM, DeepSeek) or `reasoning` (Ollama, OpenRouter). */
 type ReasoningDelta = { reasoning_content?: string | null; reasoning?: string | null };
 
-/** Appends the events one chunk carries to `events`. */
-function translate(chunk: ChatCompletionChunk, events: ModelEvent[]): void {
+/** Appends the events one chunk carries to `events`, their text made well-formed by `text`. */
+function translate(chunk: ChatCompletionChunk, text: WellFormedDeltas, events: ModelEvent[]): void {
+  const push = (event: ModelEvent) => {
+    const relayed = text.take(event);
+    if (relayed) events.push(relayed);
+  };
   const choice = chunk.choices?.[0];
   const delta = choice?.delta as (NonNullable<typeof choice>['delta'] & ReasoningDelta) | undefined;
   const reasoning = delta?.reasoning_content || delta?.reasoning;
-  if (reasoning) events.push({ type: 'reasoning', delta: reasoning });
+  if (reasoning) push({ type: 'reasoning', delta: reasoning });
   if (delta?.content) {
     const logprobs = choice?.logprobs?.content;
-    events.push(
+    push(
       logprobs
         ? { type: 'text', delta: delta.content, logprobs: logprobs.map(toLogprob) }
         : { type: 'text', delta: delta.content },
     );
   }
   for (const call of delta?.tool_calls ?? []) {
-    events.push({
+    push({
       type: 'tool_call',
       index: call.index,
       id: call.id ?? undefined,
@@ -221,6 +227,8 @@ function translate(chunk: ChatCompletionChunk, events: ModelEvent[]): void {
       argumentsDelta: call.function?.arguments ?? undefined,
     });
   }
+  // The answer is over: a surrogate still waiting for its other half never gets it.
+  if (choice?.finish_reason) events.push(...text.flush());
   if (choice?.finish_reason === 'length') events.push({ type: 'stopped_short', reason: 'max_output_tokens' });
   // Azure OpenAI's (and OpenAI's) content filter ends the answer as the model's own decision:
   // incomplete, like S13's refusal never retried nor failed over.

@@ -83,7 +83,7 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   identity_provider_unavailable:
     "MCP gateway: the identity provider's keys could not be fetched; see `Retry-After`",
   service_unavailable:
-    'The database is unreachable or cannot serve (an outage, a failover); see `Retry-After`',
+    'The database is unreachable or cannot serve (an outage, a failover), or rolled the request back in a conflict with a concurrent one (a deadlock); see `Retry-After`',
 };
 
 export interface ErrorCatalogueRow {

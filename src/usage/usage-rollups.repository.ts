@@ -3,9 +3,16 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { flushPendingSql } from './usage-rollup-sql.js';
 
-/** This replica's turns: the pending rows it wrote, by response id. */
+/**
+ * This replica's turns: the pending rows it wrote, by response id, locked in id order whatever
+ * the plan (an index walk or a bitmap's heap order), as the erasure of a user locks them
+ * (TurnStore.eraseUserHistory): two orders could deadlock.
+ */
 const FLUSH_LOCAL = flushPendingSql(
-  'DELETE FROM usage_pending WHERE response_id = ANY($1::uuid[]) RETURNING *',
+  `DELETE FROM usage_pending WHERE response_id IN (
+       SELECT response_id FROM usage_pending WHERE response_id = ANY($1::uuid[])
+        ORDER BY response_id FOR UPDATE)
+     RETURNING *`,
 );
 
 /**

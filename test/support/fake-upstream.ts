@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 export interface UpstreamScript {
   /** Reply text, streamed word by word. */
   text?: string;
+  /** Reply text streamed in exactly these chunks instead (e.g. a surrogate pair cut in two). */
+  textChunks?: string[];
   toolCalls?: { id: string; name: string; arguments: string }[];
   /** Answer with this HTTP status and an OpenAI-style error body instead. */
   status?: number;
@@ -188,11 +190,13 @@ export class FakeUpstream {
       );
       return;
     }
-    const words = wordsOf(
-      prefill !== undefined && script.prefill === 'continue' && script.text?.startsWith(prefill)
-        ? script.text.slice(prefill.length)
-        : script.text,
-    );
+    const words =
+      script.textChunks ??
+      wordsOf(
+        prefill !== undefined && script.prefill === 'continue' && script.text?.startsWith(prefill)
+          ? script.text.slice(prefill.length)
+          : script.text,
+      );
     const id = `chatcmpl-${this.requests.length}`;
     if (!body.stream) {
       finished = true;

@@ -8,13 +8,24 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
  * - `reset()`: open connections are reset now, new ones as soon as they send (resets mid-query);
  * - `stall()`: nothing is forwarded either way; connections stay open (a partition);
  * - `slow(ms)`: every chunk is forwarded `ms` later, in order;
+ * - `loseReplyTo(marker)`: the next request whose bytes hold `marker` reaches the server, but its
+ *   reply is swallowed up to the server's ReadyForQuery (the statement committed) and the
+ *   connection is then reset: a commit whose answer was lost;
  * - `normal()`: back to plain forwarding, on the same port; stalled bytes flow again.
  */
+/** PostgreSQL's ReadyForQuery message: 'Z', length 5 (its status byte follows). */
+const READY_FOR_QUERY = Buffer.from([0x5a, 0, 0, 0, 5]);
+
 export class FaultProxy {
   private server: Server | undefined;
   private mode: 'normal' | 'refuse' | 'reset' | 'stall' | 'slow' = 'normal';
   private delayMs = 0;
   private readonly pairs = new Set<{ client: Socket; upstream: Socket }>();
+  /** The marker armed by `loseReplyTo`, and the connection whose reply is being swallowed. */
+  private loseMarker: Buffer | undefined;
+  private losing: { client: Socket; upstream: Socket } | undefined;
+  /** How many replies `loseReplyTo` swallowed. */
+  lostReplies = 0;
   port = 0;
 
   constructor(
@@ -67,6 +78,10 @@ export class FaultProxy {
     }
   }
 
+  loseReplyTo(marker: string): void {
+    this.loseMarker = Buffer.from(marker);
+  }
+
   slow(delayMs: number): void {
     this.mode = 'slow';
     this.delayMs = delayMs;
@@ -111,6 +126,18 @@ export class FaultProxy {
     from.on('data', (chunk: Buffer) => {
       if (this.mode === 'reset') {
         this.resetPair(pair);
+        return;
+      }
+      if (this.loseMarker && from === pair.client && chunk.includes(this.loseMarker)) {
+        this.loseMarker = undefined;
+        this.losing = pair;
+      } else if (this.losing === pair && from === pair.upstream) {
+        // The server's answer is dropped; once it said ReadyForQuery, the statement is committed.
+        if (chunk.includes(READY_FOR_QUERY)) {
+          this.losing = undefined;
+          this.lostReplies += 1;
+          this.resetPair(pair);
+        }
         return;
       }
       const delay = this.mode === 'slow' ? this.delayMs : 0;

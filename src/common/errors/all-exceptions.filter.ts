@@ -1,6 +1,12 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Response } from 'express';
-import { databaseOutage, databaseUnavailableError, isDatabaseUnavailable } from './database-outage.js';
+import {
+  databaseOutage,
+  databaseUnavailableError,
+  isDatabaseUnavailable,
+  isTransactionConflict,
+  transactionConflictError,
+} from './database-outage.js';
 import { ApiError, ErrorCode } from './error-catalogue.js';
 
 /** Status codes Nest or Express may raise on their own, mapped onto the catalogue. */
@@ -51,6 +57,8 @@ export function toApiError(exception: unknown): ApiError | undefined {
       'Retry-After': '1',
     });
   }
+  // A deadlock's victim or a serialization failure: rolled back whole, worth retrying, never a 500.
+  if (isTransactionConflict(exception)) return transactionConflictError();
   if (isDatabaseUnavailable(exception)) {
     // Logged once per outage by the tracker, not once per request.
     databaseOutage.failed(exception);

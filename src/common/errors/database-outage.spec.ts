@@ -43,6 +43,21 @@ describe('isDatabaseUnavailable', () => {
   });
 });
 
+describe('a transaction rolled back in a conflict', () => {
+  it.each([
+    ['a deadlock victim', '40P01'],
+    ['a serialization failure', '40001'],
+  ])('%s is 503 service_unavailable with Retry-After, and no outage', (_name, code) => {
+    const failure = queryFailed(withCode('deadlock detected', code));
+    expect(isDatabaseUnavailable(failure)).toBe(false);
+    const error = toApiError(failure);
+    expect(error?.status).toBe(503);
+    expect(error?.toBody().error.code).toBe('service_unavailable');
+    expect(error?.toBody().error.message).not.toContain('deadlock');
+    expect(error?.headers['Retry-After']).toBe('1');
+  });
+});
+
 describe('DatabaseOutage', () => {
   it('logs the first failure and the recovery, not every failure', () => {
     const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);

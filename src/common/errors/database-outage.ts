@@ -45,6 +45,27 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(cause.message));
 }
 
+/**
+ * SQLSTATEs of a transaction the database rolled back because of a concurrent one: a deadlock's
+ * victim (40P01) or a serialization failure (40001). Nothing of it was written; the same request
+ * again will most likely pass. Not an outage: the database serves.
+ */
+const CONFLICT_SQLSTATE = new Set(['40P01', '40001']);
+
+export function isTransactionConflict(error: unknown): boolean {
+  const code = driverCause(error)?.code;
+  return typeof code === 'string' && CONFLICT_SQLSTATE.has(code) && !isHttpError(error);
+}
+
+/** 503 with Retry-After: the request was rolled back in a conflict with a concurrent one. */
+export function transactionConflictError(): ApiError {
+  return new ApiError(
+    'service_unavailable',
+    'The database rolled this request back in a conflict with a concurrent one; retry it',
+    { 'Retry-After': '1' },
+  );
+}
+
 /** 503 with the catalogue's Retry-After. */
 export function databaseUnavailableError(): ApiError {
   return new ApiError('service_unavailable', 'The database is unavailable; retry shortly');

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, QueryFailedError } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { preparedQuery } from '../../database/prepared-query.js';
+import { isUniqueViolation } from '../../database/sql-errors.js';
 import {
   conversationCte,
   insertMessages,
@@ -233,12 +234,4 @@ export class TurnLedger {
     );
     return row.count;
   }
-}
-
-/** Whether the database refused a row for a key it already holds. */
-function isUniqueViolation(error: unknown): boolean {
-  return (
-    error instanceof QueryFailedError &&
-    (error.driverError as { code?: unknown } | undefined)?.code === '23505'
-  );
 }

@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { inSpan } from '../../common/tracing/tracing.js';
+import { isDatabaseUnavailable } from '../../common/errors/database-outage.js';
 import { preparedQuery } from '../../database/prepared-query.js';
+import { isUniqueViolation } from '../../database/sql-errors.js';
 import { ADD_TO_HOURLY_ROW, ADD_TO_USAGE_ROW, USAGE_COUNTS } from '../../usage/usage-rollup-sql.js';
 import {
   conversationCte,
@@ -247,7 +249,27 @@ export class TurnStore {
    */
   insertTurn(turn: TurnRecord): Promise<void> {
     const statement = turn.newConversation ? INSERT_TURN_NEW : INSERT_TURN;
-    return inSpan('save turn', SAVE_TURN_SPAN, () => this.writeTurn(statement, turn));
+    return inSpan('save turn', SAVE_TURN_SPAN, async () => {
+      try {
+        await this.writeTurn(statement, turn);
+      } catch (error) {
+        // Plain INSERTs are not idempotent: a connection lost after the commit but before its
+        // reply leaves the outcome unknown, and the same insert replayed fails on its own keys
+        // (23505). The response id is the turn's own and fresh, and the statement all or nothing:
+        // its row, of this tenant and with this status, means this very write is stored.
+        if (!isDatabaseUnavailable(error) && !isUniqueViolation(error)) throw error;
+        if (!(await this.holdsTurn(turn).catch(() => false))) throw error;
+      }
+    });
+  }
+
+  /** Whether the turn's row is stored, under its id, its organization and its final status. */
+  private async holdsTurn(turn: TurnRecord): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(
+      'SELECT 1 FROM responses WHERE id = $1 AND organization_id = $2 AND status = $3',
+      [turn.responseId, turn.organizationId, turn.status],
+    );
+    return rows.length > 0;
   }
 
   private async writeTurn(statement: typeof SAVE_TURN, turn: TurnRecord): Promise<void> {
@@ -338,17 +360,21 @@ export class TurnStore {
       'DELETE FROM conversations WHERE organization_id = $1 AND user_id = $2',
     );
     // The organization's usage keeps its totals: the user's rows are folded into the anonymous ones,
-    // and so is their usage not yet flushed (a flush after this adds it as anonymous).
-    await manager.query(`UPDATE usage_pending SET user_id = '' WHERE organization_id = $1 AND user_id = $2`, [
-      organizationId,
-      userId,
-    ]);
+    // and so is their usage not yet flushed (a flush after this adds it as anonymous). The flush
+    // (UsageRollups) locks the same rows: both take usage_pending, then usage_daily, then
+    // usage_hourly, each in key order, whatever the plan's scan order, or they could deadlock.
+    await manager.query(
+      `UPDATE usage_pending SET user_id = '' WHERE response_id IN (
+         SELECT response_id FROM usage_pending WHERE organization_id = $1 AND user_id = $2
+          ORDER BY response_id FOR UPDATE)`,
+      [organizationId, userId],
+    );
     await manager.query(
       `WITH moved AS (DELETE FROM usage_daily WHERE organization_id = $1 AND user_id = $2 RETURNING *)
        INSERT INTO usage_daily AS d (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency,
                                      ${USAGE_COUNTS})
        SELECT organization_id, day, assistant_id, specialist, api_key_id, '', currency, ${USAGE_COUNTS}
-         FROM moved
+         FROM moved ORDER BY organization_id, day, assistant_id, specialist, api_key_id, currency
        ${ADD_TO_USAGE_ROW}`,
       [organizationId, userId],
     );
@@ -357,7 +383,7 @@ export class TurnStore {
        INSERT INTO usage_hourly AS d (organization_id, hour, assistant_id, specialist, api_key_id, user_id, model,
                                       currency, ${USAGE_COUNTS})
        SELECT organization_id, hour, assistant_id, specialist, api_key_id, '', model, currency, ${USAGE_COUNTS}
-         FROM moved
+         FROM moved ORDER BY organization_id, hour, assistant_id, specialist, api_key_id, model, currency
        ${ADD_TO_HOURLY_ROW}`,
       [organizationId, userId],
     );
