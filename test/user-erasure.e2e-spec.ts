@@ -16,6 +16,16 @@ const TABLES = [
   'files',
 ];
 
+/** The audit trail's rows of the erasures of one user id of one organization, oldest first. */
+async function erasureAudits(app: TestApp, organizationId: string, userId: string): Promise<unknown[]> {
+  const digest = `sha256:${createHash('sha256').update(`${organizationId}:${userId}`).digest('hex')}`;
+  return app.dataSource.query(
+    `SELECT actor_type, actor_id, action, resource_type, resource_id, organization_id, after
+       FROM audit_log WHERE resource_type = 'user' AND resource_id = $1 ORDER BY created_at`,
+    [digest],
+  );
+}
+
 describe('admin users erase', () => {
   let app: TestApp;
   let orgA: SeededOrganization;
@@ -180,6 +190,22 @@ describe('admin users erase', () => {
       },
     });
 
+    // One audit row, as the admin API writes, the caller the operating-system user; the
+    // append-only trail names the user by a digest only.
+    const audits = await erasureAudits(app, orgA.id, 'erin');
+    expect(audits).toEqual([
+      {
+        actor_type: 'cli',
+        actor_id: expect.any(String),
+        action: 'erased',
+        resource_type: 'user',
+        resource_id: `sha256:${createHash('sha256').update(`${orgA.id}:erin`).digest('hex')}`,
+        organization_id: orgA.id,
+        after: { deleted: JSON.parse(run.stdout).deleted },
+      },
+    ]);
+    expect(JSON.stringify(audits)).not.toContain('"erin"');
+
     // Exactly erin's rows of organization A are gone; every other row is still there.
     const after = await snapshot();
     for (const table of TABLES) {
@@ -252,6 +278,8 @@ describe('admin users erase', () => {
       expect(run.stdout).toBe('');
       expect(run.stderr).toMatch(/^error: /);
       expect(await snapshot()).toEqual(before);
+      // Its audit row was in its transaction: gone with it.
+      expect(await erasureAudits(app, orgA.id, 'frida')).toEqual([]);
     } finally {
       await app.dataSource.query('DROP TRIGGER refuse_delete ON memory_opt_outs');
       await app.dataSource.query('DROP FUNCTION refuse_delete()');
@@ -261,6 +289,7 @@ describe('admin users erase', () => {
     expect(run.stdout).toBe(
       'Erased user "frida" in erase-a: 2 conversations, 5 responses, 10 messages, 2 claims, 1 memory item, 2 memory opt-outs, 1 file.\n',
     );
+    expect(await erasureAudits(app, orgA.id, 'frida')).toHaveLength(1);
   });
 
   it("erases over the admin API, scoped to the caller's organization and audited with the change", async () => {
@@ -307,10 +336,7 @@ describe('admin users erase', () => {
     }
     // One audit row, in the erasure's transaction; the append-only trail names the user by a digest only.
     const digest = `sha256:${createHash('sha256').update(`${orgA.id}:gus`).digest('hex')}`;
-    const rows = await app.dataSource.query(
-      `SELECT actor_type, actor_id, action, resource_type, resource_id, organization_id, after
-         FROM audit_log WHERE resource_type = 'user' ORDER BY created_at`,
-    );
+    const rows = await erasureAudits(app, orgA.id, 'gus');
     expect(rows).toEqual([
       {
         actor_type: 'api_key',
