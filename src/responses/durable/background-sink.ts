@@ -48,6 +48,7 @@ export class BackgroundSink implements TurnSink {
     if (this.lost.aborted) {
       // Cancelled, or taken from this replica: the row already tells; keep what was emitted, and
       // the tokens the upstream reported so far, which it bills all the same (docs/usage.md).
+      // Only the usage of the concluded turn is written, not its status or error.
       await this.live.flush();
       this.live.stopStoring();
       await conclude(new ApiError('response_cancelled', 'The response was cancelled'))
