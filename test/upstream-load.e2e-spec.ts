@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { RedisBusyStore } from '../src/llm/busy-store.js';
+import { buildService, startService, type ServiceProcess } from './support/built-service.js';
 import { FakeUpstream } from './support/fake-upstream.js';
 import { ANSWER } from './support/upstream-fault-scenarios.js';
 import { call } from './support/http.js';
@@ -10,7 +12,8 @@ import { startTestApp, type SeededOrganization, type TestApp } from './support/t
  * Least-busy balancing across replicas (`failover.balance: least-busy`, docs/resilience.md): with
  * REDIS_URL (CI runs one) every replica counts its running calls per target in Redis under a
  * lease, and orders a pool by every replica's counts; a replica that stops renewing (it crashed)
- * has its counts lapse. Two clients of the counter, then two replicas of the service.
+ * has its counts lapse. Two clients of the counter, then two replicas of the service, then a
+ * replica killed mid-call.
  */
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -22,6 +25,39 @@ async function eventually(check: () => Promise<boolean> | boolean, what: string)
     await new Promise((done) => setTimeout(done, 25));
   }
 }
+
+/** The promise of docs/resilience.md: a dead replica's counts lapse within this (the lease). */
+const LAPSE_MS = 5_000;
+
+/** Two fake deployments of one model, answering ANSWER unless scripted. */
+async function twoDeployments(): Promise<{ busy: FakeUpstream; idle: FakeUpstream }> {
+  const busy = await new FakeUpstream().start();
+  const idle = await new FakeUpstream().start();
+  busy.setFallback({ text: ANSWER });
+  idle.setFallback({ text: ANSWER });
+  return { busy, idle };
+}
+
+/** Seeds the least-busy assistant: one model on both; by weight alone nearly every call goes to `busy`. */
+function seedPool(app: TestApp, slug: string, busy: FakeUpstream, idle: FakeUpstream) {
+  return app.seedOrganization(slug, {
+    provider: 'openai-compatible',
+    baseUrl: busy.url,
+    model: 'pool-model',
+    weight: 1000,
+    fallbacks: [{ baseUrl: idle.url, model: 'pool-model', weight: 1 }],
+    failover: { balance: 'least-busy' },
+  });
+}
+
+let users = 0;
+/** A turn of the pool's assistant on the replica at `baseUrl`, as a user of its own. */
+const poolTurn = (baseUrl: string, org: SeededOrganization) =>
+  call(baseUrl, 'POST', '/v1/responses', {
+    key: org.keys.full_access,
+    body: { model: org.assistantId, input: 'count to ten' },
+    headers: { 'x-user-id': `user-${++users}` },
+  });
 
 describe('running-call counts shared in Redis', () => {
   let redis: Redis;
@@ -70,25 +106,13 @@ describe('least-busy across two replicas', () => {
   let first: TestApp;
   let second: TestApp;
   let org: SeededOrganization;
-  let user = 0;
 
   beforeAll(async () => {
-    busy = await new FakeUpstream().start();
-    idle = await new FakeUpstream().start();
-    busy.setFallback({ text: ANSWER });
-    idle.setFallback({ text: ANSWER });
+    ({ busy, idle } = await twoDeployments());
     const env = { REDIS_URL, REDIS_KEY_PREFIX: `load-e2e-${process.pid}-${Date.now()}` };
     first = await startTestApp(env);
     second = await startTestApp(env, { reuse: first.database });
-    // One model on two deployments; by weight alone nearly every call goes to the first.
-    org = await first.seedOrganization('least-busy', {
-      provider: 'openai-compatible',
-      baseUrl: busy.url,
-      model: 'pool-model',
-      weight: 1000,
-      fallbacks: [{ baseUrl: idle.url, model: 'pool-model', weight: 1 }],
-      failover: { balance: 'least-busy' },
-    });
+    org = await seedPool(first, 'least-busy', busy, idle);
   });
   afterAll(async () => {
     await second?.stop();
@@ -97,12 +121,7 @@ describe('least-busy across two replicas', () => {
     await idle?.stop();
   });
 
-  const turn = (app: TestApp) =>
-    call(app.baseUrl, 'POST', '/v1/responses', {
-      key: org.keys.full_access,
-      body: { model: org.assistantId, input: 'count to ten' },
-      headers: { 'x-user-id': `user-${++user}` },
-    });
+  const turn = (app: TestApp) => poolTurn(app.baseUrl, org);
 
   it('sends a call on one replica to the deployment that is not busy with a call on the other', async () => {
     const sent = { busy: busy.requests.length, idle: idle.requests.length };
@@ -126,5 +145,73 @@ describe('least-busy across two replicas', () => {
     expect(taken.requests.length).toBe((taken === busy ? sent.busy : sent.idle) + 1);
     busy.clearScripts();
     idle.clearScripts();
+  });
+});
+
+/**
+ * A replica killed (SIGKILL: no shutdown, no last write) with least-busy calls in flight leaves
+ * its running-call counts in Redis; they lapse within 5 s (docs/resilience.md,
+ * "Fallback targets"), after which the survivor orders the pool as if the dead calls were gone.
+ * The survivor runs in this process (on the embedded database it serves the database), the
+ * replica killed is the built service in a process of its own.
+ */
+describe('least-busy counts of a killed replica', () => {
+  let busy: FakeUpstream;
+  let idle: FakeUpstream;
+  let survivor: TestApp;
+  let doomed: ServiceProcess | undefined;
+  let org: SeededOrganization;
+
+  beforeAll(async () => {
+    const build = await buildService();
+    ({ busy, idle } = await twoDeployments());
+    const env = { REDIS_URL, REDIS_KEY_PREFIX: `load-kill-${process.pid}-${Date.now()}` };
+    survivor = await startTestApp(env);
+    org = await seedPool(survivor, 'least-busy-kill', busy, idle);
+    doomed = await startService(build, { ...survivor.database.env, ...env, LOG_LEVEL: 'error' });
+  }, 240_000);
+  afterAll(async () => {
+    doomed?.child.kill('SIGKILL');
+    await survivor?.close();
+    await busy?.stop();
+    await idle?.stop();
+  });
+
+  const turn = (baseUrl: string) => poolTurn(baseUrl, org);
+
+  it('lets its counts lapse within 5 s: the survivor then balances as if the dead calls were gone', async () => {
+    const before = { busy: busy.requests.length, idle: idle.requests.length };
+    // The doomed replica's call never answers: it is in flight when the replica dies.
+    busy.script({ hang: true });
+    idle.script({ hang: true });
+    void turn(doomed!.baseUrl).catch(() => undefined);
+    await eventually(
+      () => busy.requests.length + idle.requests.length > before.busy + before.idle,
+      "the doomed replica's call reaches a deployment",
+    );
+    busy.clearScripts();
+    idle.clearScripts();
+    // `busy` but for one time in a thousand (weights); then the check after the kill below is
+    // met by the weights alone, and this test proves less, never fails.
+    const free = busy.requests.length > before.busy ? idle : busy;
+
+    // While it lives, its call counts on the survivor, also past a lease (its heartbeat renews
+    // it): the survivor's call goes to the other deployment.
+    await sleep(LAPSE_MS + 500);
+    const freeBefore = free.requests.length;
+    expect((await turn(survivor.baseUrl)).status).toBe(200);
+    expect(free.requests.length).toBe(freeBefore + 1);
+
+    doomed!.child.kill('SIGKILL');
+    await doomed!.exit;
+    const killedAt = Date.now();
+    doomed = undefined;
+
+    // Within the lease of its last heartbeat, its count is gone: the pool is ordered by weight
+    // again (as if idle), so the survivor's call goes to `busy`, whichever deployment held the dead call.
+    await sleep(Math.max(0, killedAt + LAPSE_MS - Date.now()));
+    const busyBefore = busy.requests.length;
+    expect((await turn(survivor.baseUrl)).status).toBe(200);
+    expect(busy.requests.length).toBe(busyBefore + 1);
   });
 });

@@ -16,6 +16,32 @@ const TABLES = [
   'files',
 ];
 
+/** What the audit trail names an erased user by: a digest, never the id. */
+const digestOf = (organizationId: string, userId: string) =>
+  `sha256:${createHash('sha256').update(`${organizationId}:${userId}`).digest('hex')}`;
+
+/** The audit trail's rows of the erasures of one user id of one organization, oldest first. */
+async function erasureAudits(app: TestApp, organizationId: string, userId: string): Promise<unknown[]> {
+  return app.dataSource.query(
+    `SELECT actor_type, actor_id, action, resource_type, resource_id, organization_id, after
+       FROM audit_log WHERE resource_type = 'user' AND resource_id = $1 ORDER BY created_at`,
+    [digestOf(organizationId, userId)],
+  );
+}
+
+/** The one audit row an erasure writes, by the admin API (`api_key`) or the CLI (`cli`). */
+function erasureAudit(actorType: string, organizationId: string, userId: string, deleted: unknown) {
+  return {
+    actor_type: actorType,
+    actor_id: expect.any(String),
+    action: 'erased',
+    resource_type: 'user',
+    resource_id: digestOf(organizationId, userId),
+    organization_id: organizationId,
+    after: { deleted },
+  };
+}
+
 describe('admin users erase', () => {
   let app: TestApp;
   let orgA: SeededOrganization;
@@ -180,6 +206,12 @@ describe('admin users erase', () => {
       },
     });
 
+    // One audit row, as the admin API writes, the caller the operating-system user; the
+    // append-only trail names the user by a digest only.
+    const audits = await erasureAudits(app, orgA.id, 'erin');
+    expect(audits).toEqual([erasureAudit('cli', orgA.id, 'erin', JSON.parse(run.stdout).deleted)]);
+    expect(JSON.stringify(audits)).not.toContain('"erin"');
+
     // Exactly erin's rows of organization A are gone; every other row is still there.
     const after = await snapshot();
     for (const table of TABLES) {
@@ -252,6 +284,8 @@ describe('admin users erase', () => {
       expect(run.stdout).toBe('');
       expect(run.stderr).toMatch(/^error: /);
       expect(await snapshot()).toEqual(before);
+      // Its audit row was in its transaction: gone with it.
+      expect(await erasureAudits(app, orgA.id, 'frida')).toEqual([]);
     } finally {
       await app.dataSource.query('DROP TRIGGER refuse_delete ON memory_opt_outs');
       await app.dataSource.query('DROP FUNCTION refuse_delete()');
@@ -261,6 +295,7 @@ describe('admin users erase', () => {
     expect(run.stdout).toBe(
       'Erased user "frida" in erase-a: 2 conversations, 5 responses, 10 messages, 2 claims, 1 memory item, 2 memory opt-outs, 1 file.\n',
     );
+    expect(await erasureAudits(app, orgA.id, 'frida')).toHaveLength(1);
   });
 
   it("erases over the admin API, scoped to the caller's organization and audited with the change", async () => {
@@ -306,22 +341,8 @@ describe('admin users erase', () => {
       expect(history.body).toHaveLength(left);
     }
     // One audit row, in the erasure's transaction; the append-only trail names the user by a digest only.
-    const digest = `sha256:${createHash('sha256').update(`${orgA.id}:gus`).digest('hex')}`;
-    const rows = await app.dataSource.query(
-      `SELECT actor_type, actor_id, action, resource_type, resource_id, organization_id, after
-         FROM audit_log WHERE resource_type = 'user' ORDER BY created_at`,
-    );
-    expect(rows).toEqual([
-      {
-        actor_type: 'api_key',
-        actor_id: expect.any(String),
-        action: 'erased',
-        resource_type: 'user',
-        resource_id: digest,
-        organization_id: orgA.id,
-        after: { deleted: reply.body.deleted },
-      },
-    ]);
+    const rows = await erasureAudits(app, orgA.id, 'gus');
+    expect(rows).toEqual([erasureAudit('api_key', orgA.id, 'gus', reply.body.deleted)]);
     expect(JSON.stringify(rows)).not.toContain('"gus"');
     const tooLong = await erase(orgA, 'erase-a', 'x'.repeat(257));
     expect([tooLong.status, tooLong.body.error.message]).toEqual([400, 'userId must be 1 to 256 characters']);

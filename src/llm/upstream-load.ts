@@ -4,15 +4,24 @@ import type { Redis } from 'ioredis';
 import { RedisBusyStore } from './busy-store.js';
 import { UpstreamRedis } from './upstream-redis.js';
 
-/** A replica's counts in Redis lapse this long after its last write unless it renews them. */
-export const BUSY_LEASE_MS = 30_000;
+/**
+ * A replica's counts in Redis lapse this long after its last write unless it renews them: a
+ * replica that crashed steers no traffic away from a target for longer (docs/resilience.md).
+ */
+export const BUSY_LEASE_MS = 5_000;
+/**
+ * While it runs calls, a replica rewrites its counts this often (a heartbeat: one pipelined
+ * write per second per replica, whatever its number of calls), so a live one never lapses
+ * unless its event loop stalls for most of a lease; the next heartbeat then writes it back.
+ */
+export const BUSY_RENEW_MS = 1_000;
 
 /**
  * The model calls running per upstream target, for `failover.balance: least-busy`
  * (docs/resilience.md#fallback-targets); only the calls of least-busy assistants are counted.
  * This replica's counts are kept in process; with REDIS_URL they are also written to Redis (the
- * same connection as the circuit breakers), under a lease renewed every third of it while they
- * are not zero, and a least-busy order reads every replica's counts summed. A replica that
+ * same connection as the circuit breakers), under a short lease renewed every BUSY_RENEW_MS while
+ * they are not zero, and a least-busy order reads every replica's counts summed. A replica that
  * crashed stops renewing and its counts lapse within the lease; while Redis is away each replica
  * orders by its own counts. The writes are not awaited: they add no round trip to a call.
  */
@@ -50,7 +59,7 @@ export class UpstreamLoad implements OnApplicationShutdown {
     if (!this.redis.connected) return;
     void this.publish([[key, Math.max(0, count)]]);
     if (!this.renewal) {
-      this.renewal = setInterval(() => this.renew(), BUSY_LEASE_MS / 3);
+      this.renewal = setInterval(() => this.renew(), BUSY_RENEW_MS);
       this.renewal.unref();
     }
   }

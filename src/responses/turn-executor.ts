@@ -16,6 +16,12 @@ export interface TurnEnd {
   response: ResponseObject;
   /** The final write (nothing for `store: false`), then the "turn recorded" effects. */
   save(): Promise<void>;
+  /**
+   * Instead of `save`, when the turn's row was ended elsewhere (cancelled, or swept while this
+   * replica stalled) and a final write would store nothing: only the usage its model calls
+   * reported is stored (once), then announced as a recorded turn's. The upstream billed it.
+   */
+  saveUsage(): Promise<void>;
 }
 
 /**
@@ -162,6 +168,12 @@ export class TurnExecutor {
       if (startRecorded) await this.store.saveTurn(completionRecord(full));
       else if (recordsStart) await this.store.saveTurn(full);
       else await this.store.insertTurn(full);
+      announce();
+    };
+    const saveUsage = async () => {
+      if (startRecorded && (await this.ledger.recordEndedUsage({ ...record, body: null }))) announce();
+    };
+    const announce = () =>
       this.events.recorded({
         responseId: turn.responseId,
         organizationId: record.organizationId,
@@ -170,7 +182,6 @@ export class TurnExecutor {
         background: turn.params.background,
         usage: { ...progress.usage },
       });
-    };
-    return { response, save };
+    return { response, save, saveUsage };
   }
 }

@@ -25,8 +25,20 @@ export class UserErasureService {
     private readonly files: FilesRepository,
   ) {}
 
-  erase(organizationId: string, userId: string): Promise<ErasureReport> {
-    return this.connection.withTransaction((manager) => this.eraseIn(manager, organizationId, userId));
+  /**
+   * Erases and writes the erasure's audit row (`audit`, given the change to record) in the same
+   * transaction: an erasure that rolled back leaves no row, one that committed always has one.
+   */
+  erase(
+    organizationId: string,
+    userId: string,
+    audit: (manager: EntityManager, change: UserErasureChange) => Promise<void>,
+  ): Promise<ErasureReport> {
+    return this.connection.withTransaction(async (manager) => {
+      const deleted = await this.eraseIn(manager, organizationId, userId);
+      await audit(manager, erasureChange(organizationId, userId, deleted));
+      return deleted;
+    });
   }
 
   /** The same, in a transaction the caller opened (the admin API's, which also writes the audit row). */
@@ -51,4 +63,28 @@ export class UserErasureService {
  */
 export function erasedUserReference(organizationId: string, userId: string): string {
   return `sha256:${createHash('sha256').update(`${organizationId}:${userId}`).digest('hex')}`;
+}
+
+/** The audit trail's record of an erasure (the admin API's and the CLI's alike). */
+export interface UserErasureChange {
+  organizationId: string;
+  action: 'erased';
+  resourceType: 'user';
+  resourceId: string;
+  after: { deleted: ErasureReport };
+}
+
+export function erasureChange(
+  organizationId: string,
+  userId: string,
+  deleted: ErasureReport,
+): UserErasureChange {
+  // The trail is append-only: it names the erased user by a digest, never by the id itself.
+  return {
+    organizationId,
+    action: 'erased',
+    resourceType: 'user',
+    resourceId: erasedUserReference(organizationId, userId),
+    after: { deleted },
+  };
 }

@@ -1,5 +1,6 @@
 import type { Logger } from '@nestjs/common';
-import type { ApiError } from '../../common/errors/error-catalogue.js';
+import { logUnexpected } from '../../common/errors/all-exceptions.filter.js';
+import { ApiError } from '../../common/errors/error-catalogue.js';
 import { shutdownError, type LifecycleState } from '../../lifecycle/lifecycle.state.js';
 import type { ResponseObject } from '../response-view.js';
 import { ResponseRecorder, type EventStyle } from '../streaming/response-recorder.js';
@@ -45,9 +46,16 @@ export class BackgroundSink implements TurnSink {
 
   async fail(error: unknown, conclude: (failure: ApiError) => TurnEnd): Promise<void> {
     if (this.lost.aborted) {
-      // Cancelled, or taken from this replica: the row already tells; keep what was emitted.
+      // Cancelled, or taken from this replica: the row already tells; keep what was emitted, and
+      // the tokens the upstream reported so far, which it bills all the same (docs/usage.md).
+      // Only the usage of the concluded turn is written, not its status or error.
       await this.live.flush();
       this.live.stopStoring();
+      await conclude(new ApiError('response_cancelled', 'The response was cancelled'))
+        .saveUsage()
+        .catch((failure: unknown) =>
+          logUnexpected(this.logger, failure, 'could not store the usage of an ended turn'),
+        );
       return;
     }
     const failure = this.lifecycle.drainDeadline.aborted ? shutdownError() : turnFailure(error, this.logger);

@@ -13,7 +13,8 @@ import {
   turnRowSelect,
   turnRowValues,
 } from './turn-sql.js';
-import type { TurnStart, TurnStatus } from '../../turns/turn.types.js';
+import type { TurnRecord, TurnStart, TurnStatus } from '../../turns/turn.types.js';
+import { usageRowsParam } from './turn-store.repository.js';
 
 /** The state of a turn that resuming and cancelling need. */
 export interface TurnState {
@@ -146,6 +147,43 @@ export class TurnLedger {
       [responseId, organizationId],
     );
     return rows.length > 0;
+  }
+
+  /**
+   * The usage of a turn whose row was ended elsewhere (cancelled, or swept while this replica
+   * stalled), which its final write therefore cannot store: left pending for the rollups as a
+   * stored turn's is, in one statement. The row's `usage`, empty until a final write stores it,
+   * is set here too and is the guard that makes the turn count once. True when it was recorded.
+   */
+  async recordEndedUsage(turn: TurnRecord): Promise<boolean> {
+    if (turn.usageRows.length === 0) return false;
+    const [row] = await this.dataSource.query<{ recorded: number }[]>(
+      `WITH marked AS (
+         UPDATE responses SET usage = $3::jsonb
+          WHERE id = $1 AND organization_id = $2 AND usage IS NULL
+         RETURNING id
+       ), pending AS (
+         INSERT INTO usage_pending (response_id, organization_id, completed_at, assistant_id, specialist,
+                                    api_key_id, user_id, usage_rows)
+         SELECT id, $2::uuid, $4::timestamptz, $5::uuid, coalesce($6::varchar, ''), $7::uuid,
+                coalesce($8::varchar, ''), $9::jsonb
+           FROM marked
+         ON CONFLICT (response_id) DO NOTHING
+         RETURNING 1
+       ) SELECT count(*)::integer AS recorded FROM pending`,
+      [
+        turn.responseId,
+        turn.organizationId,
+        JSON.stringify(turn.usage),
+        turn.completedAt,
+        turn.assistantId,
+        turn.activeAgent,
+        turn.apiKeyId,
+        turn.userId,
+        usageRowsParam(turn.usageRows),
+      ],
+    );
+    return row.recorded > 0;
   }
 
   /**

@@ -133,7 +133,7 @@ const INSERT_TURN_NEW = insertTurn('turn_insert_new', newConversationCte);
 const INSERT_TURN = insertTurn('turn_insert', conversationCte);
 
 /** The usage rows parameter: the columns of the rollups, as the flush reads them (usage_pending.usage_rows). */
-function usageRowsParam(rows: TurnRecord['usageRows']): string {
+export function usageRowsParam(rows: TurnRecord['usageRows']): string {
   return JSON.stringify(
     rows.map((row) => ({
       model: row.model ?? '',

@@ -90,7 +90,8 @@ export class TurnStream implements TurnSink {
     const failure = cutByShutdown ? shutdownError() : turnFailure(error, this.logger);
     this.recorder.interrupt();
     const end = conclude(failure);
-    const stored = end.save().then(
+    // Swept while this replica stalled: the row says failed already, only the usage is stored.
+    const stored = (this.lost?.aborted ? end.saveUsage() : end.save()).then(
       () => end.response,
       (persistError: unknown) => {
         logUnexpected(this.logger, persistError, 'could not store a failed response');

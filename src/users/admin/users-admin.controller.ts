@@ -4,7 +4,7 @@ import { Caller, type AdminCaller } from '../../admin-api/admin-caller.js';
 import { AdminScope } from '../../admin-api/admin-scope.service.js';
 import { ApiError } from '../../common/errors/error-catalogue.js';
 import { MAX_USER_ID_LENGTH } from '../../common/http/request-params.js';
-import { erasedUserReference, UserErasureService } from '../user-erasure.service.js';
+import { erasureChange, UserErasureService } from '../user-erasure.service.js';
 
 /**
  * `users erase` over HTTP: an organization's admin key erases its own organization's end user, a
@@ -33,16 +33,7 @@ export class UsersAdminController {
           userId,
           deleted,
         },
-        // The trail is append-only: it names the erased user by a digest, never by the id itself.
-        changes: [
-          {
-            organizationId: organization.id,
-            action: 'erased',
-            resourceType: 'user',
-            resourceId: erasedUserReference(organization.id, userId),
-            after: { deleted },
-          },
-        ],
+        changes: [erasureChange(organization.id, userId, deleted)],
       };
     });
   }

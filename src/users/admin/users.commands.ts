@@ -1,3 +1,5 @@
+import { AuditLogService } from '../../admin-framework/audit/audit-log.service.js';
+import { cliActor } from '../../admin-framework/audit/cli-audit.js';
 import { MAX_USER_ID_LENGTH } from '../../common/http/request-params.js';
 import { UserErasureService, type ErasureReport } from '../user-erasure.service.js';
 import { AdminUsageError, stringOption, type AdminCommand } from '../../admin-framework/admin-command.js';
@@ -38,7 +40,12 @@ export const userCommands: AdminCommand[] = [
       if (userId.length === 0 || userId.length > MAX_USER_ID_LENGTH) {
         throw new AdminUsageError(`--user must be 1 to ${MAX_USER_ID_LENGTH} characters`);
       }
-      const deleted = await app.get(UserErasureService).erase(organization.id, userId);
+      // Audited as the admin API's erasure is, in the erasure's own transaction.
+      const deleted = await app
+        .get(UserErasureService)
+        .erase(organization.id, userId, (manager, change) =>
+          app.get(AuditLogService).record(manager, cliActor(), [change]),
+        );
       return {
         json: { organization: { id: organization.id, slug: organization.slug }, userId, deleted },
         text: `Erased user ${JSON.stringify(userId)} in ${organization.slug}: ${summary(deleted)}.`,
