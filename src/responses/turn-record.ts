@@ -36,7 +36,7 @@ export class TurnRecording {
   private readonly userTexts: string[];
   /** The model `model` names when the assistant reports the upstream one; null: the assistant. */
   private readonly reportedModel: string | null;
-  /** The specialist that answered last on this branch, where the start row leaves the thread. */
+  /** The agent that answered last on this branch: the thread's until the turn's end says otherwise. */
   private readonly previousAgent: string | null;
   /** The input as the model sees it: the start row's thread, and a failed turn's. */
   private readonly inputTranscript: ChatMessage[];
