@@ -1,7 +1,8 @@
 import type { Attributes } from '@opentelemetry/api';
 import { inSpan } from '../common/tracing/tracing.js';
+import type { ChatMessage } from '../llm/llm.types.js';
 import type { ServerTool, ToolExecutionContext, ToolResult } from '../tools/server-tool.js';
-import type { ResponseRecorder } from './streaming/response-recorder.js';
+import { itemId, type ResponseRecorder } from './streaming/response-recorder.js';
 
 export interface CollectedCall {
   id: string;
@@ -50,6 +51,36 @@ export async function runServerTools(
   return results;
 }
 
+/**
+ * The results into the turn's transcript, in the order of the calls; a plugin's sign-in that a
+ * result asks for becomes an `oauth_required` item once per turn (`announced` holds the turn's).
+ */
+export function keepToolResults(
+  calls: CollectedCall[],
+  results: ToolResult[],
+  transcript: ChatMessage[],
+  recorder: ResponseRecorder,
+  announced: Set<string>,
+): void {
+  for (const [index, call] of calls.entries()) {
+    const result = results[index];
+    transcript.push({ role: 'tool', tool_call_id: call.id, content: toolMessage(result) });
+    const signIn = result.ok ? undefined : result.oauthRequired;
+    if (signIn && !announced.has(`${signIn.pluginId}:${signIn.providerId}`)) {
+      announced.add(`${signIn.pluginId}:${signIn.providerId}`);
+      recorder.addItem({
+        type: 'oauth_required',
+        id: itemId('oar'),
+        plugin_id: signIn.pluginId,
+        plugin_name: signIn.pluginName,
+        provider_id: signIn.providerId,
+        required_scopes: signIn.requiredScopes,
+        auth_url: signIn.authUrl,
+      });
+    }
+  }
+}
+
 export function parseArguments(raw: string): Record<string, unknown> | null {
   try {
     const parsed: unknown = raw.trim() ? JSON.parse(raw) : {};
@@ -62,7 +93,7 @@ export function parseArguments(raw: string): Record<string, unknown> | null {
 }
 
 /** What the model reads back from a server tool: its output, or a readable error. */
-export function toolMessage(result: ToolResult): string {
+function toolMessage(result: ToolResult): string {
   return result.ok ? result.output : JSON.stringify({ error: result.error });
 }
 

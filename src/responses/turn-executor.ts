@@ -8,7 +8,7 @@ import { TurnLedger } from './store/turn-ledger.repository.js';
 import { TurnStore } from './store/turn-store.repository.js';
 import type { ResponseRecorder } from './streaming/response-recorder.js';
 import { TurnPreparer, type PreparedTurn } from './turn-preparer.js';
-import { completionRecord, turnRecord, turnResponse, turnStart } from './turn-record.js';
+import { completionRecord, TurnRecording } from './turn-record.js';
 import { TurnRunner } from './turn-runner.js';
 
 /** A finished (or failed) turn: its Response object, and its final write. */
@@ -56,13 +56,6 @@ export interface TurnSink {
 }
 
 /**
- * `with-run`: a foreground turn, whose start row (one statement) is written while the model call
- * is on its way and whose lease is held here once the row exists. `recorded`: a background turn,
- * whose start row was written before it was answered and whose lease its queue holds.
- */
-export type TurnStartMode = 'with-run' | 'recorded';
-
-/**
  * The one executor of a turn: the preparer's plan, the runner's model loop, the start row and the
  * lease, the final write and the "turn recorded" event; foreground JSON, foreground stream and
  * background differ only in their sink. A `store: false` turn writes nothing, so it has no start
@@ -80,29 +73,35 @@ export class TurnExecutor {
   ) {}
 
   /** The start row of a stored turn (`queued` for a background turn), owned by this replica. */
-  recordStart(turn: PreparedTurn, status: 'queued' | 'in_progress'): Promise<void> {
-    return this.ledger.recordStart(turnStart(turn, status, this.leases));
+  recordStart(recording: TurnRecording, status: 'queued' | 'in_progress'): Promise<void> {
+    return this.ledger.recordStart(recording.start(status, this.leases));
   }
 
-  /** Runs the turn to its end; `sinkFor` gets the signal that aborts when the lease is lost. */
+  /**
+   * Runs the turn to its end; `sinkFor` gets the signal that aborts when the lease is lost. A
+   * foreground turn's start row (one statement) is written here while the model call is on its way,
+   * and its lease held once the row exists. A background turn comes with the recording its start
+   * row was written from (`queued`, before it was answered), and its queue holds the lease.
+   */
   async run(
     turn: PreparedTurn,
-    mode: TurnStartMode,
     sinkFor: (lost: AbortSignal) => TurnSink,
+    recorded?: TurnRecording,
   ): Promise<void> {
-    const stored = turn.request.options.store;
     // Aborted when the lease is lost, or when a start the sink waits for could not be recorded.
     const ownership = new AbortController();
     const sink = sinkFor(ownership.signal);
     const plan = this.preparer.plan(turn, sink.signal);
     const progress = new TurnProgress(plan);
+    const recording = recorded ?? new TurnRecording(turn);
     const announce = <T>(lease: T): T => {
-      sink.started(turnResponse(turn, sink.recorder, progress, 'in_progress', null, null));
+      sink.started(recording.response(sink.recorder, progress, 'in_progress', null, null));
       return lease;
     };
     // A recorded (background) turn announces itself before its first model call.
-    const opened =
-      mode === 'recorded' ? Promise.resolve(announce(null)) : this.open(turn, sink, ownership).then(announce);
+    const opened = recorded
+      ? Promise.resolve(announce(null))
+      : this.open(recording, sink, ownership).then(announce);
     const held = opened.catch(() => null);
     const startFailure = opened.then(
       () => null,
@@ -111,18 +110,18 @@ export class TurnExecutor {
         return error;
       },
     );
-    const recordedStart = async () => stored && sink.recordsStart && (await startFailure) === null;
+    const recordedStart = async () => recording.stored && sink.recordsStart && (await startFailure) === null;
     try {
       const waited = sink.waitsForStart ? { ...plan, beforeFirstEvents: opened } : plan;
       await this.runner.run(waited, sink.recorder, progress);
       if (sink.waitsForStart) await opened;
-      await sink.complete(this.conclude(turn, sink, progress, null, await recordedStart()));
+      await sink.complete(this.conclude(recording, sink, progress, null, await recordedStart()));
     } catch (error) {
       const failedStart = sink.waitsForStart ? await startFailure : null;
       // eslint-disable-next-line @typescript-eslint/only-throw-error -- the ledger's error, for the filter to map
       if (failedStart !== null) throw failedStart;
       const started = await recordedStart();
-      await sink.fail(error, (failure) => this.conclude(turn, sink, progress, failure, started));
+      await sink.fail(error, (failure) => this.conclude(recording, sink, progress, failure, started));
     } finally {
       (await held)?.release();
       sink.close();
@@ -134,13 +133,13 @@ export class TurnExecutor {
    * exists would find none and abort); a background turn's row and lease exist already.
    */
   private async open(
-    turn: PreparedTurn,
+    recording: TurnRecording,
     sink: TurnSink,
     ownership: AbortController,
   ): Promise<{ release(): void } | null> {
-    if (!turn.request.options.store || !sink.recordsStart) return null;
-    await this.recordStart(turn, 'in_progress');
-    const lease = this.leases.hold(turn.responseId);
+    if (!recording.stored || !sink.recordsStart) return null;
+    await this.recordStart(recording, 'in_progress');
+    const lease = this.leases.hold(recording.responseId);
     lease.lost.addEventListener('abort', () => ownership.abort(), { once: true });
     return lease;
   }
@@ -152,17 +151,17 @@ export class TurnExecutor {
    * "turn recorded" event.
    */
   private conclude(
-    turn: PreparedTurn,
+    recording: TurnRecording,
     { recorder, recordsStart }: TurnSink,
     progress: TurnProgress,
     failure: ApiError | null,
     startRecorded: boolean,
   ): TurnEnd {
     const completedAt = new Date();
-    const record = turnRecord(turn, recorder, progress, failure, completedAt);
-    const response = turnResponse(turn, recorder, progress, record.status, record.error, completedAt);
+    const record = recording.record(recorder, progress, failure, completedAt);
+    const response = recording.response(recorder, progress, record.status, record.error, completedAt);
     const save = async () => {
-      if (!turn.request.options.store) return;
+      if (!recording.stored) return;
       const full = { ...record, body: JSON.stringify(response) };
       // Without a start row, a JSON turn inserts it all; a start that failed is made good by the upsert.
       if (startRecorded) await this.store.saveTurn(completionRecord(full));
@@ -175,11 +174,11 @@ export class TurnExecutor {
     };
     const announce = () =>
       this.events.recorded({
-        responseId: turn.responseId,
+        responseId: recording.responseId,
         organizationId: record.organizationId,
         assistantId: record.assistantId,
         status: record.status,
-        background: turn.params.background,
+        background: recording.background,
         usage: { ...progress.usage },
       });
     return { response, save, saveUsage };

@@ -2,7 +2,7 @@ import type { ModelSettings } from '../llm/model-settings.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import type { ModelOptions, ModelTool } from '../llm/llm.types.js';
 import type { ServerTool } from '../tools/server-tool.js';
-import type { FunctionToolDto } from './dto/create-response.dto.js';
+import type { CreateResponseDto, FunctionToolDto } from './dto/create-response.dto.js';
 import type { ResponseOptions, TextFormat } from './dto/response-options.dto.js';
 import type { ToolChoice } from '../turns/turn-plan.js';
 
@@ -46,11 +46,36 @@ export interface EchoedTool {
   strict: boolean;
 }
 
+/** The request's options as one turn uses them, resolved against its assistant once. */
+export interface ResolvedOptions {
+  /** The request's parameters as the Response echoes them. */
+  params: EchoedParams;
+  /** The provider-neutral model parameters of every call of the turn (per call: see callOptions). */
+  modelOptions: ModelOptions;
+  /** For the whole response: the request's, else the assistant's default, else its ceiling. */
+  maxOutputTokens: number | null;
+}
+
+/**
+ * The request's options against this assistant, before anything is read: refused by name where
+ * the assistant cannot do them, then as the Response echoes them and as every model call takes them.
+ */
+export function resolveOptions(request: CreateResponseDto, model: ModelSettings): ResolvedOptions {
+  checkOptionsForAssistant(request.options, model);
+  const maxOutputTokens = maxOutputTokensOf(request.options, model);
+  const echoed = echoedParams(request.options, request.tools, model, maxOutputTokens);
+  return {
+    params: { ...withHostedToolEcho(echoed, request), background: request.background },
+    modelOptions: modelOptionsOf(request.options),
+    maxOutputTokens,
+  };
+}
+
 /**
  * Refuses, by name, what this assistant cannot do or may not be asked: an output limit above the
  * administrator's ceiling, a forced tool call on a model without function calling.
  */
-export function checkOptionsForAssistant(options: ResponseOptions, model: ModelSettings): void {
+function checkOptionsForAssistant(options: ResponseOptions, model: ModelSettings): void {
   const ceiling = model.maxOutputTokensLimit;
   if (ceiling !== undefined && options.maxOutputTokens !== null && options.maxOutputTokens > ceiling) {
     throw new ApiError(
@@ -87,7 +112,7 @@ const PASSED_AS_GIVEN = [
 ] as const satisfies readonly SameNamed[];
 
 /** The provider-neutral model parameters of every call of the turn (per call: see TurnRunner). */
-export function modelOptionsOf(options: ResponseOptions): ModelOptions {
+function modelOptionsOf(options: ResponseOptions): ModelOptions {
   const model: ModelOptions = {};
   for (const name of PASSED_AS_GIVEN) {
     const value = options[name];
@@ -161,15 +186,16 @@ export function callOptions(
 }
 
 /** The output limit of the whole response: the request's, else the assistant's default, else its ceiling. */
-export function maxOutputTokensOf(options: ResponseOptions, model: ModelSettings): number | null {
+function maxOutputTokensOf(options: ResponseOptions, model: ModelSettings): number | null {
   const assistantDefault = model.provider === 'openai-compatible' ? model.maxOutputTokens : undefined;
   return options.maxOutputTokens ?? assistantDefault ?? model.maxOutputTokensLimit ?? null;
 }
 
-export function echoedParams(
+function echoedParams(
   options: ResponseOptions,
   tools: FunctionToolDto[],
   model: ModelSettings,
+  maxOutputTokens: number | null,
 ): EchoedParams {
   const defaultTemperature = model.provider === 'openai-compatible' ? model.temperature : undefined;
   return {
@@ -193,7 +219,7 @@ export function echoedParams(
     temperature: options.temperature ?? defaultTemperature ?? 1,
     reasoning: options.reasoning,
     user: options.user,
-    max_output_tokens: maxOutputTokensOf(options, model),
+    max_output_tokens: maxOutputTokens,
     max_tool_calls: options.maxToolCalls,
     store: options.store,
     background: false,
@@ -202,6 +228,12 @@ export function echoedParams(
     safety_identifier: options.safetyIdentifier,
     prompt_cache_key: options.promptCacheKey,
   };
+}
+
+/** The echoed `tools`: the request's file_search and web_search tools after its function tools. */
+function withHostedToolEcho<T extends { tools: unknown[] }>(params: T, request: CreateResponseDto): T {
+  const hosted = [request.fileSearch?.echo, request.webSearch?.echo].filter((echo) => echo !== undefined);
+  return hosted.length > 0 ? { ...params, tools: [...params.tools, ...hosted] } : params;
 }
 
 function echoFormat(format: TextFormat): EchoedFormat {

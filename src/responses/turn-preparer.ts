@@ -24,13 +24,7 @@ import { ConversationStore } from './store/conversation-store.repository.js';
 import { UsageBudgetService } from '../usage/usage-budget.service.js';
 import { TurnStore } from './store/turn-store.repository.js';
 import { inputToTranscript } from '../turns/transcript.js';
-import {
-  checkOptionsForAssistant,
-  echoedParams,
-  maxOutputTokensOf,
-  modelOptionsOf,
-  type EchoedParams,
-} from './turn-options.js';
+import { resolveOptions, type ResolvedOptions } from './turn-options.js';
 import { inSpan } from '../common/tracing/tracing.js';
 import type { InputItem } from '../turns/input-item.types.js';
 import type { ChatMessage } from '../llm/llm.types.js';
@@ -40,8 +34,11 @@ import { FileSearchTools } from '../vector-stores/file-search/file-search.tool.j
 import { OfflineWebSearchTools } from '../tools/web-search/offline-web-search.tool.js';
 import type { ServerTool } from '../tools/server-tool.js';
 
-/** A turn validated against the database and ready to run: nothing left to read but tools' own servers. */
-export interface PreparedTurn {
+/**
+ * A turn validated against the database and ready to run: nothing left to read but tools' own
+ * servers; its options resolved against the assistant (echoed params, model options, output limit).
+ */
+export interface PreparedTurn extends ResolvedOptions {
   responseId: string;
   createdAt: Date;
   principal: ApiKeyPrincipal;
@@ -58,8 +55,6 @@ export interface PreparedTurn {
   /** The catalogue rows of every agent of the roster, so a handover reads no database. */
   catalogue: LoadedCatalogue;
   userContext: TurnUserContext | null;
-  /** The request's parameters as the Response echoes them. */
-  params: EchoedParams;
 }
 
 /**
@@ -105,7 +100,7 @@ export class TurnPreparer {
         'The model behind this assistant does not support function tools',
       );
     }
-    checkOptionsForAssistant(request.options, assistant.model);
+    const resolved = resolveOptions(request, assistant.model);
     if (request.fileSearch) await this.fileSearchTools.check(organizationId, request.fileSearch);
 
     const previousId =
@@ -187,10 +182,7 @@ export class TurnPreparer {
       roster,
       catalogue,
       userContext,
-      params: {
-        ...withHostedToolEcho(echoedParams(request.options, request.tools, assistant.model), request),
-        background: request.background,
-      },
+      ...resolved,
     };
   }
 
@@ -254,10 +246,10 @@ export class TurnPreparer {
       toolContext,
       maxIterations: this.config.turns.maxIterations,
       maxHandovers: this.config.turns.maxHandovers,
-      modelOptions: modelOptionsOf(options),
+      modelOptions: turn.modelOptions,
       toolChoice: options.toolChoice,
       webSearchSources: options.include.includes('web_search_call.action.sources'),
-      maxOutputTokens: maxOutputTokensOf(options, turn.assistant.model),
+      maxOutputTokens: turn.maxOutputTokens,
       maxToolCalls: options.maxToolCalls,
       truncation: options.truncation,
     };
@@ -292,10 +284,4 @@ function checkCallIds(request: CreateResponseDto, previous: ThreadHead | null): 
       `No function_call_output for call_id ${unanswered.map((id) => `"${id}"`).join(', ')}`,
     );
   }
-}
-
-/** The echoed `tools`: the request's file_search and web_search tools after its function tools. */
-function withHostedToolEcho<T extends { tools: unknown[] }>(params: T, request: CreateResponseDto): T {
-  const hosted = [request.fileSearch?.echo, request.webSearch?.echo].filter((echo) => echo !== undefined);
-  return hosted.length > 0 ? { ...params, tools: [...params.tools, ...hosted] } : params;
 }

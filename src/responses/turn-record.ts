@@ -1,12 +1,196 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiError } from '../common/errors/error-catalogue.js';
-import { responseObject, type ResponseObject } from './response-view.js';
-import { ResponseRecorder } from './streaming/response-recorder.js';
+import type { ChatMessage } from '../llm/llm.types.js';
 import { conversationTitle } from '../turns/transcript.js';
-import type { InputItem } from '../turns/input-item.types.js';
-import type { PreparedTurn } from './turn-preparer.js';
-import type { TurnStart, TurnRecord } from '../turns/turn.types.js';
 import type { TurnProgress } from '../turns/turn-plan.js';
+import type { TurnRecord, TurnRow, TurnStart } from '../turns/turn.types.js';
+import { responseObject, type ResponseObject, type ResponseSource } from './response-view.js';
+import type { ResponseRecorder } from './streaming/response-recorder.js';
+import type { PreparedTurn } from './turn-preparer.js';
+
+/** What a Response object shows of the turn's output: the recorder's, or none yet. */
+type OutputSoFar = Pick<ResponseRecorder, 'output' | 'outputText'>;
+
+/** What a turn's start and end rows say alike (the status, agent and messages differ). */
+type TurnKeys = Omit<TurnRow, 'status' | 'activeAgent' | 'messages'>;
+
+/** What every Response object of the turn says alike (queued, running, finished or failed). */
+type ResponseKeys = Omit<
+  ResponseSource,
+  'model' | 'completedAt' | 'status' | 'incompleteReason' | 'output' | 'outputText' | 'usage' | 'error'
+>;
+
+/**
+ * What a turn's rows and Response objects take from the prepared turn, read from it once when the
+ * turn is started: the start row, each Response object (queued, running, final) and the final
+ * record are then built from the run's own state (the recorder's output, the progress) alone.
+ */
+export class TurnRecording {
+  readonly responseId: string;
+  /** `store: true`: the turn has rows to write (a start row, a final write). */
+  readonly stored: boolean;
+  readonly background: boolean;
+  private readonly row: TurnKeys;
+  private readonly view: ResponseKeys;
+  /** Text of the user's messages in this turn, for chat history and the conversation title. */
+  private readonly userTexts: string[];
+  /** The model `model` names when the assistant reports the upstream one; null: the assistant. */
+  private readonly reportedModel: string | null;
+  /** The agent that answered last on this branch: the thread's until the turn's end says otherwise. */
+  private readonly previousAgent: string | null;
+  /** The input as the model sees it: the start row's thread, and a failed turn's. */
+  private readonly inputTranscript: ChatMessage[];
+  private readonly newConversation: boolean;
+  private readonly apiKeyId: string;
+
+  constructor(turn: PreparedTurn) {
+    const { request, previous, assistant } = turn;
+    this.responseId = turn.responseId;
+    this.stored = request.options.store;
+    this.background = turn.params.background;
+    this.userTexts = request.input.flatMap((item) =>
+      item.type === 'message' && item.role === 'user' && item.text.trim() ? [item.text] : [],
+    );
+    this.row = {
+      responseId: turn.responseId,
+      organizationId: turn.principal.organizationId,
+      assistantId: assistant.id,
+      conversationId: turn.conversationId,
+      newConversationTitle: previous ? null : conversationTitle(this.userTexts[0] ?? ''),
+      previousResponseId: previous?.responseId ?? null,
+      userId: turn.user.userId,
+      depth: (previous?.depth ?? 0) + 1,
+      instructions: request.instructions,
+      input: request.input,
+      createdAt: turn.createdAt,
+    };
+    // A `store: false` turn names no conversation unless it continues a stored one.
+    const kept = request.options.store || previous !== null;
+    this.view = {
+      id: turn.responseId,
+      assistantId: assistant.id,
+      conversationId: kept ? turn.conversationId : null,
+      previousResponseId: previous?.responseId ?? null,
+      createdAt: turn.createdAt,
+      instructions: request.instructions,
+      params: turn.params,
+    };
+    // `model.failover.reportModel: upstream`; otherwise the assistant (`asst_<uuid>`, decisions.md).
+    const settings = assistant.model;
+    this.reportedModel =
+      settings.provider === 'openai-compatible' && settings.failover?.reportModel === 'upstream'
+        ? settings.model
+        : null;
+    this.previousAgent = previous?.activeAgent ?? null;
+    this.inputTranscript = turn.inputTranscript;
+    this.newConversation = previous === null && request.conversationId === null;
+    this.apiKeyId = turn.principal.keyId;
+  }
+
+  /**
+   * The Response object of the turn queued, running (no progress yet, or some) or just finished.
+   * With the upstream reported, `model` is the one whose output the turn received last, or, before
+   * any answered, the assistant's own model. The row keeps the assistant id.
+   */
+  response(
+    output: OutputSoFar,
+    progress: TurnProgress | null,
+    status: ResponseObject['status'],
+    error: ResponseObject['error'],
+    completedAt: Date | null,
+  ): ResponseObject {
+    const running = status === 'queued' || status === 'in_progress';
+    return responseObject({
+      ...this.view,
+      model: this.reportedModel === null ? undefined : (progress?.answeringModel ?? this.reportedModel),
+      completedAt,
+      status,
+      incompleteReason: status === 'incomplete' ? (progress?.incompleteReason ?? null) : null,
+      output: output.output,
+      outputText: output.outputText,
+      usage: running || !progress ? null : usageOf(progress),
+      error,
+    });
+  }
+
+  /** The Response object a turn's start row holds, and a background turn is answered with. */
+  announced(status: TurnStart['status']): ResponseObject {
+    return this.response({ output: [], outputText: '' }, null, status, null, null);
+  }
+
+  /**
+   * The row a turn writes when it starts (one statement): the response, owned by this replica under
+   * a lease, and the user's messages, so a replica lost mid-turn leaves both behind.
+   */
+  start(status: TurnStart['status'], lease: { ownerId: string; leaseMs: number }): TurnStart {
+    return {
+      ...this.row,
+      status,
+      activeAgent: this.previousAgent,
+      transcript: this.inputTranscript,
+      background: this.background,
+      body: JSON.stringify(this.announced(status)),
+      ownerId: lease.ownerId,
+      leaseMs: lease.leaseMs,
+      messages: this.userMessages(),
+    };
+  }
+
+  /**
+   * Everything a finished (or failed) turn stores: the response, its conversation and the
+   * chat-history messages. A failed turn keeps the user's input in the thread, not the partial reply.
+   */
+  record(
+    output: OutputSoFar,
+    progress: TurnProgress,
+    failure: ApiError | null,
+    completedAt: Date,
+  ): Omit<TurnRecord, 'body'> {
+    const outputText = output.outputText;
+    const messages = this.userMessages();
+    // An incomplete reply (cut by max_output_tokens) is still the assistant's reply.
+    if (!failure && outputText.trim()) {
+      messages.push({
+        id: randomUUID(),
+        role: 'assistant',
+        content: outputText,
+        position: messages.length,
+        createdAt: completedAt,
+      });
+    }
+    return {
+      ...this.row,
+      newConversation: this.newConversation,
+      status: failure ? 'failed' : progress.status,
+      activeAgent: progress.activeAgent,
+      output: output.output,
+      outputText,
+      transcript: failure ? this.inputTranscript : progress.transcript,
+      usage: usageOf(progress),
+      apiKeyId: this.apiKeyId,
+      usageRows: usageRows(progress),
+      upstreamAttempts: progress.upstreamAttempts,
+      error: failure?.toBody().error ?? null,
+      completedAt,
+      messages,
+    };
+  }
+
+  private userMessages(): TurnRecord['messages'] {
+    return this.userTexts.map((content, position) => ({
+      id: randomUUID(),
+      role: 'user',
+      content,
+      position,
+      createdAt: this.row.createdAt,
+    }));
+  }
+}
+
+/** The final write of a turn whose start was recorded: its user messages are already stored. */
+export function completionRecord(record: TurnRecord): TurnRecord {
+  return { ...record, messages: record.messages.filter((message) => message.role === 'assistant') };
+}
 
 /** Token usage in the Response object's shape, with the upstream's cached and reasoning tokens. */
 export function usageOf(progress: TurnProgress): NonNullable<ResponseObject['usage']> {
@@ -37,153 +221,4 @@ function usageRows(progress: TurnProgress): TurnRecord['usageRows'] {
     reasoningTokens: spent.reasoningTokens,
     cost: spent.cost,
   }));
-}
-
-/**
- * The Response object of a turn being run, just finished, or (without progress) only queued.
- * A `store: false` turn names no conversation unless it continues a stored one.
- */
-export function turnResponse(
-  turn: PreparedTurn,
-  recorder: ResponseRecorder,
-  progress: TurnProgress | null,
-  status: ResponseObject['status'],
-  error: ResponseObject['error'],
-  completedAt: Date | null,
-): ResponseObject {
-  const kept = turn.request.options.store || turn.previous !== null;
-  const running = status === 'queued' || status === 'in_progress';
-  return responseObject({
-    id: turn.responseId,
-    assistantId: turn.assistant.id,
-    model: reportedModel(turn, progress),
-    conversationId: kept ? turn.conversationId : null,
-    previousResponseId: turn.previous?.responseId ?? null,
-    createdAt: turn.createdAt,
-    completedAt,
-    status,
-    incompleteReason: status === 'incomplete' ? (progress?.incompleteReason ?? null) : null,
-    instructions: turn.request.instructions,
-    output: recorder.output,
-    outputText: recorder.outputText,
-    usage: running || !progress ? null : usageOf(progress),
-    error,
-    params: turn.params,
-  });
-}
-
-/**
- * The Response's `model` when the assistant reports the upstream model (`model.failover.reportModel:
- * upstream`): the one whose output the turn received last, or, before any answered, its own
- * model. Undefined: the assistant (`asst_<uuid>`, decisions.md). The row keeps the assistant id.
- */
-function reportedModel(turn: PreparedTurn, progress: TurnProgress | null): string | undefined {
-  const settings = turn.assistant.model;
-  if (settings.provider !== 'openai-compatible' || settings.failover?.reportModel !== 'upstream')
-    return undefined;
-  return progress?.answeringModel ?? settings.model;
-}
-
-/**
- * The row a turn writes when it starts (one statement): the response, owned by this replica under
- * a lease, and the user's messages, so a replica lost mid-turn leaves both behind.
- */
-export function turnStart(
-  turn: PreparedTurn,
-  status: TurnStart['status'],
-  lease: { ownerId: string; leaseMs: number },
-): TurnStart {
-  const userTexts = userTextOf(turn.request.input);
-  return {
-    ...turnKeys(turn, userTexts),
-    status,
-    activeAgent: turn.previous?.activeAgent ?? null,
-    transcript: turn.inputTranscript,
-    background: turn.params.background,
-    body: JSON.stringify(turnResponse(turn, new ResponseRecorder(undefined), null, status, null, null)),
-    ownerId: lease.ownerId,
-    leaseMs: lease.leaseMs,
-    messages: userMessages(turn, userTexts),
-  };
-}
-
-/** What a turn's start and end rows say alike. */
-function turnKeys(turn: PreparedTurn, userTexts: string[]) {
-  return {
-    responseId: turn.responseId,
-    organizationId: turn.principal.organizationId,
-    assistantId: turn.assistant.id,
-    conversationId: turn.conversationId,
-    newConversationTitle: turn.previous ? null : conversationTitle(userTexts[0] ?? ''),
-    previousResponseId: turn.previous?.responseId ?? null,
-    userId: turn.user.userId,
-    depth: (turn.previous?.depth ?? 0) + 1,
-    instructions: turn.request.instructions,
-    input: turn.request.input,
-    createdAt: turn.createdAt,
-  };
-}
-
-/** Text of the user's messages in this turn, for chat history and the conversation title. */
-function userTextOf(items: InputItem[]): string[] {
-  return items.flatMap((item) =>
-    item.type === 'message' && item.role === 'user' && item.text.trim() ? [item.text] : [],
-  );
-}
-
-function userMessages(turn: PreparedTurn, userTexts: string[]): TurnRecord['messages'] {
-  return userTexts.map((content, position) => ({
-    id: randomUUID(),
-    role: 'user',
-    content,
-    position,
-    createdAt: turn.createdAt,
-  }));
-}
-
-/** The final write of a turn whose start was recorded: its user messages are already stored. */
-export function completionRecord(record: TurnRecord): TurnRecord {
-  return { ...record, messages: record.messages.filter((message) => message.role === 'assistant') };
-}
-
-/**
- * Everything a finished (or failed) turn stores: the response, its conversation and the
- * chat-history messages. A failed turn keeps the user's input in the thread, not the partial reply.
- */
-export function turnRecord(
-  turn: PreparedTurn,
-  recorder: ResponseRecorder,
-  progress: TurnProgress,
-  failure: ApiError | null,
-  completedAt: Date,
-): Omit<TurnRecord, 'body'> {
-  const userTexts = userTextOf(turn.request.input);
-  const outputText = recorder.outputText;
-  const messages = userMessages(turn, userTexts);
-  // An incomplete reply (cut by max_output_tokens) is still the assistant's reply.
-  if (!failure && outputText.trim()) {
-    messages.push({
-      id: randomUUID(),
-      role: 'assistant',
-      content: outputText,
-      position: messages.length,
-      createdAt: completedAt,
-    });
-  }
-  return {
-    ...turnKeys(turn, userTexts),
-    newConversation: turn.previous === null && turn.request.conversationId === null,
-    status: failure ? 'failed' : progress.status,
-    activeAgent: progress.activeAgent,
-    output: recorder.output,
-    outputText,
-    transcript: failure ? turn.inputTranscript : progress.transcript,
-    usage: usageOf(progress),
-    apiKeyId: turn.principal.keyId,
-    usageRows: usageRows(progress),
-    upstreamAttempts: progress.upstreamAttempts,
-    error: failure?.toBody().error ?? null,
-    completedAt,
-    messages,
-  };
 }

@@ -21,7 +21,7 @@ import {
 } from './agent-handovers.js';
 import { fitToContextWindow } from './context-window.js';
 import { inChatSpan } from './model-call-span.js';
-import { runServerTools, toolMessage, type CollectedCall } from './server-tool-calls.js';
+import { keepToolResults, runServerTools, type CollectedCall } from './server-tool-calls.js';
 import { callOptions } from './turn-options.js';
 import type { ServerTool } from '../tools/server-tool.js';
 import type { AgentProfile } from '../specialists/agent-roster.service.js';
@@ -91,23 +91,7 @@ export class TurnRunner {
           recorder,
           plan.webSearchSources,
         );
-        for (const [index, call] of serverCalls.entries()) {
-          const result = results[index];
-          progress.transcript.push({ role: 'tool', tool_call_id: call.id, content: toolMessage(result) });
-          const signIn = result.ok ? undefined : result.oauthRequired;
-          if (signIn && !announcedSignIns.has(`${signIn.pluginId}:${signIn.providerId}`)) {
-            announcedSignIns.add(`${signIn.pluginId}:${signIn.providerId}`);
-            recorder.addItem({
-              type: 'oauth_required',
-              id: itemId('oar'),
-              plugin_id: signIn.pluginId,
-              plugin_name: signIn.pluginName,
-              provider_id: signIn.providerId,
-              required_scopes: signIn.requiredScopes,
-              auth_url: signIn.authUrl,
-            });
-          }
-        }
+        keepToolResults(serverCalls, results, progress.transcript, recorder, announcedSignIns);
       }
 
       for (const call of allServerCalls.slice(budget)) {

@@ -8,7 +8,6 @@ import type {
   ServerTool,
   ServerToolDefinition,
   ServerToolKind,
-  ToolExecutionContext,
   ToolResult,
   WebSearchSource,
 } from './server-tool.js';
@@ -16,14 +15,14 @@ import { TenantConfigPolicy, type ConfigAccess } from '../tenant-config/tenant-c
 import { GuardedFetchPool } from './ssrf/guarded-fetch-pool.js';
 import { TOOL_NAME, type McpServerConfig, type RestToolConfig, type WebSearchConfig } from './tool-config.js';
 import {
-  capOutput,
   deadline,
   describeFailure,
-  MissingSecretError,
+  guardedTool,
   redactSecrets,
   resolveHeaders,
   signInRequired,
   ToolFailure,
+  type ToolWork,
 } from './tool-runtime.js';
 import { ToolsRepository } from './tools.repository.js';
 import { WebSearchCacheRepository } from './web-search/web-search-cache.repository.js';
@@ -44,15 +43,6 @@ export interface LoadedCatalogue {
   organizationId: string;
   rows: ReadonlyMap<string, ToolEntity>;
 }
-
-/** Error text of a failed tool is kept short; output is capped by TOOL_OUTPUT_MAX_BYTES. */
-const MAX_ERROR_BYTES = 2048;
-
-type Run = (
-  args: Record<string, unknown>,
-  context: ToolExecutionContext,
-  signal: AbortSignal,
-) => Promise<ToolResult>;
 
 /**
  * Resolves tool names of an organization's catalogue into executors the turn (or the MCP
@@ -276,10 +266,6 @@ export class ToolCatalogService {
   }
 
   /**
-   * Wraps a tool's work with what every tool shares: the plugin's sign-in requirement, the time
-   * limit, never throwing, and the output cap.
-   */
-  /**
    * Keeps a live search's results for offline search (`external_web_access: false`). A cache
    * that cannot be written loses those results only; the search itself has succeeded.
    */
@@ -294,43 +280,18 @@ export class ToolCatalogService {
     }
   }
 
+  /** The row's tool, with this replica's time limit (unless the row sets one) and output cap. */
   private executor(
     row: ToolEntity,
     kind: ServerToolKind,
     definition: ServerToolDefinition,
     ownTimeoutMs: number | undefined,
-    run: Run,
+    work: ToolWork,
   ): ServerTool {
-    const plugin = row.plugin ?? null;
-    const timeoutMs = ownTimeoutMs ?? this.config.tools.timeoutMs;
-    const maxOutputBytes = this.config.tools.maxOutputBytes;
-    return {
-      kind,
-      definition,
-      execute: async (args, context) => {
-        if (plugin?.oauth && !context.userTokens?.[plugin.oauth.providerId]) return signInRequired(plugin);
-        try {
-          const result = await run(args, context, deadline(context.signal, timeoutMs));
-          return result.ok
-            ? { ...result, output: capOutput(result.output, maxOutputBytes) }
-            : { ...result, error: capOutput(result.error, MAX_ERROR_BYTES) };
-        } catch (error) {
-          if (error instanceof ToolFailure && error.unauthorized && plugin?.oauth)
-            return signInRequired(plugin);
-          if (error instanceof MissingSecretError) {
-            this.logger.warn({ msg: 'tool secret not set', tool: definition.name, variable: error.variable });
-          }
-          const message = describeFailure(error, context.signal, timeoutMs);
-          if (message === undefined) {
-            this.logger.warn({
-              ...describeUnexpected(error),
-              msg: 'tool failed unexpectedly',
-              tool: definition.name,
-            });
-          }
-          return { ok: false, error: message ?? 'The tool failed unexpectedly' };
-        }
-      },
+    const limits = {
+      timeoutMs: ownTimeoutMs ?? this.config.tools.timeoutMs,
+      maxOutputBytes: this.config.tools.maxOutputBytes,
     };
+    return guardedTool({ kind, definition, plugin: row.plugin ?? null }, limits, this.logger, work);
   }
 }

@@ -1,5 +1,13 @@
+import type { Logger } from '@nestjs/common';
+import { describeUnexpected } from '../common/errors/all-exceptions.filter.js';
 import type { PluginEntity } from './entities/plugin.entity.js';
-import type { ToolResult } from './server-tool.js';
+import type {
+  ServerTool,
+  ServerToolDefinition,
+  ServerToolKind,
+  ToolExecutionContext,
+  ToolResult,
+} from './server-tool.js';
 import { SsrfRefusedError } from '../common/network/ssrf-policy.js';
 import type { HeaderValue } from './tool-config.js';
 
@@ -125,4 +133,56 @@ export function capOutput(text: string, maxBytes: number): string {
     .toString('utf8')
     .replace(/\uFFFD+$/, '');
   return `${kept}\n[output truncated: ${bytes - Buffer.byteLength(kept, 'utf8')} of ${bytes} bytes omitted]`;
+}
+
+/** Error text of a failed tool is kept short; output is capped by TOOL_OUTPUT_MAX_BYTES. */
+const MAX_ERROR_BYTES = 2048;
+
+/** A tool's own work, under the signal of its time limit. */
+export type ToolWork = (
+  args: Record<string, unknown>,
+  context: ToolExecutionContext,
+  signal: AbortSignal,
+) => Promise<ToolResult>;
+
+/**
+ * Wraps a tool's work with what every tool shares: the plugin's sign-in requirement, the time
+ * limit, never throwing, and the output cap.
+ */
+export function guardedTool(
+  tool: { kind: ServerToolKind; definition: ServerToolDefinition; plugin: PluginEntity | null },
+  limits: { timeoutMs: number; maxOutputBytes: number },
+  logger: Pick<Logger, 'warn'>,
+  work: ToolWork,
+): ServerTool {
+  const { kind, definition, plugin } = tool;
+  const { timeoutMs, maxOutputBytes } = limits;
+  return {
+    kind,
+    definition,
+    execute: async (args, context) => {
+      if (plugin?.oauth && !context.userTokens?.[plugin.oauth.providerId]) return signInRequired(plugin);
+      try {
+        const result = await work(args, context, deadline(context.signal, timeoutMs));
+        return result.ok
+          ? { ...result, output: capOutput(result.output, maxOutputBytes) }
+          : { ...result, error: capOutput(result.error, MAX_ERROR_BYTES) };
+      } catch (error) {
+        if (error instanceof ToolFailure && error.unauthorized && plugin?.oauth)
+          return signInRequired(plugin);
+        if (error instanceof MissingSecretError) {
+          logger.warn({ msg: 'tool secret not set', tool: definition.name, variable: error.variable });
+        }
+        const message = describeFailure(error, context.signal, timeoutMs);
+        if (message === undefined) {
+          logger.warn({
+            ...describeUnexpected(error),
+            msg: 'tool failed unexpectedly',
+            tool: definition.name,
+          });
+        }
+        return { ok: false, error: message ?? 'The tool failed unexpectedly' };
+      }
+    },
+  };
 }

@@ -7,10 +7,10 @@ import { RUNNING_STATUSES } from '../entities/response.entity.js';
 import { storedToObject, type ResponseObject } from '../response-view.js';
 import { TurnLedger } from '../store/turn-ledger.repository.js';
 import { TurnStore } from '../store/turn-store.repository.js';
-import { ResponseRecorder, type EventStyle } from '../streaming/response-recorder.js';
+import type { EventStyle } from '../streaming/response-recorder.js';
 import { TurnExecutor } from '../turn-executor.js';
 import type { PreparedTurn } from '../turn-preparer.js';
-import { turnResponse } from '../turn-record.js';
+import { TurnRecording } from '../turn-record.js';
 import { BackgroundSink } from './background-sink.js';
 import { BackgroundTurns } from './background-turns.service.js';
 import type { LiveTurn } from './live-turn.js';
@@ -34,12 +34,16 @@ export class BackgroundResponses {
 
   async create(turn: PreparedTurn, style: EventStyle): Promise<{ response: ResponseObject; live: LiveTurn }> {
     this.turns.checkRoom(turn.principal.organizationId);
-    await this.executor.recordStart(turn, 'queued');
+    const recording = new TurnRecording(turn);
+    await this.executor.recordStart(recording, 'queued');
     const live = this.turns.start(turn.principal.organizationId, turn.responseId, (events, signal, lost) =>
-      this.run(turn, events, signal, lost, style),
+      this.executor.run(
+        turn,
+        () => new BackgroundSink(events, signal, lost, style, this.lifecycle, this.logger),
+        recording,
+      ),
     );
-    const response = turnResponse(turn, new ResponseRecorder(undefined), null, 'queued', null, null);
-    return { response, live };
+    return { response: recording.announced('queued'), live };
   }
 
   /**
@@ -79,19 +83,5 @@ export class BackgroundResponses {
       );
     }
     return uuid;
-  }
-
-  private run(
-    turn: PreparedTurn,
-    live: LiveTurn,
-    signal: AbortSignal,
-    lost: AbortSignal,
-    style: EventStyle,
-  ): Promise<void> {
-    return this.executor.run(
-      turn,
-      'recorded',
-      () => new BackgroundSink(live, signal, lost, style, this.lifecycle, this.logger),
-    );
   }
 }

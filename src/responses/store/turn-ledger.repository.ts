@@ -14,7 +14,7 @@ import {
   turnRowValues,
 } from './turn-sql.js';
 import type { TurnRecord, TurnStart, TurnStatus } from '../../turns/turn.types.js';
-import { usageRowsParam } from './turn-store.repository.js';
+import { usageRowsParam } from './turn-end-sql.js';
 
 /** The state of a turn that resuming and cancelling need. */
 export interface TurnState {

@@ -1,0 +1,142 @@
+import type { TurnRecord } from '../../turns/turn.types.js';
+import {
+  conversationCte,
+  insertMessages,
+  messagesParam,
+  namedStatement,
+  TURN_ROW_COLUMNS,
+  TURN_ROW_KEYS,
+  turnRowSelect,
+  turnRowValues,
+} from './turn-sql.js';
+
+/**
+ * The final write of a turn, one statement either way: SAVE_TURN over the row its start wrote (or
+ * tried to), INSERT_TURN(_NEW) for a turn stored whole; their parameters, named once (TURN_END_KEYS)
+ * and valued once (turnEndValues).
+ */
+
+const TURN_END_KEYS = [
+  ...TURN_ROW_KEYS,
+  'output',
+  'outputText',
+  'transcript',
+  'usage',
+  'error',
+  'messages',
+  'body',
+  'apiKeyId',
+  'usageRows',
+  'upstreamAttempts',
+] as const;
+
+type TurnEndKey = (typeof TURN_END_KEYS)[number];
+type TurnEndParams = Record<TurnEndKey, string>;
+type TurnEndValues = Record<TurnEndKey, unknown>;
+
+/** The finished response's row, after the CTE `conversation`: every column but the start's lease. */
+function insertResponse(p: TurnEndParams): string {
+  return `INSERT INTO responses (${TURN_ROW_COLUMNS}, output, output_text, transcript,
+                           usage, error, created_at, completed_at, body, upstream_attempts)
+    SELECT ${turnRowSelect(p)}, ${p.output}::jsonb, ${p.outputText}::text, ${p.transcript}::jsonb, ${p.usage}::jsonb, ${p.error}::jsonb, ${p.createdAt}::timestamptz, ${p.updatedAt}::timestamptz, ${p.body}::json,
+           ${p.upstreamAttempts}::jsonb
+      FROM conversation`;
+}
+
+/**
+ * The turn's usage, left pending for the flush into the rollups (UsageFlusher): a narrow row of
+ * its own, so that concurrent turns of a tenant no longer upsert, and wait on, one shared rollup row.
+ */
+function pendingUsage(p: TurnEndParams): string {
+  return `pending_usage AS (
+    INSERT INTO usage_pending (response_id, organization_id, completed_at, assistant_id, specialist, api_key_id,
+                               user_id, usage_rows)
+    SELECT response.id, ${p.organizationId}::uuid, ${p.updatedAt}::timestamptz, ${p.assistantId}::uuid,
+           coalesce(${p.activeAgent}::varchar, ''), ${p.apiKeyId}::uuid, coalesce(${p.userId}::varchar, ''),
+           ${p.usageRows}::jsonb
+      FROM response WHERE ${p.usageRows}::jsonb IS NOT NULL
+  )`;
+}
+
+/**
+ * A finished turn whose start was recorded (or tried): conversation, response (completing the
+ * start's row), chat-history messages and its pending usage.
+ */
+export const SAVE_TURN = namedStatement(
+  'turn_save',
+  TURN_END_KEYS,
+  (p) => `WITH ${conversationCte(p)}, response AS (
+    ${insertResponse(p)}
+    -- The row written when the turn started is completed, unless the turn was cancelled or
+    -- swept meanwhile: then it stays as it is, and so do its messages.
+    ON CONFLICT (id) DO UPDATE
+       SET status = EXCLUDED.status, active_agent = EXCLUDED.active_agent, output = EXCLUDED.output,
+           output_text = EXCLUDED.output_text, transcript = EXCLUDED.transcript, usage = EXCLUDED.usage,
+           error = EXCLUDED.error, completed_at = EXCLUDED.completed_at, body = EXCLUDED.body,
+           upstream_attempts = EXCLUDED.upstream_attempts, lease_expires_at = NULL
+     WHERE responses.status IN ('queued', 'in_progress') AND responses.organization_id = EXCLUDED.organization_id
+    RETURNING id, conversation_id
+  ), ${pendingUsage(p)}
+  ${insertMessages(p)}`,
+);
+
+/** The new conversation of a turn that starts one: nothing can exist under its fresh id. */
+function newConversationCte(p: TurnEndParams): string {
+  return `conversation AS (
+  INSERT INTO conversations (id, organization_id, assistant_id, user_id, title, last_response_id, created_at, updated_at)
+  VALUES (${p.conversationId}::uuid, ${p.organizationId}::uuid, ${p.assistantId}::uuid, ${p.userId}::varchar, ${p.newConversationTitle}::varchar, ${p.responseId}::uuid, ${p.createdAt}::timestamptz, ${p.updatedAt}::timestamptz)
+  RETURNING id
+)`;
+}
+
+/**
+ * A whole turn with no start row (a foreground JSON turn: nothing of it is observable before its
+ * reply, docs/architecture.md), in one statement of plain INSERTs: no row exists under its
+ * response id, so no ON CONFLICT on `responses`; its conversation is inserted too when the turn
+ * starts it (else moved on, as by every turn).
+ */
+const insertTurn = (name: string, conversation: (p: TurnEndParams) => string) =>
+  namedStatement(
+    name,
+    TURN_END_KEYS,
+    (p) => `WITH ${conversation(p)}, response AS (
+    ${insertResponse(p)}
+    RETURNING id, conversation_id
+  ), ${pendingUsage(p)}
+  ${insertMessages(p)}`,
+  );
+export const INSERT_TURN_NEW = insertTurn('turn_insert_new', newConversationCte);
+export const INSERT_TURN = insertTurn('turn_insert', conversationCte);
+
+/** The usage rows parameter: the columns of the rollups, as the flush reads them (usage_pending.usage_rows). */
+export function usageRowsParam(rows: TurnRecord['usageRows']): string {
+  return JSON.stringify(
+    rows.map((row) => ({
+      model: row.model ?? '',
+      currency: row.currency,
+      turns: row.turns,
+      input_tokens: row.inputTokens,
+      cached_tokens: row.cachedTokens,
+      output_tokens: row.outputTokens,
+      reasoning_tokens: row.reasoningTokens,
+      cost: row.cost,
+    })),
+  );
+}
+
+/** The values of TURN_END_KEYS for a finished turn. */
+export function turnEndValues(turn: TurnRecord): TurnEndValues {
+  return {
+    ...turnRowValues(turn, turn.completedAt),
+    output: JSON.stringify(turn.output),
+    outputText: turn.outputText,
+    transcript: JSON.stringify(turn.transcript),
+    usage: turn.usage === null ? null : JSON.stringify(turn.usage),
+    error: turn.error === null ? null : JSON.stringify(turn.error),
+    messages: messagesParam(turn.messages),
+    body: turn.body,
+    apiKeyId: turn.apiKeyId,
+    usageRows: turn.usageRows.length === 0 ? null : usageRowsParam(turn.usageRows),
+    upstreamAttempts: turn.upstreamAttempts?.length ? JSON.stringify(turn.upstreamAttempts) : null,
+  };
+}
