@@ -166,7 +166,7 @@ export class TurnLedger {
           responseId,
           events[0].sequenceNumber,
           events[events.length - 1].sequenceNumber,
-          `[${events.map((event) => event.data).join(',')}]`,
+          eventBatchText(events),
         ],
       );
     } catch (error) {
@@ -233,6 +233,11 @@ export class TurnLedger {
     );
     return row.count;
   }
+}
+
+/** A batch's `events` column: one JSON array of the events' texts as sent. */
+export function eventBatchText(events: StoredEvent[]): string {
+  return `[${events.map((event) => event.data).join(',')}]`;
 }
 
 /** Whether the database refused a row for a key it already holds. */

@@ -9,6 +9,7 @@ import {
   insertMessages,
   messagesParam,
   namedStatement,
+  type NamedStatement,
   threadHead,
   TURN_ROW_COLUMNS,
   TURN_ROW_KEYS,
@@ -17,6 +18,7 @@ import {
   type ChainRow,
   LOAD_THREAD,
 } from './turn-sql.js';
+import { eventBatchText, type StoredEvent } from './turn-ledger.repository.js';
 import type { TurnStatus } from '../../turns/turn.types.js';
 import type { OutputItem } from '../../turns/output-item.types.js';
 import type { ThreadHead, TurnRecord } from '../../turns/turn.types.js';
@@ -82,12 +84,9 @@ function pendingUsage(p: TurnEndParams): string {
 
 /**
  * A finished turn whose start was recorded (or tried): conversation, response (completing the
- * start's row), chat-history messages and its pending usage.
+ * start's row), chat-history messages and its pending usage; `more`: further CTEs.
  */
-const SAVE_TURN = namedStatement(
-  'turn_save',
-  TURN_END_KEYS,
-  (p) => `WITH ${conversationCte(p)}, response AS (
+const saveTurnSql = (p: TurnEndParams, more = '') => `WITH ${conversationCte(p)}, response AS (
     ${insertResponse(p)}
     -- The row written when the turn started is completed, unless the turn was cancelled or
     -- swept meanwhile: then it stays as it is, and so do its messages.
@@ -98,8 +97,32 @@ const SAVE_TURN = namedStatement(
            upstream_attempts = EXCLUDED.upstream_attempts, lease_expires_at = NULL
      WHERE responses.status IN ('queued', 'in_progress') AND responses.organization_id = EXCLUDED.organization_id
     RETURNING id, conversation_id
-  ), ${pendingUsage(p)}
-  ${insertMessages(p)}`,
+  ), ${pendingUsage(p)}${more}
+  ${insertMessages(p)}`;
+const SAVE_TURN = namedStatement('turn_save', TURN_END_KEYS, (p) => saveTurnSql(p));
+
+/**
+ * A background turn's final write: `turn_save`, and the stream events not yet stored (the final
+ * ones, and any batch a refused flush kept), one `response_event_batches` row per batch, stored
+ * only with the final row: a turn cancelled or swept meanwhile stores neither. A batch already
+ * stored (a flush whose commit answer was lost) is skipped by its key; a turn's events have one
+ * writer, so nothing stores it concurrently.
+ */
+const SAVE_TURN_EVENTS = namedStatement(
+  'turn_save_events',
+  [...TURN_END_KEYS, 'firstSequences', 'lastSequences', 'eventBatches'],
+  (p) =>
+    saveTurnSql(
+      p,
+      `, stored_events AS (
+    INSERT INTO response_event_batches (response_id, first_sequence, last_sequence, events)
+    SELECT response.id, b.first_sequence, b.last_sequence, b.events::json
+      FROM response, unnest(${p.firstSequences}::int[], ${p.lastSequences}::int[], ${p.eventBatches}::text[])
+                     AS b(first_sequence, last_sequence, events)
+     WHERE NOT EXISTS (SELECT 1 FROM response_event_batches s
+                        WHERE s.response_id = response.id AND s.first_sequence = b.first_sequence)
+  )`,
+    ),
 );
 
 /** The new conversation of a turn that starts one: nothing can exist under its fresh id. */
@@ -237,8 +260,17 @@ export class TurnStore {
    * the response (completing the row its start wrote, if any), its chat-history messages and its
    * pending usage.
    */
-  saveTurn(turn: TurnRecord): Promise<void> {
-    return inSpan('save turn', SAVE_TURN_SPAN, () => this.writeTurn(SAVE_TURN, turn));
+  saveTurn(turn: TurnRecord, events: StoredEvent[][] = []): Promise<void> {
+    const batches = events.filter((batch) => batch.length > 0);
+    if (batches.length === 0)
+      return inSpan('save turn', SAVE_TURN_SPAN, () => this.writeTurn(SAVE_TURN, turn));
+    return inSpan('save turn', SAVE_TURN_SPAN, () =>
+      this.writeTurn(SAVE_TURN_EVENTS, turn, {
+        firstSequences: batches.map((batch) => batch[0].sequenceNumber),
+        lastSequences: batches.map((batch) => batch[batch.length - 1].sequenceNumber),
+        eventBatches: batches.map(eventBatchText),
+      }),
+    );
   }
 
   /**
@@ -250,11 +282,16 @@ export class TurnStore {
     return inSpan('save turn', SAVE_TURN_SPAN, () => this.writeTurn(statement, turn));
   }
 
-  private async writeTurn(statement: typeof SAVE_TURN, turn: TurnRecord): Promise<void> {
+  private async writeTurn(
+    statement: NamedStatement<string>,
+    turn: TurnRecord,
+    more: Record<string, unknown> = {},
+  ): Promise<void> {
     await preparedQuery(
       this.dataSource,
       statement,
       statement.bind({
+        ...more,
         ...turnRowValues(turn, turn.completedAt),
         output: JSON.stringify(turn.output),
         outputText: turn.outputText,
