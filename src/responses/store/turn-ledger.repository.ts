@@ -236,8 +236,39 @@ export class TurnLedger {
 }
 
 /** A batch's `events` column: one JSON array of the events' texts as sent. */
-export function eventBatchText(events: StoredEvent[]): string {
+function eventBatchText(events: StoredEvent[]): string {
   return `[${events.map((event) => event.data).join(',')}]`;
+}
+
+/** The parameters of eventBatchesCte, and their values for a list of batches. */
+export const EVENT_BATCH_KEYS = ['firstSequences', 'lastSequences', 'eventBatches'] as const;
+
+export function eventBatchValues(
+  batches: StoredEvent[][],
+): Record<(typeof EVENT_BATCH_KEYS)[number], unknown> {
+  return {
+    firstSequences: batches.map((batch) => batch[0].sequenceNumber),
+    lastSequences: batches.map((batch) => batch[batch.length - 1].sequenceNumber),
+    eventBatches: batches.map(eventBatchText),
+  };
+}
+
+/**
+ * A background turn's events not yet stored (the final ones, and any batch a refused flush kept),
+ * one `response_event_batches` row per batch, in the statement of its final write (after the CTE
+ * `response`): stored with the final row, or, for a turn cancelled or swept meanwhile, not at all.
+ * A batch already stored (a flush whose commit answer was lost) is skipped by its key; a turn's
+ * events have one writer, so nothing stores one concurrently.
+ */
+export function eventBatchesCte(p: Record<(typeof EVENT_BATCH_KEYS)[number], string>): string {
+  return `stored_events AS (
+    INSERT INTO response_event_batches (response_id, first_sequence, last_sequence, events)
+    SELECT response.id, b.first_sequence, b.last_sequence, b.events::json
+      FROM response, unnest(${p.firstSequences}::int[], ${p.lastSequences}::int[], ${p.eventBatches}::text[])
+                     AS b(first_sequence, last_sequence, events)
+     WHERE NOT EXISTS (SELECT 1 FROM response_event_batches s
+                        WHERE s.response_id = response.id AND s.first_sequence = b.first_sequence)
+  )`;
 }
 
 /** Whether the database refused a row for a key it already holds. */

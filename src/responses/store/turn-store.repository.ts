@@ -18,7 +18,12 @@ import {
   type ChainRow,
   LOAD_THREAD,
 } from './turn-sql.js';
-import { eventBatchText, type StoredEvent } from './turn-ledger.repository.js';
+import {
+  EVENT_BATCH_KEYS,
+  eventBatchesCte,
+  eventBatchValues,
+  type StoredEvent,
+} from './turn-ledger.repository.js';
 import type { TurnStatus } from '../../turns/turn.types.js';
 import type { OutputItem } from '../../turns/output-item.types.js';
 import type { ThreadHead, TurnRecord } from '../../turns/turn.types.js';
@@ -101,28 +106,9 @@ const saveTurnSql = (p: TurnEndParams, more = '') => `WITH ${conversationCte(p)}
   ${insertMessages(p)}`;
 const SAVE_TURN = namedStatement('turn_save', TURN_END_KEYS, (p) => saveTurnSql(p));
 
-/**
- * A background turn's final write: `turn_save`, and the stream events not yet stored (the final
- * ones, and any batch a refused flush kept), one `response_event_batches` row per batch, stored
- * only with the final row: a turn cancelled or swept meanwhile stores neither. A batch already
- * stored (a flush whose commit answer was lost) is skipped by its key; a turn's events have one
- * writer, so nothing stores it concurrently.
- */
-const SAVE_TURN_EVENTS = namedStatement(
-  'turn_save_events',
-  [...TURN_END_KEYS, 'firstSequences', 'lastSequences', 'eventBatches'],
-  (p) =>
-    saveTurnSql(
-      p,
-      `, stored_events AS (
-    INSERT INTO response_event_batches (response_id, first_sequence, last_sequence, events)
-    SELECT response.id, b.first_sequence, b.last_sequence, b.events::json
-      FROM response, unnest(${p.firstSequences}::int[], ${p.lastSequences}::int[], ${p.eventBatches}::text[])
-                     AS b(first_sequence, last_sequence, events)
-     WHERE NOT EXISTS (SELECT 1 FROM response_event_batches s
-                        WHERE s.response_id = response.id AND s.first_sequence = b.first_sequence)
-  )`,
-    ),
+/** A background turn's final write: `turn_save` and its events not yet stored (eventBatchesCte). */
+const SAVE_TURN_EVENTS = namedStatement('turn_save_events', [...TURN_END_KEYS, ...EVENT_BATCH_KEYS], (p) =>
+  saveTurnSql(p, `, ${eventBatchesCte(p)}`),
 );
 
 /** The new conversation of a turn that starts one: nothing can exist under its fresh id. */
@@ -269,11 +255,7 @@ export class TurnStore {
     if (batches.length === 0)
       return inSpan('save turn', SAVE_TURN_SPAN, () => this.writeTurn(SAVE_TURN, turn));
     return inSpan('save turn', SAVE_TURN_SPAN, () =>
-      this.writeTurn(SAVE_TURN_EVENTS, turn, {
-        firstSequences: batches.map((batch) => batch[0].sequenceNumber),
-        lastSequences: batches.map((batch) => batch[batch.length - 1].sequenceNumber),
-        eventBatches: batches.map(eventBatchText),
-      }),
+      this.writeTurn(SAVE_TURN_EVENTS, turn, eventBatchValues(batches)),
     );
   }
 
