@@ -1,7 +1,6 @@
 import { jest } from '@jest/globals';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { TurnLedger } from '../src/responses/store/turn-ledger.repository.js';
-import { call } from './support/http.js';
+import { call, untilFinished } from './support/http.js';
 import { parseSse } from './support/sse.js';
 import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
 
@@ -32,15 +31,7 @@ describe('background turn writes (two replicas, one database)', () => {
     await a?.close();
   });
 
-  async function finished(id: string): Promise<any> {
-    for (let attempt = 0; attempt < 500; attempt++) {
-      const reply = await call(b.baseUrl, 'GET', `/v1/responses/${id}`, { key: org.keys.full_access });
-      expect(reply.status).toBe(200);
-      if (!['queued', 'in_progress'].includes(reply.body.status)) return reply.body;
-      await sleep(20);
-    }
-    throw new Error(`${id} did not finish`);
-  }
+  const finished = (id: string) => untilFinished(b.baseUrl, org.keys.full_access, id);
 
   it('records a turn that starts at once as running on this replica, with its lease, needing no claim', async () => {
     // A claim of the row (queued → in_progress) would wait until the row has been read below.
