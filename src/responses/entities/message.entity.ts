@@ -4,8 +4,9 @@ import { ConversationEntity } from './conversation.entity.js';
 
 /**
  * A chat-history message: user and assistant text only (tool traffic stays on the response).
- * Every read names the conversation, hence the one index. No foreign key to `responses` (a lock
- * on the response row per insert): the turn store deletes a response's messages with it.
+ * Every read names the conversation, hence the one index. No foreign key to `responses` (it
+ * locked the response row on every insert): a trigger deletes a response's messages with it
+ * (migration 1796530000001).
  */
 @Entity({ name: 'messages' })
 @Index('IDX_messages_conversation_response', ['conversationId', 'responseId'])

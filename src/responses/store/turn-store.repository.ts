@@ -214,8 +214,8 @@ export class TurnStore {
 
   /**
    * Deletes one response of this organization and end user in one statement: its chat-history
-   * messages go with it (no foreign key does it: messages lock no response row), its conversation
-   * then shows the branch up to the turn before it, and a conversation left without responses is
+   * messages go with it (a trigger on responses, migration 1796530000001), its conversation then
+   * shows the branch up to the turn before it, and a conversation left without responses is
    * deleted. False when there was none.
    */
   async deleteResponse(organizationId: string, userId: string | null, responseId: string): Promise<boolean> {
@@ -224,9 +224,6 @@ export class TurnStore {
          DELETE FROM responses
           WHERE id = $1 AND organization_id = $2 AND user_id IS NOT DISTINCT FROM $3::varchar
          RETURNING id, conversation_id, previous_response_id
-       ), messages_gone AS (
-         DELETE FROM messages m USING deleted d
-          WHERE m.conversation_id = d.conversation_id AND m.response_id = d.id AND m.organization_id = $2
        ), emptied AS (
          DELETE FROM conversations c USING deleted d
           WHERE c.id = d.conversation_id AND c.organization_id = $2
@@ -333,9 +330,9 @@ export class TurnStore {
   /**
    * Every conversation, response and chat-history message of one user of one organization,
    * inside the caller's erase transaction. Children go first so each count is exact (the foreign
-   * keys from conversations would cascade anyway; a response's messages have the response's user
-   * and conversation, so the first delete takes them all). Responses and messages are also matched by their own user_id,
-   * although every turn lives in its user's conversation: nothing of the user may survive.
+   * keys and the trigger on responses would delete them anyway). Responses and messages are also
+   * matched by their own user_id, although every turn lives in its user's conversation: nothing of
+   * the user may survive.
    */
   async eraseUserHistory(
     manager: EntityManager,
