@@ -14,7 +14,7 @@ import {
   turnRowValues,
 } from './turn-sql.js';
 import type { TurnRecord, TurnStart, TurnStatus } from '../../turns/turn.types.js';
-import { usageRowsParam } from './turn-end-sql.js';
+import { eventBatchText, usageRowsParam } from './turn-end-sql.js';
 
 /** The state of a turn that resuming and cancelling need. */
 export interface TurnState {
@@ -205,7 +205,7 @@ export class TurnLedger {
           responseId,
           events[0].sequenceNumber,
           events[events.length - 1].sequenceNumber,
-          `[${events.map((event) => event.data).join(',')}]`,
+          eventBatchText(events),
         ],
       );
     } catch (error) {
