@@ -4,6 +4,7 @@ import { TurnEvents } from '../turns/turn-events.js';
 import { TurnProgress } from '../turns/turn-plan.js';
 import { TurnLeases } from './durable/turn-leases.service.js';
 import type { ResponseObject } from './response-view.js';
+import { StartRecords } from './store/start-records.js';
 import { TurnLedger } from './store/turn-ledger.repository.js';
 import { TurnStore } from './store/turn-store.repository.js';
 import type { ResponseRecorder } from './streaming/response-recorder.js';
@@ -69,6 +70,7 @@ export class TurnExecutor {
     private readonly runner: TurnRunner,
     private readonly store: TurnStore,
     private readonly ledger: TurnLedger,
+    private readonly starts: StartRecords,
     private readonly leases: TurnLeases,
     private readonly events: TurnEvents,
   ) {}
@@ -133,7 +135,8 @@ export class TurnExecutor {
     ownership: AbortController,
   ): Promise<{ release(): void } | null> {
     if (!turn.request.options.store || !sink.recordsStart) return null;
-    await this.recordStart(turn, 'in_progress');
+    // Committed in a group with other streams' starts, on a connection kept for them (StartRecords).
+    await this.starts.record(turnStart(turn, 'in_progress', this.leases));
     const lease = this.leases.hold(turn.responseId);
     lease.lost.addEventListener('abort', () => ownership.abort(), { once: true });
     return lease;
