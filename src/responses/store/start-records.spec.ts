@@ -15,6 +15,7 @@ function fakePool(max: number) {
   const waiting: (() => void)[] = [];
   const refused = new Set<string>();
   const released: { destroyed: boolean }[] = [];
+  const clients: EventEmitter[] = [];
   let connects = 0;
   const pool = {
     options: { max },
@@ -34,6 +35,7 @@ function fakePool(max: number) {
         },
         release: (error?: Error) => released.push({ destroyed: error !== undefined }),
       });
+      clients.push(client);
       return Promise.resolve(client);
     },
   };
@@ -44,7 +46,7 @@ function fakePool(max: number) {
     for (const done of waiting.splice(0)) done();
     await settle();
   };
-  return { dataSource, statements, refused, released, answer, connects: () => connects };
+  return { dataSource, statements, refused, released, clients, answer, connects: () => connects };
 }
 
 function start(responseId: string, conversationId = `c-${responseId}`): TurnStart {
@@ -136,6 +138,22 @@ describe('StartRecords', () => {
     expect(await ended).toEqual(['stored', 'stored', 'stored', 'failed', 'stored']);
     // A connection whose statement failed is destroyed, not kept.
     expect(db.released.filter((release) => release.destroyed).length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('gives back at once a kept connection the server closed; the next start goes on the other', async () => {
+    const db = fakePool(20);
+    const records = new StartRecords(db.dataSource);
+    const first = await busyBoth(records);
+    await db.answer();
+    await Promise.all(first);
+    db.clients[0].emit('end');
+    expect(db.released).toEqual([{ destroyed: true }]);
+    const next = records.record(start('c'));
+    await db.answer();
+    await next;
+    expect(db.statements.at(-1)).toEqual(['c']);
+    // The other kept connection was free: no new one was needed.
+    expect(db.connects()).toBe(2);
   });
 
   it('keeps no connection with a small pool: each statement gives its connection back', async () => {

@@ -196,9 +196,16 @@ export class StartRecords implements OnModuleDestroy {
       if (keep) this.kept--;
       throw error;
     }
-    // The server closed it (a restart, an idle timeout): it is given back instead of used again.
+    // The server closed it (a restart, an idle timeout): not used again, and given back to the
+    // pool at once when it is not in use (else when its statement fails).
     const onEnd = () => {
+      if (connection.dead) return;
       connection.dead = true;
+      const index = this.free.indexOf(connection);
+      if (index === -1) return;
+      this.free.splice(index, 1);
+      this.kept--;
+      connection.release(true);
     };
     const connection: Connection = {
       client,
