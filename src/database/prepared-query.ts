@@ -33,20 +33,24 @@ export async function preparedQuery<Row>(
 ): Promise<Row[]> {
   const runner = dataSource.createQueryRunner();
   try {
-    const client = (await runner.connect()) as PoolClient;
-    let suffix = suffixes.get(client);
-    if (suffix === undefined) suffixes.set(client, (suffix = `${processTag}_${++lastSerial}`));
-    try {
-      const result = await client.query({
-        name: `${statement.name}_${suffix}`,
-        text: statement.text,
-        values,
-      });
-      return result.rows as Row[];
-    } catch (error) {
-      throw new QueryFailedError(statement.text, values, error as Error);
-    }
+    return await preparedQueryOn<Row>((await runner.connect()) as PoolClient, statement, values);
   } finally {
     await runner.release();
+  }
+}
+
+/** `preparedQuery` on a connection the caller holds (errors are TypeORM's QueryFailedError too). */
+export async function preparedQueryOn<Row>(
+  client: PoolClient,
+  statement: PreparedStatement,
+  values: unknown[],
+): Promise<Row[]> {
+  let suffix = suffixes.get(client);
+  if (suffix === undefined) suffixes.set(client, (suffix = `${processTag}_${++lastSerial}`));
+  try {
+    const result = await client.query({ name: `${statement.name}_${suffix}`, text: statement.text, values });
+    return result.rows as Row[];
+  } catch (error) {
+    throw new QueryFailedError(statement.text, values, error as Error);
   }
 }

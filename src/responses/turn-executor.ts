@@ -4,6 +4,7 @@ import { TurnEvents } from '../turns/turn-events.js';
 import { TurnProgress } from '../turns/turn-plan.js';
 import { TurnLeases } from './durable/turn-leases.service.js';
 import type { ResponseObject } from './response-view.js';
+import { StartRecords } from './store/start-records.js';
 import { TurnLedger, type StoredEvent } from './store/turn-ledger.repository.js';
 import { TurnStore } from './store/turn-store.repository.js';
 import type { ResponseRecorder } from './streaming/response-recorder.js';
@@ -71,6 +72,7 @@ export class TurnExecutor {
     private readonly runner: TurnRunner,
     private readonly store: TurnStore,
     private readonly ledger: TurnLedger,
+    private readonly starts: StartRecords,
     private readonly leases: TurnLeases,
     private readonly events: TurnEvents,
   ) {}
@@ -141,7 +143,8 @@ export class TurnExecutor {
     ownership: AbortController,
   ): Promise<{ release(): void } | null> {
     if (!recording.stored || !sink.recordsStart) return null;
-    await this.recordStart(recording, 'in_progress');
+    // Committed in a group with other streams' starts, on a connection kept for them (StartRecords).
+    await this.starts.record(recording.start('in_progress', this.leases));
     const lease = this.leases.hold(recording.responseId);
     lease.lost.addEventListener('abort', () => ownership.abort(), { once: true });
     return lease;

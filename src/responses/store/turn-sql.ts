@@ -71,15 +71,18 @@ export function conversationCte(p: TurnRowParams): string {
   return `conversation AS (
   INSERT INTO conversations (id, organization_id, assistant_id, user_id, title, last_response_id, created_at, updated_at)
   VALUES (${p.conversationId}::uuid, ${p.organizationId}::uuid, ${p.assistantId}::uuid, ${p.userId}::varchar, ${p.newConversationTitle}::varchar, ${p.responseId}::uuid, ${p.createdAt}::timestamptz, ${p.updatedAt}::timestamptz)
-  ON CONFLICT (id) DO UPDATE
+  ${CONVERSATION_TOUCHED}
+  RETURNING id
+)`;
+}
+
+/** After an INSERT INTO conversations: an existing conversation of the same organization is touched. */
+export const CONVERSATION_TOUCHED = `ON CONFLICT (id) DO UPDATE
      SET updated_at = EXCLUDED.updated_at, last_response_id = EXCLUDED.last_response_id,
          -- A conversation created through the Conversations API takes its first assistant and title here.
          assistant_id = COALESCE(conversations.assistant_id, EXCLUDED.assistant_id),
          title = CASE WHEN conversations.title = '' THEN EXCLUDED.title ELSE conversations.title END
-   WHERE conversations.organization_id = EXCLUDED.organization_id
-  RETURNING id
-)`;
-}
+   WHERE conversations.organization_id = EXCLUDED.organization_id`;
 
 /** The `responses` columns of TURN_ROW_KEYS, and their values as the statements' SELECT lists them. */
 export const TURN_ROW_COLUMNS =

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ChatHistoryRepository } from './chat-history.repository.js';
 import { ConversationStore } from './conversation-store.repository.js';
+import { StartRecords } from './start-records.js';
 import { TurnLedger } from './turn-ledger.repository.js';
 import { TurnStore } from './turn-store.repository.js';
 
@@ -9,7 +10,7 @@ import { TurnStore } from './turn-store.repository.js';
  * chat history reads through it, and the erase-user command deletes through it.
  */
 @Module({
-  providers: [TurnStore, TurnLedger, ChatHistoryRepository, ConversationStore],
-  exports: [TurnStore, TurnLedger, ChatHistoryRepository, ConversationStore],
+  providers: [TurnStore, TurnLedger, StartRecords, ChatHistoryRepository, ConversationStore],
+  exports: [TurnStore, TurnLedger, StartRecords, ChatHistoryRepository, ConversationStore],
 })
 export class TurnStoreModule {}

@@ -1,0 +1,167 @@
+import { EventEmitter } from 'node:events';
+import type { DataSource } from 'typeorm';
+import type { TurnStart } from '../../turns/turn.types.js';
+import { StartRecords } from './start-records.js';
+
+/** A statement the fake database got: the response ids of its rows. */
+type Statement = string[];
+
+/**
+ * A pool of fake connections: each statement resolves when the test says so (`answer`), and is
+ * refused when one of its rows is a response id in `refused`.
+ */
+function fakePool(max: number) {
+  const statements: Statement[] = [];
+  const waiting: (() => void)[] = [];
+  const refused = new Set<string>();
+  const released: { destroyed: boolean }[] = [];
+  const clients: EventEmitter[] = [];
+  let connects = 0;
+  const pool = {
+    options: { max },
+    connect: () => {
+      connects++;
+      const client = Object.assign(new EventEmitter(), {
+        query: ({ values }: { values: unknown[] }) => {
+          const ids = (JSON.parse(values[0] as string) as { response_id: string }[]).map(
+            (row) => row.response_id,
+          );
+          statements.push(ids);
+          return new Promise((resolve, reject) => {
+            waiting.push(() =>
+              ids.some((id) => refused.has(id)) ? reject(new Error('refused')) : resolve({ rows: [] }),
+            );
+          });
+        },
+        release: (error?: Error) => released.push({ destroyed: error !== undefined }),
+      });
+      clients.push(client);
+      return Promise.resolve(client);
+    },
+  };
+  const dataSource = { driver: { master: pool } } as unknown as DataSource;
+  /** Answers every statement sent so far, and lets the writers send the next ones. */
+  const answer = async () => {
+    await settle();
+    for (const done of waiting.splice(0)) done();
+    await settle();
+  };
+  return { dataSource, statements, refused, released, clients, answer, connects: () => connects };
+}
+
+function start(responseId: string, conversationId = `c-${responseId}`): TurnStart {
+  return {
+    responseId,
+    conversationId,
+    organizationId: 'org',
+    assistantId: 'asst',
+    newConversationTitle: null,
+    previousResponseId: null,
+    userId: null,
+    status: 'in_progress',
+    depth: 1,
+    activeAgent: null,
+    instructions: null,
+    input: [],
+    createdAt: new Date(0),
+    messages: [],
+    transcript: [],
+    background: false,
+    body: '{"id":"r"}',
+    ownerId: 'me',
+    leaseMs: 1000,
+  };
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+/** Two starts, one after the other: each goes out at once, on a kept connection of its own. */
+async function busyBoth(records: StartRecords): Promise<Promise<void>[]> {
+  const first = records.record(start('a'));
+  await settle();
+  const second = records.record(start('b'));
+  await settle();
+  return [first, second];
+}
+
+/** Settles every promise: how each start ended. */
+function outcomes(records: Promise<void>[]) {
+  return Promise.all(
+    records.map((record) =>
+      record.then(
+        () => 'stored',
+        () => 'failed',
+      ),
+    ),
+  );
+}
+
+describe('StartRecords', () => {
+  it('sends a start at once on a free kept connection, and the starts that arrive meanwhile in one statement', async () => {
+    const db = fakePool(20);
+    const records = new StartRecords(db.dataSource);
+    const first = await busyBoth(records);
+    expect(db.statements).toEqual([['a'], ['b']]);
+    const later = ['c', 'd', 'e'].map((id) => records.record(start(id)));
+    const ended = outcomes([...first, ...later]);
+    await db.answer();
+    expect(db.statements.slice(2)).toEqual([['c', 'd', 'e']]);
+    await db.answer();
+    expect(await ended).toEqual(Array(5).fill('stored'));
+    // Two connections, kept: none went back to the pool.
+    expect(db.connects()).toBe(2);
+    expect(db.released).toEqual([]);
+    records.onModuleDestroy();
+    expect(db.released).toEqual([{ destroyed: false }, { destroyed: false }]);
+  });
+
+  it('puts two starts of one conversation in different statements', async () => {
+    const db = fakePool(20);
+    const records = new StartRecords(db.dataSource);
+    const busy = await busyBoth(records);
+    const same = [records.record(start('c', 'shared')), records.record(start('d', 'shared'))];
+    const ended = outcomes([...busy, ...same]);
+    for (let round = 0; round < 3; round++) await db.answer();
+    expect(db.statements.slice(2)).toEqual([['c'], ['d']]);
+    expect(await ended).toEqual(Array(4).fill('stored'));
+  });
+
+  it('retries a refused statement start by start: only the refused start fails', async () => {
+    const db = fakePool(20);
+    const records = new StartRecords(db.dataSource);
+    const busy = await busyBoth(records);
+    db.refused.add('bad');
+    const grouped = ['c', 'bad', 'e'].map((id) => records.record(start(id)));
+    const ended = outcomes([...busy, ...grouped]);
+    for (let round = 0; round < 6; round++) await db.answer();
+    expect(db.statements.slice(2)).toEqual([['c', 'bad', 'e'], ['c'], ['bad'], ['e']]);
+    expect(await ended).toEqual(['stored', 'stored', 'stored', 'failed', 'stored']);
+    // A connection whose statement failed is destroyed, not kept.
+    expect(db.released.filter((release) => release.destroyed).length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('gives back at once a kept connection the server closed; the next start goes on the other', async () => {
+    const db = fakePool(20);
+    const records = new StartRecords(db.dataSource);
+    const first = await busyBoth(records);
+    await db.answer();
+    await Promise.all(first);
+    db.clients[0].emit('end');
+    expect(db.released).toEqual([{ destroyed: true }]);
+    const next = records.record(start('c'));
+    await db.answer();
+    await next;
+    expect(db.statements.at(-1)).toEqual(['c']);
+    // The other kept connection was free: no new one was needed.
+    expect(db.connects()).toBe(2);
+  });
+
+  it('keeps no connection with a small pool: each statement gives its connection back', async () => {
+    const db = fakePool(4);
+    const records = new StartRecords(db.dataSource);
+    const one = records.record(start('a'));
+    await db.answer();
+    await one;
+    expect(db.released).toEqual([{ destroyed: false }]);
+  });
+});
