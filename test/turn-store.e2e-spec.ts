@@ -308,9 +308,12 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
         expect(await countRows('messages', 'response_id', record.responseId)).toBe(2);
         expect(await countRows('usage_pending', 'response_id', record.responseId)).toBe(1);
       }
-      // No ON CONFLICT: a response id stored already is an error, never an overwrite.
-      await expect(store.insertTurn({ ...second, outputText: 'other' })).rejects.toThrow();
+      // No ON CONFLICT: a response id stored already is never overwritten. A replay of the turn's own
+      // write (same tenant, same outcome: a retry after a lost reply) counts as done; any other fails.
+      await expect(store.insertTurn({ ...second, status: 'failed', outputText: 'other' })).rejects.toThrow();
+      await expect(store.insertTurn({ ...second, outputText: 'other' })).resolves.toBeUndefined();
       expect((await store.findResponse(orgA, 'u1', second.responseId))?.outputText).toBe(second.outputText);
+      expect(await countRows('messages', 'response_id', second.responseId)).toBe(2);
     });
 
     it('is atomic: a failing message insert stores neither the response nor the conversation', async () => {
