@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { describeUnexpected } from '../../common/errors/all-exceptions.filter.js';
 import { ApiError } from '../../common/errors/error-catalogue.js';
-import type { ServerTool, ToolResult } from '../../tools/server-tool.js';
+import type { FileSearchCallResult, ServerTool, ToolResult } from '../../tools/server-tool.js';
 import { absent, isObject, parseVectorStoreId, refuse, toVectorStoreId } from '../dto/vector-store-params.js';
 import {
   parseSearchOptions,
@@ -16,16 +16,6 @@ export interface FileSearchRequest {
   options: Omit<SearchOptions, 'queries'>;
   /** The tool as the Response echoes it. */
   echo: Record<string, unknown>;
-}
-
-/** What file_search_call items show of one result (with include `file_search_call.results`). */
-export interface FileSearchHit {
-  file_id: string;
-  filename: string;
-  score: number;
-  text: string;
-  attributes: Record<string, string | number | boolean>;
-  vector_store_id: string;
 }
 
 const KNOWN = ['type', 'vector_store_ids', 'max_num_results', 'filters', 'ranking_options'];
@@ -135,7 +125,7 @@ export class FileSearchTools {
             request.vectorStoreIds,
             { ...request.options, queries: [query] },
           );
-          const hits: FileSearchHit[] = results.map((result, index) => ({
+          const hits: FileSearchCallResult[] = results.map((result, index) => ({
             file_id: result.file_id,
             filename: result.filename,
             score: result.score,
