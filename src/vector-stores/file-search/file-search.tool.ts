@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { describeUnexpected } from '../../common/errors/all-exceptions.filter.js';
 import { ApiError } from '../../common/errors/error-catalogue.js';
+import { takeOneTool } from '../../common/request-schema/request-field.js';
 import type { FileSearchCallResult, ServerTool, ToolResult } from '../../tools/server-tool.js';
 import { absent, isObject, parseVectorStoreId, refuse, toVectorStoreId } from '../dto/vector-store-params.js';
 import {
@@ -61,16 +62,13 @@ export function parseFileSearchTool(raw: Record<string, unknown>, path: string):
 
 /** Pulls the `file_search` tool (at most one) out of a request's `tools`; the rest are returned as they were. */
 export function splitFileSearchTool(tools: unknown): { fileSearch: FileSearchRequest | null; rest: unknown } {
-  if (!Array.isArray(tools)) return { fileSearch: null, rest: tools };
-  let fileSearch: FileSearchRequest | null = null;
-  const rest = tools.filter((tool, index) => {
-    if (!isObject(tool) || tool.type !== 'file_search') return true;
-    if (fileSearch !== null)
-      refuse(`tools[${index}]: a request takes one file_search tool (list every store in it)`);
-    fileSearch = parseFileSearchTool(tool, `tools[${index}]`);
-    return false;
-  });
-  return { fileSearch, rest };
+  const { taken, rest } = takeOneTool(
+    tools,
+    (type) => type === 'file_search',
+    parseFileSearchTool,
+    'a request takes one file_search tool (list every store in it)',
+  );
+  return { fileSearch: taken, rest };
 }
 
 /**
