@@ -20,6 +20,7 @@ import { VectorIndex1796430000001 } from './1796430000001-vector-index.js';
 import { UsageHourly1796440000001 } from './1796440000001-usage-hourly.js';
 import { UsagePending1796450000001 } from './1796450000001-usage-pending.js';
 import { ResponseEventBatches1796510000001 } from './1796510000001-response-event-batches.js';
+import { MessagesByConversation1796530000001 } from './1796530000001-messages-by-conversation.js';
 
 /** Every migration in order. `npm run migration:generate` appends to this list. */
 export const MIGRATIONS: Function[] = [
@@ -45,4 +46,5 @@ export const MIGRATIONS: Function[] = [
   UsageHourly1796440000001,
   UsagePending1796450000001,
   ResponseEventBatches1796510000001,
+  MessagesByConversation1796530000001,
 ];

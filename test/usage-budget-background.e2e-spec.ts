@@ -1,6 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { OrganizationsService } from '../src/organizations/organizations.service.js';
-import { call } from './support/http.js';
+import { call, untilFinished } from './support/http.js';
 import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
 
 /**
@@ -16,15 +15,7 @@ describe('monthly token budget with background turns', () => {
   const respond = (body: Record<string, unknown>) =>
     call(app.baseUrl, 'POST', '/v1/responses', { key: org.keys.full_access, body });
 
-  async function finished(id: string): Promise<any> {
-    for (let attempt = 0; attempt < 500; attempt++) {
-      const reply = await call(app.baseUrl, 'GET', `/v1/responses/${id}`, { key: org.keys.full_access });
-      expect(reply.status).toBe(200);
-      if (!['queued', 'in_progress'].includes(reply.body.status)) return reply.body;
-      await sleep(20);
-    }
-    throw new Error(`${id} did not finish`);
-  }
+  const finished = (id: string) => untilFinished(app.baseUrl, org.keys.full_access, id);
 
   beforeAll(async () => {
     // A long cache: only what this replica's turns report moves the budget between reads.

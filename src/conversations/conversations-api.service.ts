@@ -144,7 +144,13 @@ export class ConversationsApiService {
       );
       const rewritten = located ? removeItem(located.turn, itemId) : null;
       if (!located || !rewritten) throw itemNotFound(itemId);
-      await this.store.rewriteTurn(manager, owner.organizationId, located.turn.id, rewritten);
+      await this.store.rewriteTurn(
+        manager,
+        owner.organizationId,
+        conversation.id,
+        located.turn.id,
+        rewritten,
+      );
       return conversation;
     });
   }

@@ -4,7 +4,7 @@ import { TurnEvents } from '../turns/turn-events.js';
 import { TurnProgress } from '../turns/turn-plan.js';
 import { TurnLeases } from './durable/turn-leases.service.js';
 import type { ResponseObject } from './response-view.js';
-import { TurnLedger } from './store/turn-ledger.repository.js';
+import { TurnLedger, type StoredEvent } from './store/turn-ledger.repository.js';
 import { TurnStore } from './store/turn-store.repository.js';
 import type { ResponseRecorder } from './streaming/response-recorder.js';
 import { TurnPreparer, type PreparedTurn } from './turn-preparer.js';
@@ -14,8 +14,11 @@ import { TurnRunner } from './turn-runner.js';
 /** A finished (or failed) turn: its Response object, and its final write. */
 export interface TurnEnd {
   response: ResponseObject;
-  /** The final write (nothing for `store: false`), then the "turn recorded" effects. */
-  save(): Promise<void>;
+  /**
+   * The final write (nothing for `store: false`), then the "turn recorded" effects. `events`: a
+   * background turn's stream events not yet stored, written by the same statement.
+   */
+  save(events?: StoredEvent[][]): Promise<void>;
   /**
    * Instead of `save`, when the turn's row was ended elsewhere (cancelled, or swept while this
    * replica stalled) and a final write would store nothing: only the usage its model calls
@@ -160,12 +163,12 @@ export class TurnExecutor {
     const completedAt = new Date();
     const record = recording.record(recorder, progress, failure, completedAt);
     const response = recording.response(recorder, progress, record.status, record.error, completedAt);
-    const save = async () => {
+    const save = async (events?: StoredEvent[][]) => {
       if (!recording.stored) return;
       const full = { ...record, body: JSON.stringify(response) };
       // Without a start row, a JSON turn inserts it all; a start that failed is made good by the upsert.
-      if (startRecorded) await this.store.saveTurn(completionRecord(full));
-      else if (recordsStart) await this.store.saveTurn(full);
+      if (startRecorded) await this.store.saveTurn(completionRecord(full), events);
+      else if (recordsStart) await this.store.saveTurn(full, events);
       else await this.store.insertTurn(full);
       announce();
     };

@@ -29,3 +29,17 @@ export async function call(
   }
   return { status: res.status, headers: res.headers, body: parsed };
 }
+
+/**
+ * Polls `GET /v1/responses/{id}` (bounded) until the response leaves `queued` / `in_progress`;
+ * returns its body. Every poll must answer 200.
+ */
+export async function untilFinished(baseUrl: string, key: string, id: string): Promise<any> {
+  for (let attempt = 0; attempt < 500; attempt++) {
+    const reply = await call(baseUrl, 'GET', `/v1/responses/${id}`, { key });
+    if (reply.status !== 200) throw new Error(`GET ${id} answered ${reply.status}`);
+    if (!['queued', 'in_progress'].includes(reply.body.status)) return reply.body;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`${id} did not finish`);
+}

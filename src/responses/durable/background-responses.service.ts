@@ -16,7 +16,8 @@ import { BackgroundTurns } from './background-turns.service.js';
 import type { LiveTurn } from './live-turn.js';
 
 /**
- * `background: true`: the turn is recorded as `queued` (one statement), answered at once, and run
+ * `background: true`: the turn is recorded (one statement: `in_progress` when it starts at once,
+ * `queued` when it must wait for a slot), answered at once (`queued`, as OpenAI answers), and run
  * by the executor on this replica whether or not a client is connected, into a BackgroundSink
  * that keeps its events for resumed streams.
  */
@@ -33,15 +34,26 @@ export class BackgroundResponses {
   ) {}
 
   async create(turn: PreparedTurn, style: EventStyle): Promise<{ response: ResponseObject; live: LiveTurn }> {
-    this.turns.checkRoom(turn.principal.organizationId);
+    const organizationId = turn.principal.organizationId;
+    // A turn that starts at once is recorded running (owned and leased here): no claim UPDATE.
+    const startsNow = this.turns.reserve(organizationId);
     const recording = new TurnRecording(turn);
-    await this.executor.recordStart(recording, 'queued');
-    const live = this.turns.start(turn.principal.organizationId, turn.responseId, (events, signal, lost) =>
-      this.executor.run(
-        turn,
-        () => new BackgroundSink(events, signal, lost, style, this.lifecycle, this.logger),
-        recording,
-      ),
+    try {
+      await this.executor.recordStart(recording, startsNow ? 'in_progress' : 'queued');
+    } catch (error) {
+      if (startsNow) this.turns.unreserve(organizationId);
+      throw error;
+    }
+    const live = this.turns.start(
+      organizationId,
+      turn.responseId,
+      (events, signal, lost) =>
+        this.executor.run(
+          turn,
+          () => new BackgroundSink(events, signal, lost, style, this.lifecycle, this.logger),
+          recording,
+        ),
+      startsNow,
     );
     return { response: recording.announced('queued'), live };
   }

@@ -10,8 +10,9 @@ import type { LiveTurn } from './live-turn.js';
 
 /**
  * A background turn's sink: its events are kept (LiveTurn) for streams that follow it here or
- * resume it on other replicas. `response.completed` (or `response.error`) is stored before the
- * row's final status, so a stream that sees the final status has already seen every event.
+ * resume it on other replicas. `response.completed` (or `response.error`) and the events not yet
+ * stored are written by the statement that writes the row's final status, so a stream that sees
+ * the final status has every event.
  */
 export class BackgroundSink implements TurnSink {
   readonly recorder: ResponseRecorder;
@@ -40,8 +41,7 @@ export class BackgroundSink implements TurnSink {
   async complete(end: TurnEnd): Promise<void> {
     const type = end.response.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
     this.recorder.emit(type, { response: end.response });
-    await this.live.flush();
-    await end.save();
+    await this.live.finish((events) => end.save(events));
   }
 
   async fail(error: unknown, conclude: (failure: ApiError) => TurnEnd): Promise<void> {
@@ -63,8 +63,7 @@ export class BackgroundSink implements TurnSink {
     const end = conclude(failure);
     this.recorder.emit('response.failed', { response: end.response });
     this.recorder.emit('response.error', { error: failure.toBody().error });
-    await this.live.flush();
-    await end.save();
+    await this.live.finish((events) => end.save(events));
   }
 
   close(): void {}

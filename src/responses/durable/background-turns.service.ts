@@ -80,7 +80,7 @@ export class BackgroundTurns implements OnModuleDestroy {
    * Refuses a new background turn (before anything is stored) when it could neither start nor
    * wait: the replica's queue is full (503), or its organization's share of it is (429).
    */
-  checkRoom(organizationId: string): void {
+  private checkRoom(organizationId: string): void {
     if (this.canStart(organizationId)) return;
     if (this.waiting.length >= this.settings.maxQueuedBackground) {
       throw new ApiError(
@@ -100,8 +100,35 @@ export class BackgroundTurns implements OnModuleDestroy {
     }
   }
 
-  /** Starts `work` now, or once a running turn of this replica ends and it can start (see canStart). */
-  start(organizationId: string, responseId: string, work: BackgroundWork): LiveTurn {
+  /**
+   * Refuses a new turn as checkRoom does; otherwise true when it can start at once, its running
+   * slot then held for it from now (pass `true` to `start`, or call `unreserve` if its start row
+   * could not be written), so it is recorded running and needs no claim. False: it will wait.
+   */
+  reserve(organizationId: string): boolean {
+    this.checkRoom(organizationId);
+    if (!this.canStart(organizationId)) return false;
+    this.running += 1;
+    this.shareOf(organizationId).running += 1;
+    return true;
+  }
+
+  /** Gives back the slot `reserve` held for a turn that will not start. */
+  unreserve(organizationId: string): void {
+    const share = this.shareOf(organizationId);
+    this.running -= 1;
+    share.running -= 1;
+    this.forget(organizationId, share);
+    this.admitNext();
+    this.report();
+  }
+
+  /**
+   * Starts `work`: at once when `reserved` (its slot held by `reserve`, its row recorded
+   * `in_progress`); otherwise its row says `queued`, and it starts now or once a running turn of
+   * this replica ends and it can start (see canStart), claiming the row then.
+   */
+  start(organizationId: string, responseId: string, work: BackgroundWork, reserved = false): LiveTurn {
     const turn = new LiveTurn(responseId, this.ledger, this.settings.eventFlushMs, this.logger);
     const lease = this.leases.hold(responseId);
     const share = this.shareOf(organizationId);
@@ -113,7 +140,7 @@ export class BackgroundTurns implements OnModuleDestroy {
       this.report();
       try {
         if (lease.lost.aborted) return;
-        await this.ledger.markRunning(responseId);
+        if (!reserved) await this.ledger.markRunning(responseId);
         await this.runStoppable(turn, lease.lost, work);
       } catch (error) {
         this.logger.error({ ...describeUnexpected(error), msg: 'a background turn failed to end cleanly' });
@@ -131,7 +158,8 @@ export class BackgroundTurns implements OnModuleDestroy {
       }
     });
     this.live.set(responseId, { turn, done, began });
-    if (this.canStart(organizationId)) this.admit(share, began);
+    if (reserved) began();
+    else if (this.canStart(organizationId)) this.admit(share, began);
     else {
       share.queued += 1;
       this.waiting.push({ organizationId, began });

@@ -89,6 +89,30 @@ describe('LiveTurn', () => {
     await ending;
     expect(live.ended).toBe(true);
   });
+
+  it('hands the final write every batch not stored yet, and keeps them when that write fails', async () => {
+    const { ledger, batches } = fakeLedger(1);
+    const live = new LiveTurn('r1', ledger, 60_000, quiet);
+    const recorder = new ResponseRecorder(live, { status: false, reasoning: 'response.reasoning' });
+    recorder.emit('response.created', { response: { id: 'resp_x' } });
+    await live.flush(); // refused: kept
+    recorder.emit('response.completed', { response: { id: 'resp_x' } });
+    const written: number[][][] = [];
+    const write = (fail: boolean) => (pending: StoredEvent[][]) => {
+      written.push(pending.map((batch) => batch.map((event) => event.sequenceNumber)));
+      return fail ? Promise.reject(new Error('database unreachable')) : Promise.resolve();
+    };
+    await expect(live.finish(write(true))).rejects.toThrow('database unreachable');
+    await live.finish(write(false));
+    expect(written).toEqual([
+      [[0], [1]],
+      [[0], [1]],
+    ]);
+    // Nothing went through the flushes, and nothing is left for them.
+    await live.flush();
+    expect(batches).toEqual([]);
+    live.end();
+  });
 });
 
 /** Whether a promise has settled once every pending callback (and I/O turn) has run. */

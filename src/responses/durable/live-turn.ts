@@ -79,6 +79,28 @@ export class LiveTurn implements EventSink {
     return this.writing;
   }
 
+  /**
+   * The turn's last write: `write` stores the events not yet stored (the batches a refused flush
+   * kept, then the rest) in the very statement that stores the turn's final row, so the final
+   * events and the final status are stored together or not at all (a final flush of its own could
+   * fail while the final row is stored, and a resume would lose the last events). Runs after a
+   * flush in progress; on failure the batches are kept for the next attempt.
+   */
+  finish(write: (batches: StoredEvent[][]) => Promise<void>): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const finished = this.writing.then(async () => {
+      if (this.pending.length > 0) {
+        this.unsent.push(this.pending);
+        this.pending = [];
+      }
+      await write(this.unsent);
+      this.unsent = [];
+    });
+    this.writing = finished.catch(() => undefined);
+    return finished;
+  }
+
   /** The turn was cancelled or taken from this replica: nothing more is stored. */
   stopStoring(): void {
     this.stored = false;

@@ -1,11 +1,15 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne } from 'typeorm';
 import { OrganizationScopedEntity } from '../../organizations/entities/organization-owned.entity.js';
-import { ResponseEntity } from './response.entity.js';
 import { ConversationEntity } from './conversation.entity.js';
 
-/** A chat-history message: user and assistant text only (tool traffic stays on the response). */
+/**
+ * A chat-history message: user and assistant text only (tool traffic stays on the response).
+ * Every read names the conversation, hence the one index. No foreign key to `responses` (it
+ * locked the response row on every insert): a trigger deletes a response's messages with it
+ * (migration 1796530000001).
+ */
 @Entity({ name: 'messages' })
-@Index(['conversationId', 'createdAt'])
+@Index('IDX_messages_conversation_response', ['conversationId', 'responseId'])
 export class MessageEntity extends OrganizationScopedEntity {
   @Column({ name: 'conversation_id', type: 'uuid' })
   conversationId!: string;
@@ -14,13 +18,8 @@ export class MessageEntity extends OrganizationScopedEntity {
   @JoinColumn({ name: 'conversation_id' })
   conversation?: ConversationEntity;
 
-  @Index()
   @Column({ name: 'response_id', type: 'uuid' })
   responseId!: string;
-
-  @ManyToOne(() => ResponseEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'response_id' })
-  response?: ResponseEntity;
 
   @Column({ name: 'user_id', type: 'varchar', length: 256, nullable: true })
   userId!: string | null;

@@ -210,6 +210,7 @@ export class ConversationStore {
   async rewriteTurn(
     manager: EntityManager,
     organizationId: string,
+    conversationId: string,
     turnId: string,
     rewritten: TurnWithoutItem,
   ): Promise<void> {
@@ -227,14 +228,16 @@ export class ConversationStore {
     );
     if (!rewritten.message) return;
     const { role, content, replacement } = rewritten.message;
+    // By conversation and response: the index of `messages`.
     const target = `SELECT id FROM messages
-                     WHERE response_id = $1 AND organization_id = $2 AND role = $3 AND content = $4
+                     WHERE conversation_id = $5 AND response_id = $1 AND organization_id = $2 AND role = $3
+                       AND content = $4
                      ORDER BY position LIMIT 1`;
     await manager.query(
       replacement === null
         ? `DELETE FROM messages WHERE id = (${target})`
-        : `UPDATE messages SET content = $5 WHERE id = (${target})`,
-      [turnId, organizationId, role, content, ...(replacement === null ? [] : [replacement])],
+        : `UPDATE messages SET content = $6 WHERE id = (${target})`,
+      [turnId, organizationId, role, content, conversationId, ...(replacement === null ? [] : [replacement])],
     );
   }
 

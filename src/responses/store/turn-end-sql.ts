@@ -90,12 +90,9 @@ function pendingUsage(p: TurnEndParams): string {
 
 /**
  * A finished turn whose start was recorded (or tried): conversation, response (completing the
- * start's row), chat-history messages and its pending usage.
+ * start's row), chat-history messages and its pending usage; `more`: further CTEs.
  */
-export const SAVE_TURN = namedStatement(
-  'turn_save',
-  TURN_END_KEYS,
-  (p) => `WITH ${conversationCte(p)}, response AS (
+const saveTurnSql = (p: TurnEndParams, more = '') => `WITH ${conversationCte(p)}, response AS (
     ${insertResponse(p)}
     -- The row written when the turn started is completed, unless the turn was cancelled or
     -- swept meanwhile: then it stays as it is, and so do its messages.
@@ -106,9 +103,56 @@ export const SAVE_TURN = namedStatement(
            upstream_attempts = EXCLUDED.upstream_attempts, lease_expires_at = NULL
      WHERE responses.status IN ('queued', 'in_progress') AND responses.organization_id = EXCLUDED.organization_id
     RETURNING id, conversation_id
-  ), ${pendingUsage(p)}
-  ${insertMessages(p)}`,
+  ), ${pendingUsage(p)}${more}
+  ${insertMessages(p)}`;
+export const SAVE_TURN = namedStatement('turn_save', TURN_END_KEYS, (p) => saveTurnSql(p));
+
+/** A stream event as a background turn stores it: `data` is its JSON text exactly as sent. */
+interface EventText {
+  sequenceNumber: number;
+  data: string;
+}
+
+/** A batch's `events` column: one JSON array of the events' texts as sent. */
+export function eventBatchText(events: EventText[]): string {
+  return `[${events.map((event) => event.data).join(',')}]`;
+}
+
+const EVENT_BATCH_KEYS = ['firstSequences', 'lastSequences', 'eventBatches'] as const;
+
+/**
+ * A background turn's events not yet stored (the final ones, and any batch a refused flush kept),
+ * one `response_event_batches` row per batch, in the statement of its final write (after the CTE
+ * `response`): stored with the final row, or, for a turn cancelled or swept meanwhile, not at all.
+ * A batch already stored (a flush whose commit answer was lost) is skipped by its key; a turn's
+ * events have one writer, so nothing stores one concurrently.
+ */
+function eventBatchesCte(p: Record<(typeof EVENT_BATCH_KEYS)[number], string>): string {
+  return `stored_events AS (
+    INSERT INTO response_event_batches (response_id, first_sequence, last_sequence, events)
+    SELECT response.id, b.first_sequence, b.last_sequence, b.events::json
+      FROM response, unnest(${p.firstSequences}::int[], ${p.lastSequences}::int[], ${p.eventBatches}::text[])
+                     AS b(first_sequence, last_sequence, events)
+     WHERE NOT EXISTS (SELECT 1 FROM response_event_batches s
+                        WHERE s.response_id = response.id AND s.first_sequence = b.first_sequence)
+  )`;
+}
+
+/** A background turn's final write: `turn_save` and its events not yet stored (eventBatchesCte). */
+export const SAVE_TURN_EVENTS = namedStatement(
+  'turn_save_events',
+  [...TURN_END_KEYS, ...EVENT_BATCH_KEYS],
+  (p) => saveTurnSql(p, `, ${eventBatchesCte(p)}`),
 );
+
+/** The values of EVENT_BATCH_KEYS for a list of batches. */
+export function eventBatchValues(batches: EventText[][]): Record<(typeof EVENT_BATCH_KEYS)[number], unknown> {
+  return {
+    firstSequences: batches.map((batch) => batch[0].sequenceNumber),
+    lastSequences: batches.map((batch) => batch[batch.length - 1].sequenceNumber),
+    eventBatches: batches.map(eventBatchText),
+  };
+}
 
 /** The new conversation of a turn that starts one: nothing can exist under its fresh id. */
 function newConversationCte(p: TurnEndParams): string {

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { preparedQuery } from '../../database/prepared-query.js';
 import { isUniqueViolation } from '../../database/sql-errors.js';
 import type { TurnRecord, TurnStart, TurnStatus } from '../../turns/turn.types.js';
-import { RECORD_START, turnStartValues, usageRowsParam } from './turn-end-sql.js';
+import { eventBatchText, RECORD_START, turnStartValues, usageRowsParam } from './turn-end-sql.js';
 
 /** The state of a turn that resuming and cancelling need. */
 export interface TurnState {
@@ -168,7 +168,7 @@ export class TurnLedger {
           responseId,
           events[0].sequenceNumber,
           events[events.length - 1].sequenceNumber,
-          `[${events.map((event) => event.data).join(',')}]`,
+          eventBatchText(events),
         ],
       );
     } catch (error) {

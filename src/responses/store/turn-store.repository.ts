@@ -6,8 +6,16 @@ import { isDatabaseUnavailable } from '../../common/errors/database-outage.js';
 import { preparedQuery } from '../../database/prepared-query.js';
 import { isUniqueViolation } from '../../database/sql-errors.js';
 import { ADD_TO_HOURLY_ROW, ADD_TO_USAGE_ROW, USAGE_COUNTS } from '../../usage/usage-rollup-sql.js';
-import { INSERT_TURN, INSERT_TURN_NEW, SAVE_TURN, turnEndValues } from './turn-end-sql.js';
-import { threadHead, type ChainRow, LOAD_THREAD } from './turn-sql.js';
+import {
+  eventBatchValues,
+  INSERT_TURN,
+  INSERT_TURN_NEW,
+  SAVE_TURN,
+  SAVE_TURN_EVENTS,
+  turnEndValues,
+} from './turn-end-sql.js';
+import type { StoredEvent } from './turn-ledger.repository.js';
+import { threadHead, type ChainRow, type NamedStatement, LOAD_THREAD } from './turn-sql.js';
 import type { TurnStatus } from '../../turns/turn.types.js';
 import type { OutputItem } from '../../turns/output-item.types.js';
 import type { ThreadHead, TurnRecord } from '../../turns/turn.types.js';
@@ -90,8 +98,9 @@ export class TurnStore {
 
   /**
    * Deletes one response of this organization and end user in one statement: its chat-history
-   * messages go with it (foreign key), its conversation then shows the branch up to the turn
-   * before it, and a conversation left without responses is deleted. False when there was none.
+   * messages go with it (a trigger on responses, migration 1796530000001), its conversation then
+   * shows the branch up to the turn before it, and a conversation left without responses is
+   * deleted. False when there was none.
    */
   async deleteResponse(organizationId: string, userId: string | null, responseId: string): Promise<boolean> {
     const [row] = await this.dataSource.query<{ deleted: number }[]>(
@@ -122,8 +131,13 @@ export class TurnStore {
    * the response (completing the row its start wrote, if any), its chat-history messages and its
    * pending usage.
    */
-  saveTurn(turn: TurnRecord): Promise<void> {
-    return inSpan('save turn', SAVE_TURN_SPAN, () => this.writeTurn(SAVE_TURN, turn));
+  saveTurn(turn: TurnRecord, events: StoredEvent[][] = []): Promise<void> {
+    const batches = events.filter((batch) => batch.length > 0);
+    if (batches.length === 0)
+      return inSpan('save turn', SAVE_TURN_SPAN, () => this.writeTurn(SAVE_TURN, turn));
+    return inSpan('save turn', SAVE_TURN_SPAN, () =>
+      this.writeTurn(SAVE_TURN_EVENTS, turn, eventBatchValues(batches)),
+    );
   }
 
   /**
@@ -155,8 +169,12 @@ export class TurnStore {
     return rows.length > 0;
   }
 
-  private async writeTurn(statement: typeof SAVE_TURN, turn: TurnRecord): Promise<void> {
-    await preparedQuery(this.dataSource, statement, statement.bind(turnEndValues(turn)));
+  private async writeTurn(
+    statement: NamedStatement<string>,
+    turn: TurnRecord,
+    more: Record<string, unknown> = {},
+  ): Promise<void> {
+    await preparedQuery(this.dataSource, statement, statement.bind({ ...more, ...turnEndValues(turn) }));
   }
 
   /**
@@ -199,8 +217,9 @@ export class TurnStore {
   /**
    * Every conversation, response and chat-history message of one user of one organization,
    * inside the caller's erase transaction. Children go first so each count is exact (the foreign
-   * keys would cascade anyway). Responses and messages are also matched by their own user_id,
-   * although every turn lives in its user's conversation: nothing of the user may survive.
+   * keys and the trigger on responses would delete them anyway). Responses and messages are also
+   * matched by their own user_id, although every turn lives in its user's conversation: nothing of
+   * the user may survive.
    */
   async eraseUserHistory(
     manager: EntityManager,
