@@ -17,16 +17,20 @@ import type { PutAssistantDto, PutGatewayDto, PutSpecialistDto, PutToolDto } fro
 
 type Action = 'created' | 'updated' | 'unchanged';
 
-/** The audit row of an upsert: none when nothing changed. */
-function changed(
+/** The answer and the audit row of an upsert (no audit row when nothing changed). */
+function upserted<View extends object>(
   organizationId: string,
   resourceType: string,
   action: Action,
   resourceId: string,
-  before: unknown,
-  after: unknown,
-): AuditChange[] {
-  return action === 'unchanged' ? [] : [{ organizationId, action, resourceType, resourceId, before, after }];
+  before: View | undefined,
+  after: View,
+): { value: View & { action: Action }; changes: AuditChange[] } {
+  return {
+    value: { ...after, action },
+    changes:
+      action === 'unchanged' ? [] : [{ organizationId, action, resourceType, resourceId, before, after }],
+  };
 }
 
 /** The answer and the audit row of a delete. */
@@ -73,11 +77,7 @@ export class AdminAgentsService {
         { name, instructions: body.instructions, model: body.model, tools: body.tools },
         manager,
       );
-      const after = assistantView(assistant);
-      return {
-        value: { ...after, action },
-        changes: changed(organization.id, 'assistant', action, assistant.id, before, after),
-      };
+      return upserted(organization.id, 'assistant', action, assistant.id, before, assistantView(assistant));
     });
   }
 
@@ -104,11 +104,14 @@ export class AdminAgentsService {
         { name, role: body.role, instructions: body.instructions, model: body.model, tools: body.tools },
         manager,
       );
-      const after = specialistView(specialist);
-      return {
-        value: { ...after, action },
-        changes: changed(organizationId, 'specialist', action, specialist.id, before, after),
-      };
+      return upserted(
+        organizationId,
+        'specialist',
+        action,
+        specialist.id,
+        before,
+        specialistView(specialist),
+      );
     });
   }
 
@@ -127,11 +130,7 @@ export class AdminAgentsService {
         { name, kind: body.kind, config: body.config, description: body.description, plugin: body.plugin },
         manager,
       );
-      const after = toolView(tool);
-      return {
-        value: { ...after, action },
-        changes: changed(organization.id, 'tool', action, tool.id, before, after),
-      };
+      return upserted(organization.id, 'tool', action, tool.id, before, toolView(tool));
     });
   }
 
@@ -151,11 +150,14 @@ export class AdminAgentsService {
         { name, toolNames: body.tools },
         manager,
       );
-      const after = gatewayView(gateway, this.config);
-      return {
-        value: { ...after, action },
-        changes: changed(organization.id, 'gateway', action, gateway.id, before, after),
-      };
+      return upserted(
+        organization.id,
+        'gateway',
+        action,
+        gateway.id,
+        before,
+        gatewayView(gateway, this.config),
+      );
     });
   }
 

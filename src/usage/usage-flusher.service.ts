@@ -7,6 +7,7 @@ import {
 } from '@nestjs/common';
 import { describeUnexpected } from '../common/errors/all-exceptions.filter.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { BackgroundTimers } from '../database/background-timers.js';
 import { SchemaReadiness } from '../database/schema-readiness.js';
 import { UsageRollups } from './usage-rollups.repository.js';
 
@@ -27,9 +28,7 @@ const ORPHAN_BATCH = 5000;
 export class UsageFlusher implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private batch = new Set<string>();
   private running: Promise<void> = Promise.resolve();
-  private flushTimer: NodeJS.Timeout | undefined;
-  private orphanTimer: NodeJS.Timeout | undefined;
-  private stopped = false;
+  private readonly timers = new BackgroundTimers();
   private readonly logger = new Logger('UsageFlusher');
   private readonly settings: AppConfig['usage'];
 
@@ -44,20 +43,17 @@ export class UsageFlusher implements OnApplicationBootstrap, BeforeApplicationSh
   onApplicationBootstrap(): void {
     // Once the schema is migrated (docs/architecture.md, "Boot order"); a restart then counts what
     // its predecessor left at once (if old enough), before its timers start.
-    void this.readiness.ready.then(async () => {
-      if (this.stopped) return;
+    this.timers.startWhenReady(this.readiness, async () => {
       await this.addOrphans();
-      if (this.stopped) return;
-      this.flushTimer = setInterval(() => void this.flush(), this.settings.flushMs).unref();
+      // `every` starts nothing once the shutdown began during that pass.
+      this.timers.every(this.settings.flushMs, () => this.flush());
       const orphanEveryMs = Math.max(this.settings.flushMs, Math.floor(this.settings.orphanAfterMs / 2));
-      this.orphanTimer = setInterval(() => void this.addOrphans(), orphanEveryMs).unref();
+      this.timers.every(orphanEveryMs, () => this.addOrphans());
     });
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.flushTimer);
-    clearInterval(this.orphanTimer);
+    this.timers.stop();
     await this.flush();
   }
 

@@ -47,6 +47,28 @@ export function refuse(message: string, code: ErrorCode = 'invalid_request'): ne
   throw new ApiError(code, message);
 }
 
+/**
+ * Pulls the one server tool of a kind (`isKind` of its `type`) out of a request's `tools`, read by
+ * `parse`; the rest are returned as they were. A second one is refused (`second` says why), at
+ * its index, in the order of the list.
+ */
+export function takeOneTool<T>(
+  tools: unknown,
+  isKind: (type: string) => boolean,
+  parse: (tool: Record<string, unknown>, path: string) => T,
+  second: string,
+): { taken: T | null; rest: unknown } {
+  if (!Array.isArray(tools)) return { taken: null, rest: tools };
+  let taken: T | null = null;
+  const rest = tools.filter((tool, index) => {
+    if (!isObject(tool) || typeof tool.type !== 'string' || !isKind(tool.type)) return true;
+    if (taken !== null) refuse(`tools[${index}]: ${second}`);
+    taken = parse(tool, `tools[${index}]`);
+    return false;
+  });
+  return { taken, rest };
+}
+
 interface Described {
   description: string;
 }

@@ -4,6 +4,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } f
 import { describeUnexpected } from '../../common/errors/all-exceptions.filter.js';
 import { ApiError } from '../../common/errors/error-catalogue.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { BackgroundTimers } from '../../database/background-timers.js';
 import { SchemaReadiness } from '../../database/schema-readiness.js';
 import { Metrics } from '../../metrics/metrics.service.js';
 import { TurnLedger } from '../store/turn-ledger.repository.js';
@@ -28,9 +29,7 @@ export class TurnLeases implements OnApplicationBootstrap, OnModuleDestroy {
   /** Unique per process: a restarted replica never renews its predecessor's turns. */
   readonly ownerId = `${hostname().slice(0, 40)}-${process.pid}-${randomBytes(4).toString('hex')}`;
   private readonly held = new Map<string, AbortController>();
-  private renewTimer: NodeJS.Timeout | undefined;
-  private sweepTimer: NodeJS.Timeout | undefined;
-  private stopped = false;
+  private readonly timers = new BackgroundTimers();
   private readonly logger = new Logger('TurnLeases');
   private readonly settings: AppConfig['durableTurns'];
 
@@ -48,17 +47,14 @@ export class TurnLeases implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   onApplicationBootstrap(): void {
-    void this.readiness.ready.then(() => {
-      if (this.stopped) return;
-      this.renewTimer = setInterval(() => void this.renew(), this.settings.renewMs).unref();
-      this.sweepTimer = setInterval(() => void this.sweep(), this.settings.sweepMs).unref();
+    this.timers.startWhenReady(this.readiness, () => {
+      this.timers.every(this.settings.renewMs, () => this.renew());
+      this.timers.every(this.settings.sweepMs, () => this.sweep());
     });
   }
 
   onModuleDestroy(): void {
-    this.stopped = true;
-    clearInterval(this.renewTimer);
-    clearInterval(this.sweepTimer);
+    this.timers.stop();
   }
 
   /** Holds a turn's lease until `release`; the signal aborts if the turn is taken from this replica. */

@@ -28,27 +28,9 @@ export interface ItemsTurn {
   title: string;
 }
 
-interface ConversationRow {
-  id: string;
-  assistant_id: string | null;
-  title: string;
-  last_response_id: string | null;
-  metadata: Record<string, string>;
-  created_at: Date;
-}
-
-const CONVERSATION_COLUMNS = 'id, assistant_id, title, last_response_id, metadata, created_at';
-
-function toRecord(row: ConversationRow): StoredConversationRecord {
-  return {
-    id: row.id,
-    assistantId: row.assistant_id,
-    title: row.title,
-    lastResponseId: row.last_response_id,
-    metadata: row.metadata,
-    createdAt: row.created_at,
-  };
-}
+/** The columns of a StoredConversationRecord, named as its fields: every statement reads them as is. */
+const CONVERSATION_COLUMNS = `id, assistant_id AS "assistantId", title, last_response_id AS "lastResponseId", metadata,
+       created_at AS "createdAt"`;
 
 /**
  * The Conversations API's queries on the turn store's tables (this store and TurnStore are their
@@ -78,13 +60,13 @@ export class ConversationStore {
     metadata: Record<string, string>,
     createdAt: Date,
   ): Promise<StoredConversationRecord> {
-    const [row] = await manager.query<ConversationRow[]>(
+    const [row] = await manager.query<StoredConversationRecord[]>(
       `INSERT INTO conversations (id, organization_id, assistant_id, user_id, title, last_response_id, metadata, created_at, updated_at)
        VALUES ($1, $2, NULL, $3, '', NULL, $4::jsonb, $5, $5)
        RETURNING ${CONVERSATION_COLUMNS}`,
       [randomUUID(), organizationId, userId, JSON.stringify(metadata), createdAt],
     );
-    return toRecord(row);
+    return row;
   }
 
   /** `lock` holds the row until the caller's transaction ends, so appends never interleave. */
@@ -94,13 +76,13 @@ export class ConversationStore {
     conversationId: string,
     options: { manager?: EntityManager; lock?: boolean } = {},
   ): Promise<StoredConversationRecord | null> {
-    const [row] = await this.manager(options.manager).query<ConversationRow[]>(
+    const [row] = await this.manager(options.manager).query<StoredConversationRecord[]>(
       `SELECT ${CONVERSATION_COLUMNS} FROM conversations
         WHERE id = $1 AND organization_id = $2 AND user_id IS NOT DISTINCT FROM $3::varchar
         ${options.lock ? 'FOR UPDATE' : ''}`,
       [conversationId, organizationId, userId],
     );
-    return row ? toRecord(row) : null;
+    return row ?? null;
   }
 
   async updateMetadata(
@@ -109,13 +91,13 @@ export class ConversationStore {
     conversationId: string,
     metadata: Record<string, string>,
   ): Promise<StoredConversationRecord | null> {
-    const [rows] = await this.manager().query<[ConversationRow[], number]>(
+    const [rows] = await this.manager().query<[StoredConversationRecord[], number]>(
       `UPDATE conversations SET metadata = $4::jsonb
         WHERE id = $1 AND organization_id = $2 AND user_id IS NOT DISTINCT FROM $3::varchar
        RETURNING ${CONVERSATION_COLUMNS}`,
       [conversationId, organizationId, userId, JSON.stringify(metadata)],
     );
-    return rows[0] ? toRecord(rows[0]) : null;
+    return rows[0] ?? null;
   }
 
   /** The conversation with its turns and chat-history messages (the foreign keys cascade). */

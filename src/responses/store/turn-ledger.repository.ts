@@ -3,18 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { preparedQuery } from '../../database/prepared-query.js';
 import { isUniqueViolation } from '../../database/sql-errors.js';
-import {
-  conversationCte,
-  insertMessages,
-  messagesParam,
-  namedStatement,
-  TURN_ROW_COLUMNS,
-  TURN_ROW_KEYS,
-  turnRowSelect,
-  turnRowValues,
-} from './turn-sql.js';
 import type { TurnRecord, TurnStart, TurnStatus } from '../../turns/turn.types.js';
-import { eventBatchText, usageRowsParam } from './turn-end-sql.js';
+import { eventBatchText, RECORD_START, turnStartValues, usageRowsParam } from './turn-end-sql.js';
 
 /** The state of a turn that resuming and cancelling need. */
 export interface TurnState {
@@ -33,21 +23,6 @@ export interface StoredEvent {
 
 const RUNNING = `status IN ('queued', 'in_progress')`;
 
-/** The start of a turn: conversation, response row with its lease, and the user's messages. */
-const RECORD_START = namedStatement(
-  'turn_start',
-  [...TURN_ROW_KEYS, 'transcript', 'background', 'ownerId', 'leaseMs', 'messages', 'body'],
-  (p) => `WITH ${conversationCte(p)}, response AS (
-    INSERT INTO responses (${TURN_ROW_COLUMNS}, output, output_text, transcript,
-                           created_at, background, owner_id, lease_expires_at, body)
-    SELECT ${turnRowSelect(p)}, '[]'::jsonb, '', ${p.transcript}::jsonb, ${p.createdAt}::timestamptz, ${p.background}::boolean, ${p.ownerId}::varchar,
-           now() + ${p.leaseMs}::int * interval '1 millisecond', ${p.body}::json
-      FROM conversation
-    RETURNING id, conversation_id
-  )
-  ${insertMessages(p)}`,
-);
-
 // UPDATE and DELETE … RETURNING are wrapped in a SELECT: TypeORM answers a bare one with
 // [rows, count] rather than rows.
 
@@ -65,19 +40,7 @@ export class TurnLedger {
    * status `queued` / `in_progress` with its owner's lease, and the user's chat-history messages.
    */
   async recordStart(start: TurnStart): Promise<void> {
-    await preparedQuery(
-      this.dataSource,
-      RECORD_START,
-      RECORD_START.bind({
-        ...turnRowValues(start, start.createdAt),
-        transcript: JSON.stringify(start.transcript),
-        background: start.background,
-        ownerId: start.ownerId,
-        leaseMs: start.leaseMs,
-        messages: messagesParam(start.messages),
-        body: start.body,
-      }),
-    );
+    await preparedQuery(this.dataSource, RECORD_START, RECORD_START.bind(turnStartValues(start)));
   }
 
   /** A queued background turn this replica starts running. */

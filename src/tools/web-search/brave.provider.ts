@@ -2,8 +2,7 @@ import type { GuardedFetch } from '../ssrf/guarded-fetch.js';
 import type { WebSearchConfig } from '../tool-config.js';
 import { redactSecrets, requireSecret } from '../tool-runtime.js';
 import {
-  endpoint,
-  readSearchAnswer,
+  searchEngine,
   type SearchAnswerShape,
   type WebSearchProvider,
   type WebSearchResult,
@@ -36,16 +35,13 @@ export class BraveSearchProvider implements WebSearchProvider {
     options: { maxResults: number; signal: AbortSignal },
   ): Promise<WebSearchResult[]> {
     const token = requireSecret(this.secrets, this.config.apiKeyEnv);
-    const url = endpoint(this.config.baseUrl, 'res/v1/web/search');
-    url.searchParams.set('q', query);
-    url.searchParams.set('count', String(Math.min(options.maxResults, BRAVE_MAX_COUNT)));
-    const response = await this.http.request(url, {
-      headers: { accept: 'application/json', 'x-subscription-token': token },
+    const request = {
+      path: 'res/v1/web/search',
+      params: { q: query, count: String(Math.min(options.maxResults, BRAVE_MAX_COUNT)) },
+      headers: { 'x-subscription-token': token },
       sensitiveHeaders: ['x-subscription-token'],
-      signal: options.signal,
-      traceContext: this.config.traceContext,
-    });
-    const results = await readSearchAnswer(response, BRAVE_ANSWER, options.maxResults);
+    };
+    const results = await searchEngine(this.http, this.config, request, BRAVE_ANSWER, options);
     // A proxy that echoes the request must not put the token in front of the model or in the store.
     return JSON.parse(redactSecrets(JSON.stringify(results), [token])) as WebSearchResult[];
   }

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { describeUnexpected } from '../../common/errors/all-exceptions.filter.js';
-import { ApiError } from '../../common/errors/error-catalogue.js';
+import { isObject, refuse, takeOneTool } from '../../common/request-schema/request-field.js';
 import type { ServerTool, ToolResult } from '../server-tool.js';
 import { WebSearchCacheRepository } from './web-search-cache.repository.js';
 import { webSearchDefinition } from './web-search.tool.js';
@@ -20,14 +20,6 @@ const KNOWN = ['type', 'external_web_access', 'search_context_size', 'filters', 
 const RESULTS_BY_CONTEXT: Record<string, number> = { low: 3, medium: 5, high: 10 };
 const MAX_DOMAINS = 100;
 const DOMAIN = /^(?=.{1,253}$)[a-z0-9-]+(\.[a-z0-9-]+)*$/;
-
-function refuse(message: string): never {
-  throw new ApiError('invalid_request', message);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Parses one `web_search` tool of a request. Only the offline form is served here
@@ -85,15 +77,13 @@ export function parseWebSearchTool(raw: Record<string, unknown>, path: string): 
 
 /** Pulls the `web_search` tool (at most one) out of a request's `tools`; the rest are returned as they were. */
 export function splitWebSearchTool(tools: unknown): { webSearch: WebSearchRequest | null; rest: unknown } {
-  if (!Array.isArray(tools)) return { webSearch: null, rest: tools };
-  let webSearch: WebSearchRequest | null = null;
-  const rest = tools.filter((tool, index) => {
-    if (!isObject(tool) || typeof tool.type !== 'string' || !TYPES.has(tool.type)) return true;
-    if (webSearch !== null) refuse(`tools[${index}]: a request takes one web_search tool`);
-    webSearch = parseWebSearchTool(tool, `tools[${index}]`);
-    return false;
-  });
-  return { webSearch, rest };
+  const { taken, rest } = takeOneTool(
+    tools,
+    (type) => TYPES.has(type),
+    parseWebSearchTool,
+    'a request takes one web_search tool',
+  );
+  return { webSearch: taken, rest };
 }
 
 /**

@@ -1,8 +1,7 @@
 import type { GuardedFetch } from '../ssrf/guarded-fetch.js';
 import type { WebSearchConfig } from '../tool-config.js';
 import {
-  endpoint,
-  readSearchAnswer,
+  searchEngine,
   type SearchAnswerShape,
   type WebSearchProvider,
   type WebSearchResult,
@@ -32,15 +31,7 @@ export class SearxngProvider implements WebSearchProvider {
     query: string,
     options: { maxResults: number; signal: AbortSignal },
   ): Promise<WebSearchResult[]> {
-    const url = endpoint(this.config.baseUrl, 'search');
-    url.searchParams.set('q', query);
-    url.searchParams.set('format', 'json');
-    if (this.config.language) url.searchParams.set('language', this.config.language);
-    const response = await this.http.request(url, {
-      headers: { accept: 'application/json' },
-      signal: options.signal,
-      traceContext: this.config.traceContext,
-    });
-    return readSearchAnswer(response, SEARXNG_ANSWER, options.maxResults);
+    const params = { q: query, format: 'json', language: this.config.language || undefined };
+    return searchEngine(this.http, this.config, { path: 'search', params }, SEARXNG_ANSWER, options);
   }
 }

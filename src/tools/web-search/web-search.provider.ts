@@ -1,5 +1,5 @@
 import type { WebSearchSource } from '../server-tool.js';
-import { readCapped } from '../ssrf/guarded-fetch.js';
+import { readCapped, type GuardedFetch } from '../ssrf/guarded-fetch.js';
 import { ToolFailure } from '../tool-runtime.js';
 
 export type WebSearchResult = WebSearchSource;
@@ -28,7 +28,7 @@ export interface SearchAnswerShape {
  * Turns an engine's HTTP answer into at most `maxResults` results with a URL, or throws a
  * ToolFailure naming what went wrong (status, not JSON, no result list).
  */
-export async function readSearchAnswer(
+async function readSearchAnswer(
   response: Response,
   shape: SearchAnswerShape,
   maxResults: number,
@@ -58,8 +58,39 @@ export async function readSearchAnswer(
     .slice(0, maxResults);
 }
 
+/** One GET of an engine's JSON search API: its path under the configured base, and what it takes. */
+export interface SearchRequest {
+  path: string;
+  /** The query string; a parameter without a value is left out. */
+  params: Record<string, string | undefined>;
+  headers?: Record<string, string>;
+  /** Headers kept from any redirect's target and any log (credentials). */
+  sensitiveHeaders?: readonly string[];
+}
+
+/** Asks an engine (its configured base URL and trace opt-in) and reads its answer (readSearchAnswer). */
+export async function searchEngine(
+  http: GuardedFetch,
+  config: { baseUrl: string; traceContext?: boolean },
+  request: SearchRequest,
+  shape: SearchAnswerShape,
+  options: { maxResults: number; signal: AbortSignal },
+): Promise<WebSearchResult[]> {
+  const url = endpoint(config.baseUrl, request.path);
+  for (const [name, value] of Object.entries(request.params)) {
+    if (value !== undefined) url.searchParams.set(name, value);
+  }
+  const response = await http.request(url, {
+    headers: { accept: 'application/json', ...request.headers },
+    sensitiveHeaders: request.sensitiveHeaders,
+    signal: options.signal,
+    traceContext: config.traceContext,
+  });
+  return readSearchAnswer(response, shape, options.maxResults);
+}
+
 /** `base` with a trailing slash, so relative paths resolve beneath it rather than beside it. */
-export function endpoint(base: string, path: string): URL {
+function endpoint(base: string, path: string): URL {
   return new URL(path, base.endsWith('/') ? base : `${base}/`);
 }
 

@@ -1,7 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { describeUnexpected } from '../../common/errors/all-exceptions.filter.js';
 import { ApiError } from '../../common/errors/error-catalogue.js';
-import type { ServerTool, ToolResult } from '../../tools/server-tool.js';
+import { takeOneTool } from '../../common/request-schema/request-field.js';
+import type { FileSearchCallResult, ServerTool, ToolResult } from '../../tools/server-tool.js';
 import { absent, isObject, parseVectorStoreId, refuse, toVectorStoreId } from '../dto/vector-store-params.js';
 import {
   parseSearchOptions,
@@ -16,16 +17,6 @@ export interface FileSearchRequest {
   options: Omit<SearchOptions, 'queries'>;
   /** The tool as the Response echoes it. */
   echo: Record<string, unknown>;
-}
-
-/** What file_search_call items show of one result (with include `file_search_call.results`). */
-export interface FileSearchHit {
-  file_id: string;
-  filename: string;
-  score: number;
-  text: string;
-  attributes: Record<string, string | number | boolean>;
-  vector_store_id: string;
 }
 
 const KNOWN = ['type', 'vector_store_ids', 'max_num_results', 'filters', 'ranking_options'];
@@ -71,16 +62,13 @@ export function parseFileSearchTool(raw: Record<string, unknown>, path: string):
 
 /** Pulls the `file_search` tool (at most one) out of a request's `tools`; the rest are returned as they were. */
 export function splitFileSearchTool(tools: unknown): { fileSearch: FileSearchRequest | null; rest: unknown } {
-  if (!Array.isArray(tools)) return { fileSearch: null, rest: tools };
-  let fileSearch: FileSearchRequest | null = null;
-  const rest = tools.filter((tool, index) => {
-    if (!isObject(tool) || tool.type !== 'file_search') return true;
-    if (fileSearch !== null)
-      refuse(`tools[${index}]: a request takes one file_search tool (list every store in it)`);
-    fileSearch = parseFileSearchTool(tool, `tools[${index}]`);
-    return false;
-  });
-  return { fileSearch, rest };
+  const { taken, rest } = takeOneTool(
+    tools,
+    (type) => type === 'file_search',
+    parseFileSearchTool,
+    'a request takes one file_search tool (list every store in it)',
+  );
+  return { fileSearch: taken, rest };
 }
 
 /**
@@ -135,7 +123,7 @@ export class FileSearchTools {
             request.vectorStoreIds,
             { ...request.options, queries: [query] },
           );
-          const hits: FileSearchHit[] = results.map((result, index) => ({
+          const hits: FileSearchCallResult[] = results.map((result, index) => ({
             file_id: result.file_id,
             filename: result.filename,
             score: result.score,

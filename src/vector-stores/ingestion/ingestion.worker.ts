@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { describeUnexpected } from '../../common/errors/all-exceptions.filter.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { BackgroundTimers } from '../../database/background-timers.js';
 import { SchemaReadiness } from '../../database/schema-readiness.js';
 import { EmbeddingError, EmbeddingsService } from '../embeddings/embeddings.service.js';
 import { chunkText } from './chunking.js';
@@ -22,11 +23,10 @@ const EMBEDDING_BATCH = 64;
 @Injectable()
 export class IngestionWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('VectorStoreIngestion');
-  private timer: NodeJS.Timeout | undefined;
+  private readonly timers = new BackgroundTimers();
   private running: Promise<void> | null = null;
   private again = false;
   private started = false;
-  private stopped = false;
 
   constructor(
     private readonly queue: IngestionRepository,
@@ -36,17 +36,15 @@ export class IngestionWorker implements OnApplicationBootstrap, OnModuleDestroy 
   ) {}
 
   onApplicationBootstrap(): void {
-    void this.readiness.ready.then(() => {
-      if (this.stopped) return;
+    this.timers.startWhenReady(this.readiness, () => {
       this.started = true;
-      this.timer = setInterval(() => this.wake(), this.config.vectorStores.ingestPollMs).unref();
+      this.timers.every(this.config.vectorStores.ingestPollMs, () => this.wake());
       this.wake();
     });
   }
 
   async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
+    this.timers.stop();
     // A file being ingested is left to its lease: another replica (or this one, restarted) takes it.
     await this.running?.catch(() => undefined);
   }
@@ -56,7 +54,7 @@ export class IngestionWorker implements OnApplicationBootstrap, OnModuleDestroy 
    * Before the worker started there is nothing to do: its start drains what was queued meanwhile.
    */
   wake(): void {
-    if (!this.started || this.stopped) return;
+    if (!this.started || this.timers.stopped) return;
     if (this.running) {
       this.again = true;
       return;
@@ -72,7 +70,7 @@ export class IngestionWorker implements OnApplicationBootstrap, OnModuleDestroy 
 
   private async drain(): Promise<void> {
     try {
-      while (!this.stopped) {
+      while (!this.timers.stopped) {
         const job = await this.queue.claim(this.config.vectorStores.ingestLeaseMs);
         if (job === null) return;
         await this.ingest(job);
