@@ -7,7 +7,7 @@ import type { ChatMessage } from '../../llm/llm.types.js';
 import type { BranchTurn, StoredInputItem, TurnWithoutItem } from '../conversation-items.js';
 import type { ThreadHead } from '../../turns/turn.types.js';
 import type { OutputItem } from '../../turns/output-item.types.js';
-import { threadHead, type ChainRow } from './turn-sql.js';
+import { threadHead, threadWalk, type ChainRow } from './turn-sql.js';
 
 /** A conversation as the Conversations API sees it. */
 export interface StoredConversationRecord {
@@ -255,15 +255,7 @@ export class ConversationStore {
     if (conversation.lastResponseId === null) return { conversation, head: null };
     // The same walk as TurnStore.loadThread, from the conversation's newest turn.
     const rows = await this.manager().query<ChainRow[]>(
-      `WITH RECURSIVE chain AS (
-         SELECT id, previous_response_id, depth, status, output, active_agent::varchar, transcript
-           FROM responses WHERE id = $1 AND organization_id = $2 AND conversation_id = $3
-         UNION ALL
-         SELECT r.id, r.previous_response_id, r.depth, r.status, NULL::jsonb, NULL::varchar, r.transcript
-           FROM responses r JOIN chain c ON r.id = c.previous_response_id
-          WHERE r.organization_id = $2
-       )
-       SELECT id, depth, status, output, active_agent, transcript FROM chain ORDER BY depth`,
+      threadWalk('id = $1 AND organization_id = $2 AND conversation_id = $3', '$2'),
       [conversation.lastResponseId, organizationId, conversation.id],
     );
     return { conversation, head: threadHead(rows, conversation.id) };

@@ -105,37 +105,64 @@ export function messagesParam(messages: TurnRecord['messages']): string {
   return JSON.stringify(messages.map(({ createdAt, ...message }) => ({ ...message, created_at: createdAt })));
 }
 
-/** The chain of a thread from its newest response back to its first (tenant checked on every row). */
-export const LOAD_THREAD = `WITH RECURSIVE chain AS (
-    SELECT id, previous_response_id, conversation_id, depth, status, output, active_agent::varchar, transcript
+/**
+ * The walk of a thread from the response that `start` selects back to its first turn (the
+ * tenant is checked on every row: `organization` is the parameter of its id). Each step is a
+ * LATERAL lookup of the previous response by its key with LIMIT 1: the planner runs it as one
+ * primary-key probe per turn on any table of more than a page (the cheaper plan on one page),
+ * also as a generic plan, so the walk can be prepared. As a join, on a small table or as a
+ * generic plan, it hashed a sequential scan of all responses at every step (200 turns: 16.8 ms
+ * against 0.5 ms, docs/benchmarks.md). Only the newest row carries its conversation, status,
+ * output and agent; rows come in walk order (threadHead sorts them, not the database).
+ */
+export function threadWalk(start: string, organization: string): string {
+  return `WITH RECURSIVE chain AS (
+    SELECT id, previous_response_id, conversation_id, depth, status::varchar, output, active_agent::varchar, transcript
       FROM responses
-     WHERE id = $1 AND organization_id = $2 AND assistant_id = $3 AND user_id IS NOT DISTINCT FROM $4::varchar
+     WHERE ${start}
     UNION ALL
-    SELECT r.id, r.previous_response_id, r.conversation_id, r.depth, r.status, NULL::jsonb, NULL::varchar, r.transcript
-      FROM responses r JOIN chain c ON r.id = c.previous_response_id
-     WHERE r.organization_id = $2
+    SELECT r.id, r.previous_response_id, NULL::uuid, r.depth, NULL::varchar, NULL::jsonb, NULL::varchar, r.transcript
+      FROM chain c,
+           LATERAL (SELECT id, previous_response_id, depth, transcript FROM responses
+                     WHERE id = c.previous_response_id AND organization_id = ${organization} LIMIT 1) r
   )
-  SELECT id, conversation_id, depth, status, output, active_agent, transcript FROM chain ORDER BY depth`;
+  SELECT id, conversation_id, depth, status, output, active_agent, transcript FROM chain`;
+}
 
-/** A row of a thread's walk along `previous_response_id`, oldest first (only the newest has output). */
+/**
+ * The thread ending at a response of this organization, assistant and user: a prepared statement
+ * (PreparedStatement), as parsing and planning the recursive walk on every call cost more database
+ * CPU than running it on short threads (docs/benchmarks.md).
+ */
+export const LOAD_THREAD: PreparedStatement = {
+  name: 'thread_load',
+  text: threadWalk(
+    'id = $1 AND organization_id = $2 AND assistant_id = $3 AND user_id IS NOT DISTINCT FROM $4::varchar',
+    '$2',
+  ),
+};
+
+/** A row of a thread's walk along `previous_response_id` (only the newest has conversation, status, output). */
 export interface ChainRow {
   id: string;
+  conversation_id: string | null;
   depth: number;
-  status: TurnStatus;
+  status: TurnStatus | null;
   output: OutputItem[] | null;
   active_agent: string | null;
   transcript: ChatMessage[];
 }
 
-/** The end of a thread from its walk (rows by depth); null for none. */
-export function threadHead(rows: ChainRow[], conversationId: string): ThreadHead | null {
+/** The end of a thread from its walk (rows in any order); null for none. */
+export function threadHead(walk: ChainRow[], conversationId: string): ThreadHead | null {
+  const rows = walk.toSorted((a, b) => a.depth - b.depth);
   const head = rows[rows.length - 1];
   if (!head) return null;
   return {
     responseId: head.id,
     conversationId,
     depth: head.depth,
-    status: head.status,
+    status: head.status as TurnStatus,
     output: head.output ?? [],
     activeAgent: head.active_agent,
     transcript: rows.flatMap((row) => row.transcript),

@@ -68,15 +68,15 @@ export class TurnStore {
     userId: string | null,
     responseId: string,
   ): Promise<ThreadHead | null> {
-    // Not prepared: a generic plan of this recursive walk cost 2.4x the CPU per turn on a
-    // 200-turn thread (bench `threads`, embedded database), where the planned-per-call one stays flat.
-    const rows: (ChainRow & { conversation_id: string })[] = await this.dataSource.query(LOAD_THREAD, [
+    const rows = await preparedQuery<ChainRow>(this.dataSource, LOAD_THREAD, [
       responseId,
       organizationId,
       assistantId,
       userId,
     ]);
-    return rows.length === 0 ? null : threadHead(rows, rows[rows.length - 1].conversation_id);
+    // Only the row the walk started from (the newest) carries its conversation.
+    const conversationId = rows.find((row) => row.conversation_id !== null)?.conversation_id;
+    return conversationId ? threadHead(rows, conversationId) : null;
   }
 
   /**
