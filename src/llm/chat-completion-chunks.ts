@@ -26,12 +26,13 @@ export async function* readChatCompletionChunks(
   state: ChunkStreamState = { done: false, malformed: 0 },
   drainTimeoutMs = 30_000,
 ): AsyncIterable<ChatCompletionChunk[]> {
-  const source = 'getReader' in body ? webText(body) : nodeText(body, drainTimeoutMs);
+  const source: TextSource =
+    'getReader' in body ? new WebBodyText(body) : new NodeBodyText(body, drainTimeoutMs);
   let buffer = '';
   try {
     for (;;) {
-      const { done, value } = await source.next();
-      if (done) break;
+      const value = await source.next();
+      if (value === undefined) break;
       buffer += value;
       const chunks: ChatCompletionChunk[] = [];
       // Walk the read with an offset and keep only the unfinished tail: one copy per read.
@@ -62,7 +63,7 @@ export async function* readChatCompletionChunks(
       if (chunks.length > 0) yield chunks;
     }
   } finally {
-    await source.return(undefined);
+    source.release();
   }
 }
 
@@ -78,45 +79,110 @@ function parseChunk(data: string): (ChatCompletionChunk & { error?: unknown }) |
   }
 }
 
-/** undici's stream, decoded by the stream itself: each `next()` takes everything read so far. */
-async function* nodeText(
-  body: UpstreamBodyStream,
-  drainTimeoutMs: number,
-): AsyncGenerator<string, void, undefined> {
-  body.setEncoding('utf8');
-  const reads = body.iterator({ destroyOnReturn: false });
-  try {
+/** The text of an answer's body, one `next()` per batch of what arrived; undefined at its end. */
+interface TextSource {
+  next(): Promise<string | undefined>;
+  /** Stops reading (at the end, or early); never destroys the body. */
+  release(): void;
+}
+
+/**
+ * undici's stream, decoded by the stream itself: each `next()` takes everything read so far. Four
+ * listeners and one promise per wait, held for the whole answer: the stream's own async iterator
+ * (`body.iterator()`) keeps an end-of-stream watcher, some twenty closures and a generator per
+ * open stream, which a slow stream holds for minutes. It behaves the same: buffered text comes
+ * before the stream's error, and a body closed before its end is an error ("Premature close").
+ */
+class NodeBodyText implements TextSource {
+  private wake: (() => void) | undefined;
+  private ended = false;
+  private failure: Error | undefined;
+
+  constructor(
+    private readonly body: UpstreamBodyStream,
+    private readonly drainTimeoutMs: number,
+  ) {
+    body.setEncoding('utf8');
+    if (body.errored) this.failure = body.errored;
+    else if (body.readableEnded) this.ended = true;
+    body.on('readable', this.notify);
+    body.on('end', this.onEnd);
+    body.on('error', this.onError);
+    body.on('close', this.onClose);
+  }
+
+  async next(): Promise<string | undefined> {
     for (;;) {
-      const { done, value } = (await reads.next()) as IteratorResult<string, undefined>;
-      if (done) return;
-      yield value;
+      const text = this.body.destroyed ? null : (this.body.read() as string | null);
+      if (text !== null) return text;
+      if (this.failure) throw this.failure;
+      if (this.ended) return undefined;
+      await new Promise<void>((resolve) => (this.wake = resolve));
     }
-  } finally {
+  }
+
+  release(): void {
+    const body = this.body;
+    body.off('readable', this.notify);
+    body.off('end', this.onEnd);
+    body.off('error', this.onError);
+    body.off('close', this.onClose);
+    this.wake = undefined;
     // After `[DONE]` the answer may still owe its last bytes: read them so the connection is
     // reused (at most 128 KiB, within the drain time; an upstream that holds the body open after
     // its answer loses the connection instead of keeping it).
     if (!body.readableEnded && !body.destroyed) {
       const drain = new AbortController();
-      const timer = setTimeout(() => drain.abort(), drainTimeoutMs).unref();
+      const timer = setTimeout(() => drain.abort(), this.drainTimeoutMs).unref();
       void body
         .dump({ limit: DRAIN_LIMIT_BYTES, signal: drain.signal })
         .catch(() => undefined)
         .finally(() => clearTimeout(timer));
     }
   }
+
+  private readonly notify = (): void => {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  };
+
+  private readonly onEnd = (): void => {
+    this.ended = true;
+    this.notify();
+  };
+
+  private readonly onError = (error: Error): void => {
+    this.failure ??= error;
+    this.notify();
+  };
+
+  private readonly onClose = (): void => {
+    if (!this.ended && !this.failure) this.failure = prematureClose();
+    this.notify();
+  };
 }
 
-async function* webText(body: ReadableStream<Uint8Array>): AsyncGenerator<string, void, undefined> {
-  const decoder = new TextDecoder();
-  const reader = body.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      yield decoder.decode(value, { stream: true });
-    }
-  } finally {
-    reader.releaseLock();
+/** What Node's stream iterator throws for a body closed before its end. */
+function prematureClose(): Error {
+  return Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
+}
+
+class WebBodyText implements TextSource {
+  private readonly decoder = new TextDecoder();
+  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+
+  constructor(body: ReadableStream<Uint8Array>) {
+    this.reader = body.getReader();
+  }
+
+  async next(): Promise<string | undefined> {
+    const { done, value } = await this.reader.read();
+    return done ? undefined : this.decoder.decode(value, { stream: true });
+  }
+
+  release(): void {
+    this.reader.releaseLock();
   }
 }
 
