@@ -17,9 +17,10 @@ export class MessagesByConversation1796530000001 implements MigrationInterface {
   name = 'MessagesByConversation1796530000001';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query('ALTER TABLE "messages" DROP CONSTRAINT "FK_17fbdbee18cb51511d3c6bf534a"');
-    await queryRunner.query('DROP INDEX "public"."IDX_17fbdbee18cb51511d3c6bf534"');
-    await queryRunner.query('DROP INDEX "public"."IDX_8584a1974e1ca95f4861d975ff"');
+    // The new index first: building it locks only inserts into `messages` (SHARE). The key's drop
+    // locks `messages` and `responses` exclusively until the commit, so it comes last, after
+    // every step that reads the table, and holds that lock for moments, not for the build
+    // (replicas of the previous release keep reading `responses` during a rolling upgrade).
     await queryRunner.query(
       'CREATE INDEX "IDX_messages_conversation_response" ON "messages" ("conversation_id", "response_id")',
     );
@@ -30,6 +31,9 @@ export class MessagesByConversation1796530000001 implements MigrationInterface {
          RETURN NULL;
        END $$`,
     );
+    await queryRunner.query('ALTER TABLE "messages" DROP CONSTRAINT "FK_17fbdbee18cb51511d3c6bf534a"');
+    await queryRunner.query('DROP INDEX "public"."IDX_17fbdbee18cb51511d3c6bf534"');
+    await queryRunner.query('DROP INDEX "public"."IDX_8584a1974e1ca95f4861d975ff"');
     await queryRunner.query(
       'CREATE TRIGGER "responses_delete_messages" AFTER DELETE ON "responses" FOR EACH ROW EXECUTE FUNCTION "messages_of_deleted_response"()',
     );

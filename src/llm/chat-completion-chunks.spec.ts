@@ -3,6 +3,7 @@ import {
   readChatCompletionChunks,
   type ChunkStreamState,
 } from './chat-completion-chunks.js';
+import { PassThrough } from 'node:stream';
 import { MalformedStreamError, StreamErrorEvent } from './upstream-failure.js';
 
 function streamOf(...reads: string[]): ReadableStream<Uint8Array> {
@@ -15,7 +16,7 @@ function streamOf(...reads: string[]): ReadableStream<Uint8Array> {
   });
 }
 
-async function collect(body: ReadableStream<Uint8Array>): Promise<unknown[][]> {
+async function collect(body: Parameters<typeof readChatCompletionChunks>[0]): Promise<unknown[][]> {
   const batches: unknown[][] = [];
   for await (const batch of readChatCompletionChunks(body)) batches.push(batch);
   return batches;
@@ -25,6 +26,15 @@ const chunk = (content: string) => ({ id: 'c1', choices: [{ index: 0, delta: { c
 const event = (content: string, eol = '\n') => `data: ${JSON.stringify(chunk(content))}${eol}${eol}`;
 
 describe('readChatCompletionChunks', () => {
+  it('fails, rather than waits forever, on a body destroyed before it is read', async () => {
+    const body = new PassThrough();
+    body.destroy();
+    await new Promise((resolve) => body.once('close', resolve));
+    // What undici hands over is a Node Readable; a PassThrough is one.
+    const upstreamBody = body as unknown as Parameters<typeof readChatCompletionChunks>[0];
+    await expect(collect(upstreamBody)).rejects.toThrow(/premature close/i);
+  });
+
   it('yields the chunks each read completed, in one batch per read', async () => {
     const batches = await collect(streamOf(event('a') + event('b'), event('c'), 'data: [DONE]\n\n'));
     expect(batches).toEqual([[chunk('a'), chunk('b')], [chunk('c')]]);

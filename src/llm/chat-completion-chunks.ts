@@ -105,6 +105,8 @@ class NodeBodyText implements TextSource {
     body.setEncoding('utf8');
     if (body.errored) this.failure = body.errored;
     else if (body.readableEnded) this.ended = true;
+    // Destroyed before this reader came: its 'close' has fired, and nothing would wake a wait.
+    else if (body.destroyed) this.failure = prematureClose();
     body.on('readable', this.notify);
     body.on('end', this.onEnd);
     body.on('error', this.onError);

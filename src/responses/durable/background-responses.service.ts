@@ -36,8 +36,8 @@ export class BackgroundResponses {
   async create(turn: PreparedTurn, style: EventStyle): Promise<{ response: ResponseObject; live: LiveTurn }> {
     const organizationId = turn.principal.organizationId;
     // A turn that starts at once is recorded running (owned and leased here): no claim UPDATE.
-    const startsNow = this.turns.reserve(organizationId);
     const recording = new TurnRecording(turn);
+    const startsNow = this.turns.reserve(organizationId);
     try {
       await this.executor.recordStart(recording, startsNow ? 'in_progress' : 'queued');
     } catch (error) {

@@ -134,10 +134,27 @@ describe('StartRecords', () => {
     const grouped = ['c', 'bad', 'e'].map((id) => records.record(start(id)));
     const ended = outcomes([...busy, ...grouped]);
     for (let round = 0; round < 6; round++) await db.answer();
-    expect(db.statements.slice(2)).toEqual([['c', 'bad', 'e'], ['c'], ['bad'], ['e']]);
+    // A batch goes in its conversations' order (c-bad, c-c, c-e), so two batches lock alike.
+    expect(db.statements.slice(2)).toEqual([['bad', 'c', 'e'], ['bad'], ['c'], ['e']]);
     expect(await ended).toEqual(['stored', 'stored', 'stored', 'failed', 'stored']);
     // A connection whose statement failed is destroyed, not kept.
     expect(db.released.filter((release) => release.destroyed).length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('after a lost reply, a start whose row this replica owns is stored; a start without one fails', async () => {
+    const db = fakePool(20);
+    // The grouped statement committed, but its reply was lost: every retry then fails on the key.
+    const committed = new Set(['c']);
+    const query = (_sql: string, [id, organization, owner]: string[]) =>
+      Promise.resolve(committed.has(id) && organization === 'org' && owner === 'me' ? [{}] : []);
+    const records = new StartRecords(Object.assign(db.dataSource, { query }));
+    const busy = await busyBoth(records);
+    db.refused.add('c').add('d');
+    const grouped = ['c', 'd'].map((id) => records.record(start(id)));
+    const ended = outcomes([...busy, ...grouped]);
+    for (let round = 0; round < 5; round++) await db.answer();
+    expect(db.statements.slice(2)).toEqual([['c', 'd'], ['c'], ['d']]);
+    expect(await ended).toEqual(['stored', 'stored', 'stored', 'failed']);
   });
 
   it('gives back at once a kept connection the server closed; the next start goes on the other', async () => {

@@ -136,7 +136,8 @@ export class StartRecords implements OnModuleDestroy {
       } else rest.push(pending);
     }
     this.pending = rest;
-    return batch;
+    // Two batches in flight lock the conversations they touch in one order, so they never deadlock.
+    return batch.sort((a, b) => (a.start.conversationId < b.start.conversationId ? -1 : 1));
   }
 
   private async write(batch: Pending[], connection: Connection): Promise<void> {
@@ -148,9 +149,23 @@ export class StartRecords implements OnModuleDestroy {
       for (const pending of batch) {
         await this.connection()
           .then((fresh) => this.insert([pending], fresh))
+          .catch(async (retryError: unknown) => {
+            // The batch may have committed before its connection died: then each start's own row,
+            // under this replica, is that start's write done (a retry of it fails on the key).
+            if (!(await this.holds(pending.start).catch(() => false))) throw retryError;
+          })
           .then(pending.resolve, pending.reject);
       }
     }
+  }
+
+  /** Whether the start's row is stored, under its organization and this replica as its owner. */
+  private async holds(start: TurnStart): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(
+      'SELECT 1 FROM responses WHERE id = $1 AND organization_id = $2 AND owner_id = $3',
+      [start.responseId, start.organizationId, start.ownerId],
+    );
+    return rows.length > 0;
   }
 
   /** One statement for the batch; the connection is given back (destroyed if it failed). */
