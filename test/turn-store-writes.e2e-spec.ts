@@ -4,6 +4,7 @@ import { AssistantEntity } from '../src/assistants/entities/assistant.entity.js'
 import { TransactionalConnection } from '../src/database/transactional-connection.js';
 import { OrganizationEntity } from '../src/organizations/entities/organization.entity.js';
 import { ConversationStore } from '../src/responses/store/conversation-store.repository.js';
+import { StartRecords } from '../src/responses/store/start-records.js';
 import { TurnLedger } from '../src/responses/store/turn-ledger.repository.js';
 import { TurnStore } from '../src/responses/store/turn-store.repository.js';
 import { UsageRollups } from '../src/usage/usage-rollups.repository.js';
@@ -12,7 +13,7 @@ import { openTestDataSource, type TestDataSource } from './support/test-data-sou
 
 /**
  * The turn store's two writers of a `responses` row against a real (embedded or server)
- * database, without the application: the start (TurnLedger.recordStart) and the end
+ * database, without the application: the start (StartRecords.record) and the end
  * (TurnStore.saveTurn) share one column map, so the end completes exactly the row the start
  * wrote; the tenant is part of both; and the thread head reads the same through the turn store and
  * the conversation store.
@@ -22,6 +23,7 @@ describe('turn store writes: start and end of a turn (SQL)', () => {
   let dataSource: DataSource;
   let store: TurnStore;
   let ledger: TurnLedger;
+  let starts: StartRecords;
   let conversations: ConversationStore;
   const orgA = randomUUID();
   const orgB = randomUUID();
@@ -34,6 +36,7 @@ describe('turn store writes: start and end of a turn (SQL)', () => {
     dataSource = database.dataSource;
     store = new TurnStore(dataSource);
     ledger = new TurnLedger(dataSource);
+    starts = new StartRecords(dataSource);
     conversations = new ConversationStore(dataSource, new TransactionalConnection(dataSource));
     const now = new Date();
     await dataSource.getRepository(OrganizationEntity).insert([
@@ -57,7 +60,10 @@ describe('turn store writes: start and end of a turn (SQL)', () => {
     );
   });
 
-  afterAll(() => database?.close());
+  afterAll(async () => {
+    starts?.onModuleDestroy();
+    await database?.close();
+  });
 
   function start(overrides: Partial<TurnStart> = {}): TurnStart {
     const at = new Date();
@@ -128,7 +134,7 @@ describe('turn store writes: start and end of a turn (SQL)', () => {
 
   it('completes the row its start wrote: the same columns, the lease cleared, messages in order', async () => {
     const begun = start();
-    await ledger.recordStart(begun);
+    await starts.record(begun);
     expect(await responseRow(begun.responseId)).toMatchObject({
       organization_id: orgA,
       status: 'in_progress',
@@ -174,7 +180,7 @@ describe('turn store writes: start and end of a turn (SQL)', () => {
 
   it('leaves a cancelled turn as it is: the final write changes neither the row nor its messages', async () => {
     const begun = start();
-    await ledger.recordStart(begun);
+    await starts.record(begun);
     expect(await ledger.cancel(orgA, begun.responseId)).toBe(true);
     await store.saveTurn(end(begun));
     expect(await responseRow(begun.responseId)).toMatchObject({ status: 'cancelled', output_text: '' });
@@ -187,7 +193,7 @@ describe('turn store writes: start and end of a turn (SQL)', () => {
 
   it("never completes another organization's row, nor touches its conversation", async () => {
     const begun = start();
-    await ledger.recordStart(begun);
+    await starts.record(begun);
     // The same ids written as organization B's: the tenant is part of both conflict clauses.
     await store
       .saveTurn(end(begun, { organizationId: orgB, assistantId: asstB, messages: [] }))
@@ -205,7 +211,7 @@ describe('turn store writes: start and end of a turn (SQL)', () => {
 
   it('reads the same thread head through the turn store and the conversation store', async () => {
     const first = start({ background: false });
-    await ledger.recordStart(first);
+    await starts.record(first);
     await store.saveTurn(end(first));
     const second = start({
       conversationId: first.conversationId,
@@ -215,7 +221,7 @@ describe('turn store writes: start and end of a turn (SQL)', () => {
       input: [{ type: 'message', role: 'user', text: 'again' }],
       transcript: [{ role: 'user', content: 'again' }],
     });
-    await ledger.recordStart(second);
+    await starts.record(second);
     await store.saveTurn(end(second, { outputText: 'once more' }));
 
     const byResponse = await store.loadThread(orgA, asstA, 'u1', second.responseId);

@@ -79,7 +79,7 @@ export class TurnExecutor {
 
   /** The start row of a stored turn (`queued` for a background turn), owned by this replica. */
   recordStart(recording: TurnRecording, status: 'queued' | 'in_progress'): Promise<void> {
-    return this.ledger.recordStart(recording.start(status, this.leases));
+    return this.starts.record(recording.start(status, this.leases));
   }
 
   /**
@@ -143,8 +143,7 @@ export class TurnExecutor {
     ownership: AbortController,
   ): Promise<{ release(): void } | null> {
     if (!recording.stored || !sink.recordsStart) return null;
-    // Committed in a group with other streams' starts, on a connection kept for them (StartRecords).
-    await this.starts.record(recording.start('in_progress', this.leases));
+    await this.recordStart(recording, 'in_progress');
     const lease = this.leases.hold(recording.responseId);
     lease.lost.addEventListener('abort', () => ownership.abort(), { once: true });
     return lease;

@@ -1,4 +1,4 @@
-import type { TurnRecord, TurnStart } from '../../turns/turn.types.js';
+import type { TurnRecord } from '../../turns/turn.types.js';
 import {
   conversationCte,
   insertMessages,
@@ -11,40 +11,11 @@ import {
 } from './turn-sql.js';
 
 /**
- * The writes of a turn's `responses` row, side by side so that their columns are read together:
- * the start row of a turn observable before its end (RECORD_START, written by TurnLedger), and
- * the final write, one statement either way: SAVE_TURN over the row its start wrote (or tried
+ * The final write of a turn's `responses` row (its start row is StartRecords'), one statement
+ * either way: SAVE_TURN over the row its start wrote (or tried
  * to), INSERT_TURN(_NEW) for a turn stored whole; their parameters, named once (TURN_END_KEYS)
  * and valued once (turnEndValues).
  */
-
-/** The start of a turn: conversation, response row with its lease, and the user's messages. */
-export const RECORD_START = namedStatement(
-  'turn_start',
-  [...TURN_ROW_KEYS, 'transcript', 'background', 'ownerId', 'leaseMs', 'messages', 'body'],
-  (p) => `WITH ${conversationCte(p)}, response AS (
-    INSERT INTO responses (${TURN_ROW_COLUMNS}, output, output_text, transcript,
-                           created_at, background, owner_id, lease_expires_at, body)
-    SELECT ${turnRowSelect(p)}, '[]'::jsonb, '', ${p.transcript}::jsonb, ${p.createdAt}::timestamptz, ${p.background}::boolean, ${p.ownerId}::varchar,
-           now() + ${p.leaseMs}::int * interval '1 millisecond', ${p.body}::json
-      FROM conversation
-    RETURNING id, conversation_id
-  )
-  ${insertMessages(p)}`,
-);
-
-/** RECORD_START's values for a turn's start. */
-export function turnStartValues(start: TurnStart) {
-  return {
-    ...turnRowValues(start, start.createdAt),
-    transcript: JSON.stringify(start.transcript),
-    background: start.background,
-    ownerId: start.ownerId,
-    leaseMs: start.leaseMs,
-    messages: messagesParam(start.messages),
-    body: start.body,
-  };
-}
 
 const TURN_END_KEYS = [
   ...TURN_ROW_KEYS,

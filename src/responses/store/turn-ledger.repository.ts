@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { preparedQuery } from '../../database/prepared-query.js';
 import { isUniqueViolation } from '../../database/sql-errors.js';
-import type { TurnRecord, TurnStart, TurnStatus } from '../../turns/turn.types.js';
-import { eventBatchText, RECORD_START, turnStartValues, usageRowsParam } from './turn-end-sql.js';
+import type { TurnRecord, TurnStatus } from '../../turns/turn.types.js';
+import { eventBatchText, usageRowsParam } from './turn-end-sql.js';
 
 /** The state of a turn that resuming and cancelling need. */
 export interface TurnState {
@@ -34,14 +33,6 @@ const RUNNING = `status IN ('queued', 'in_progress')`;
 @Injectable()
 export class TurnLedger {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  /**
-   * One statement at the start of a turn: the conversation (created or touched), the response in
-   * status `queued` / `in_progress` with its owner's lease, and the user's chat-history messages.
-   */
-  async recordStart(start: TurnStart): Promise<void> {
-    await preparedQuery(this.dataSource, RECORD_START, RECORD_START.bind(turnStartValues(start)));
-  }
 
   /** A queued background turn this replica starts running. */
   async markRunning(responseId: string): Promise<void> {
