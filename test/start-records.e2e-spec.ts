@@ -98,13 +98,16 @@ describe('start records of streamed turns', () => {
         await admin.query('BEGIN');
         await admin.query('LOCK TABLE usage_pending IN EXCLUSIVE MODE');
         for (let i = 0; i < 8; i++) blocked.push(stream(`blocked ${i}`).then((res) => res.text()));
-        const waiting = async () =>
-          (
-            await admin.query<{ count: number }>(
-              `SELECT count(*)::int AS count FROM pg_stat_activity
+        // pg_stat_activity is read once per transaction (and this client is in one): each count
+        // clears that snapshot first, or it would repeat the first count forever.
+        const waiting = async () => {
+          await admin.query('SELECT pg_stat_clear_snapshot()');
+          const { rows } = await admin.query<{ count: number }>(
+            `SELECT count(*)::int AS count FROM pg_stat_activity
               WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-            )
-          ).rows[0].count;
+          );
+          return rows[0].count;
+        };
         for (let tries = 0; (await waiting()) < 6 && tries < 200; tries++)
           await new Promise((r) => setTimeout(r, 25));
         expect(await waiting()).toBeGreaterThanOrEqual(6);
