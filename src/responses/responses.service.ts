@@ -45,7 +45,7 @@ export class ResponsesService {
   /** Runs a turn for a JSON reply; upstream failures become 503s. */
   async respond(turn: PreparedTurn, signal: AbortSignal): Promise<ResponseObject> {
     let reply: JsonReply | undefined;
-    await this.executor.run(turn, (lost) => {
+    await this.executor.runTurn(turn, (lost) => {
       reply = new JsonReply(AbortSignal.any([signal, lost]), this.logger);
       return reply;
     });
@@ -59,7 +59,7 @@ export class ResponsesService {
     clientGone: AbortSignal,
     style: EventStyle,
   ): Promise<void> {
-    return this.executor.run(turn, (lost) => this.streams.create(target, clientGone, style, lost));
+    return this.executor.runTurn(turn, (lost) => this.streams.create(target, clientGone, style, lost));
   }
 
   /** The stored response; the end user must match, as for threads (another user's is a 404). */

@@ -88,7 +88,7 @@ export class TurnExecutor {
    * and its lease held once the row exists. A background turn comes with the recording its start
    * row was written from (`queued`, before it was answered), and its queue holds the lease.
    */
-  async run(
+  async runTurn(
     turn: PreparedTurn,
     sinkFor: (lost: AbortSignal) => TurnSink,
     recorded?: TurnRecording,

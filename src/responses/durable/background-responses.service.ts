@@ -48,7 +48,7 @@ export class BackgroundResponses {
       organizationId,
       turn.responseId,
       (events, signal, lost) =>
-        this.executor.run(
+        this.executor.runTurn(
           turn,
           () => new BackgroundSink(events, signal, lost, style, this.lifecycle, this.logger),
           recording,
