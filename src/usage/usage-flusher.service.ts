@@ -1,13 +1,7 @@
-import {
-  BeforeApplicationShutdown,
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-} from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
 import { describeUnexpected } from '../common/errors/all-exceptions.filter.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { BackgroundTimers } from '../database/background-timers.js';
+import { BackgroundWorker } from '../database/background-worker.js';
 import { SchemaReadiness } from '../database/schema-readiness.js';
 import { UsageRollups } from './usage-rollups.repository.js';
 
@@ -25,31 +19,28 @@ const ORPHAN_BATCH = 5000;
  * periodically. Flushes run one at a time; a failed one keeps its ids for the next.
  */
 @Injectable()
-export class UsageFlusher implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class UsageFlusher extends BackgroundWorker<AppConfig['usage']> implements BeforeApplicationShutdown {
   private batch = new Set<string>();
   private running: Promise<void> = Promise.resolve();
-  private readonly timers = new BackgroundTimers();
-  private readonly logger = new Logger('UsageFlusher');
-  private readonly settings: AppConfig['usage'];
 
   constructor(
     private readonly rollups: UsageRollups,
-    private readonly readiness: SchemaReadiness,
+    readiness: SchemaReadiness,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.settings = config.usage;
+    super('UsageFlusher', readiness, config.usage);
   }
 
-  onApplicationBootstrap(): void {
-    // Once the schema is migrated (docs/architecture.md, "Boot order"); a restart then counts what
-    // its predecessor left at once (if old enough), before its timers start.
-    this.timers.startWhenReady(this.readiness, async () => {
-      await this.addOrphans();
-      // `every` starts nothing once the shutdown began during that pass.
-      this.timers.every(this.settings.flushMs, () => this.flush());
-      const orphanEveryMs = Math.max(this.settings.flushMs, Math.floor(this.settings.orphanAfterMs / 2));
-      this.timers.every(orphanEveryMs, () => this.addOrphans());
-    });
+  /**
+   * Once the schema is migrated (docs/architecture.md, "Boot order"): a restart counts what its
+   * predecessor left at once (if old enough), before its timers start.
+   */
+  protected async start(): Promise<void> {
+    await this.addOrphans();
+    // `every` starts nothing once the shutdown began during that pass.
+    this.timers.every(this.settings.flushMs, () => this.flush());
+    const orphanEveryMs = Math.max(this.settings.flushMs, Math.floor(this.settings.orphanAfterMs / 2));
+    this.timers.every(orphanEveryMs, () => this.addOrphans());
   }
 
   async beforeApplicationShutdown(): Promise<void> {

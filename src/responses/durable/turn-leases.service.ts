@@ -1,10 +1,10 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { describeUnexpected } from '../../common/errors/all-exceptions.filter.js';
 import { ApiError } from '../../common/errors/error-catalogue.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
-import { BackgroundTimers } from '../../database/background-timers.js';
+import { BackgroundWorker } from '../../database/background-worker.js';
 import { SchemaReadiness } from '../../database/schema-readiness.js';
 import { Metrics } from '../../metrics/metrics.service.js';
 import { TurnLedger } from '../store/turn-ledger.repository.js';
@@ -25,32 +25,27 @@ export function interruptedError(): ApiError {
  * start once the boot has migrated the schema (SchemaReadiness).
  */
 @Injectable()
-export class TurnLeases implements OnApplicationBootstrap, OnModuleDestroy {
+export class TurnLeases extends BackgroundWorker<AppConfig['durableTurns']> implements OnModuleDestroy {
   /** Unique per process: a restarted replica never renews its predecessor's turns. */
   readonly ownerId = `${hostname().slice(0, 40)}-${process.pid}-${randomBytes(4).toString('hex')}`;
   private readonly held = new Map<string, AbortController>();
-  private readonly timers = new BackgroundTimers();
-  private readonly logger = new Logger('TurnLeases');
-  private readonly settings: AppConfig['durableTurns'];
 
   constructor(
     private readonly ledger: TurnLedger,
     private readonly metrics: Metrics,
-    private readonly readiness: SchemaReadiness,
+    readiness: SchemaReadiness,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.settings = config.durableTurns;
+    super('TurnLeases', readiness, config.durableTurns);
   }
 
   get leaseMs(): number {
     return this.settings.leaseMs;
   }
 
-  onApplicationBootstrap(): void {
-    this.timers.startWhenReady(this.readiness, () => {
-      this.timers.every(this.settings.renewMs, () => this.renew());
-      this.timers.every(this.settings.sweepMs, () => this.sweep());
-    });
+  protected start(): void {
+    this.timers.every(this.settings.renewMs, () => this.renew());
+    this.timers.every(this.settings.sweepMs, () => this.sweep());
   }
 
   onModuleDestroy(): void {

@@ -1,7 +1,7 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { describeUnexpected } from '../../common/errors/all-exceptions.filter.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
-import { BackgroundTimers } from '../../database/background-timers.js';
+import { BackgroundWorker } from '../../database/background-worker.js';
 import { SchemaReadiness } from '../../database/schema-readiness.js';
 import { EmbeddingError, EmbeddingsService } from '../embeddings/embeddings.service.js';
 import { chunkText } from './chunking.js';
@@ -21,9 +21,7 @@ const EMBEDDING_BATCH = 64;
  * (MAX_ATTEMPTS in all), then the file fails with `server_error`.
  */
 @Injectable()
-export class IngestionWorker implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger('VectorStoreIngestion');
-  private readonly timers = new BackgroundTimers();
+export class IngestionWorker extends BackgroundWorker<AppConfig['vectorStores']> implements OnModuleDestroy {
   private running: Promise<void> | null = null;
   private again = false;
   private started = false;
@@ -31,16 +29,16 @@ export class IngestionWorker implements OnApplicationBootstrap, OnModuleDestroy 
   constructor(
     private readonly queue: IngestionRepository,
     private readonly embeddings: EmbeddingsService,
-    private readonly readiness: SchemaReadiness,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+    readiness: SchemaReadiness,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    super('VectorStoreIngestion', readiness, config.vectorStores);
+  }
 
-  onApplicationBootstrap(): void {
-    this.timers.startWhenReady(this.readiness, () => {
-      this.started = true;
-      this.timers.every(this.config.vectorStores.ingestPollMs, () => this.wake());
-      this.wake();
-    });
+  protected start(): void {
+    this.started = true;
+    this.timers.every(this.settings.ingestPollMs, () => this.wake());
+    this.wake();
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -71,7 +69,7 @@ export class IngestionWorker implements OnApplicationBootstrap, OnModuleDestroy 
   private async drain(): Promise<void> {
     try {
       while (!this.timers.stopped) {
-        const job = await this.queue.claim(this.config.vectorStores.ingestLeaseMs);
+        const job = await this.queue.claim(this.settings.ingestLeaseMs);
         if (job === null) return;
         await this.ingest(job);
       }
