@@ -1,11 +1,7 @@
-import { KeysetOrder, keysetPage } from './keyset.js';
+import { byTime, KeysetOrder, keysetPage } from './keyset.js';
 
 describe('KeysetOrder', () => {
-  const newestFirst = new KeysetOrder(
-    { sql: 'created_at', type: 'timestamptz' },
-    { sql: 'id', type: 'uuid' },
-    'DESC',
-  );
+  const newestFirst = byTime('created_at', 'id', 'DESC');
   const oldestFirst = new KeysetOrder(
     { sql: 'b.depth', type: 'integer' },
     { sql: 'm.position', type: 'integer' },

@@ -36,6 +36,16 @@ export class KeysetOrder {
   }
 }
 
+/** The usual list order: a timestamp, its ties broken by the row's uuid. */
+export function byTime(time: string, id: string, direction: 'ASC' | 'DESC'): KeysetOrder {
+  return new KeysetOrder({ sql: time, type: 'timestamptz' }, { sql: id, type: 'uuid' }, direction);
+}
+
+/** Both directions of `byTime`, for lists whose `order` the caller picks. */
+export function byTimeEitherWay(time: string, id: string): Record<'asc' | 'desc', KeysetOrder> {
+  return { asc: byTime(time, id, 'ASC'), desc: byTime(time, id, 'DESC') };
+}
+
 /** The rows to show of `limit + 1` read, and the last shown when another page follows. */
 export function keysetPage<Row>(rows: Row[], limit: number): { items: Row[]; next: Row | null } {
   const items = rows.slice(0, limit);

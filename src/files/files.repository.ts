@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { KeysetOrder } from '../database/keyset.js';
+import { byTimeEitherWay } from '../database/keyset.js';
 import type { StoredFileEntity, TextStatus } from './entities/stored-file.entity.js';
 
 /** A file without its bytes: what lists and retrieves read. */
@@ -35,10 +35,7 @@ export interface FileListQuery {
   limit: number;
 }
 
-const ORDERS = {
-  asc: new KeysetOrder({ sql: 'created_at', type: 'timestamptz' }, { sql: 'id', type: 'uuid' }, 'ASC'),
-  desc: new KeysetOrder({ sql: 'created_at', type: 'timestamptz' }, { sql: 'id', type: 'uuid' }, 'DESC'),
-};
+const ORDERS = byTimeEitherWay('created_at', 'id');
 
 const RECORD_COLUMNS = 'id, user_id, purpose, filename, bytes, text_status, created_at, expires_at';
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, Repository } from 'typeorm';
-import { KeysetOrder } from '../database/keyset.js';
+import { byTime } from '../database/keyset.js';
 import type { MemoryCursor } from './dto/memory-query.dto.js';
 import { MemoryItemEntity } from './entities/memory-item.entity.js';
 import { MemoryOptOutEntity } from './entities/memory-opt-out.entity.js';
@@ -21,11 +21,7 @@ interface ItemRow {
   created_at: Date;
 }
 
-const NEWEST_FIRST = new KeysetOrder(
-  { sql: 'created_at', type: 'timestamptz' },
-  { sql: 'id', type: 'uuid' },
-  'DESC',
-);
+const NEWEST_FIRST = byTime('created_at', 'id', 'DESC');
 
 /**
  * Memory items and opt-outs. Every query takes the organization and the user; `assistantId`

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
-import { KeysetOrder } from '../database/keyset.js';
+import { byTimeEitherWay } from '../database/keyset.js';
 import type { AttributeValue } from './search/attribute-filter.js';
 
 export type VectorStoreFileStatus = 'in_progress' | 'completed' | 'failed' | 'cancelled';
@@ -51,18 +51,7 @@ interface FileRow {
 const COLUMNS =
   'f.file_id, f.vector_store_id, f.batch_id, f.status, f.last_error, f.attributes, f.chunk_size, f.chunk_overlap, f.usage_bytes, f.created_at';
 
-const ORDERS = {
-  asc: new KeysetOrder(
-    { sql: 'f.created_at', type: 'timestamptz' },
-    { sql: 'f.file_id', type: 'uuid' },
-    'ASC',
-  ),
-  desc: new KeysetOrder(
-    { sql: 'f.created_at', type: 'timestamptz' },
-    { sql: 'f.file_id', type: 'uuid' },
-    'DESC',
-  ),
-};
+const ORDERS = byTimeEitherWay('f.created_at', 'f.file_id');
 
 const toRecord = (row: FileRow): VectorStoreFileRecord => ({
   fileId: row.file_id,

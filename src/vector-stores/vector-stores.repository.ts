@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
-import { KeysetOrder } from '../database/keyset.js';
+import { byTimeEitherWay } from '../database/keyset.js';
 
 export interface FileCounts {
   in_progress: number;
@@ -62,10 +62,7 @@ const STORE_SELECT = `
        FROM vector_store_files f
       WHERE f.organization_id = s.organization_id AND f.vector_store_id = s.id) c`;
 
-const ORDERS = {
-  asc: new KeysetOrder({ sql: 's.created_at', type: 'timestamptz' }, { sql: 's.id', type: 'uuid' }, 'ASC'),
-  desc: new KeysetOrder({ sql: 's.created_at', type: 'timestamptz' }, { sql: 's.id', type: 'uuid' }, 'DESC'),
-};
+const ORDERS = byTimeEitherWay('s.created_at', 's.id');
 
 function toRecord(row: StoreRow): VectorStoreRecord {
   const counts = {

@@ -1,16 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
-import { KeysetOrder } from '../../database/keyset.js';
+import { byTime } from '../../database/keyset.js';
 import { TransactionalConnection } from '../../database/transactional-connection.js';
 import { AuditLogEntity } from './audit-log.entity.js';
 
 /** Newest first; the id breaks ties between rows of one transaction (same `now()`). */
-const AUDIT_ORDER = new KeysetOrder(
-  { sql: 'created_at', type: 'timestamptz' },
-  { sql: 'id', type: 'uuid' },
-  'DESC',
-);
+const AUDIT_ORDER = byTime('created_at', 'id', 'DESC');
 
 export interface AuditCursor {
   createdAt: string;

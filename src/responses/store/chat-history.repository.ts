@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { KeysetOrder } from '../../database/keyset.js';
+import { byTime, KeysetOrder } from '../../database/keyset.js';
 
 /** A position in the conversation list (most recently updated first). */
 export interface ConversationCursor {
@@ -54,11 +54,7 @@ interface MessageRow {
 }
 
 /** Most recently updated first (the (organization_id, user_id, updated_at) index, read backwards). */
-const CONVERSATION_ORDER = new KeysetOrder(
-  { sql: 'updated_at', type: 'timestamptz' },
-  { sql: 'id', type: 'uuid' },
-  'DESC',
-);
+const CONVERSATION_ORDER = byTime('updated_at', 'id', 'DESC');
 
 /** Oldest first along a branch: the turn's depth, then the message's place in the turn. */
 const MESSAGE_ORDER = new KeysetOrder(
