@@ -1,5 +1,5 @@
-import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { ResponseEntity } from './response.entity.js';
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { ResponsePartEntity } from './response-part.entity.js';
 
 /**
  * The stream events of a background turn written in one flush, kept so a stream can be resumed
@@ -9,16 +9,9 @@ import { ResponseEntity } from './response.entity.js';
  * response, and BACKGROUND_EVENTS_RETENTION_HOURS after the response's `completed_at`.
  */
 @Entity({ name: 'response_event_batches' })
-export class ResponseEventBatchEntity {
-  @PrimaryColumn({ name: 'response_id', type: 'uuid' })
-  responseId!: string;
-
+export class ResponseEventBatchEntity extends ResponsePartEntity {
   @PrimaryColumn({ name: 'first_sequence', type: 'integer' })
   firstSequence!: number;
-
-  @ManyToOne(() => ResponseEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'response_id' })
-  response?: ResponseEntity;
 
   @Column({ name: 'last_sequence', type: 'integer' })
   lastSequence!: number;

@@ -1,5 +1,5 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { ResponseEntity } from './response.entity.js';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { ResponsePartEntity } from './response-part.entity.js';
 
 /**
  * One stream event of a background turn, as releases before `response_event_batches` stored them
@@ -9,16 +9,9 @@ import { ResponseEntity } from './response.entity.js';
  */
 @Entity({ name: 'response_events' })
 @Index('IDX_response_events_created_at', ['createdAt'])
-export class ResponseEventEntity {
-  @PrimaryColumn({ name: 'response_id', type: 'uuid' })
-  responseId!: string;
-
+export class ResponseEventEntity extends ResponsePartEntity {
   @PrimaryColumn({ name: 'sequence_number', type: 'integer' })
   sequenceNumber!: number;
-
-  @ManyToOne(() => ResponseEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'response_id' })
-  response?: ResponseEntity;
 
   @Column({ name: 'event_type', type: 'varchar', length: 96 })
   eventType!: string;
