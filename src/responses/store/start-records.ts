@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { preparedQueryOn } from '../../database/prepared-query.js';
-import { CONVERSATION_TOUCHED, TURN_ROW_COLUMNS } from './turn-sql.js';
+import { CONVERSATION_TOUCHED, responseRowWritten, TURN_ROW_COLUMNS } from './turn-sql.js';
 import type { TurnStart } from '../../turns/turn.types.js';
 
 /**
@@ -152,20 +152,13 @@ export class StartRecords implements OnModuleDestroy {
           .catch(async (retryError: unknown) => {
             // The batch may have committed before its connection died: then each start's own row,
             // under this replica, is that start's write done (a retry of it fails on the key).
-            if (!(await this.holds(pending.start).catch(() => false))) throw retryError;
+            const { start } = pending;
+            if (!(await responseRowWritten(this.dataSource, start, 'owner_id', start.ownerId)))
+              throw retryError;
           })
           .then(pending.resolve, pending.reject);
       }
     }
-  }
-
-  /** Whether the start's row is stored, under its organization and this replica as its owner. */
-  private async holds(start: TurnStart): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(
-      'SELECT 1 FROM responses WHERE id = $1 AND organization_id = $2 AND owner_id = $3',
-      [start.responseId, start.organizationId, start.ownerId],
-    );
-    return rows.length > 0;
   }
 
   /** One statement for the batch; the connection is given back (destroyed if it failed). */

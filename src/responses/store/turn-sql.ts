@@ -2,6 +2,30 @@ import type { ChatMessage } from '../../llm/llm.types.js';
 import type { ThreadHead, TurnRecord, TurnRow, TurnStatus } from '../../turns/turn.types.js';
 import type { OutputItem } from '../../turns/output-item.types.js';
 import type { PreparedStatement } from '../../database/prepared-query.js';
+import type { DataSource } from 'typeorm';
+
+/**
+ * Whether a write whose outcome is unknown (its connection was lost after the commit, or its
+ * replay failed on its own keys) is stored: the response row stands under its organization with
+ * the value only that write leaves in `column` (a start's `owner_id`, this replica; a whole
+ * turn's final `status`). A failed read counts as no: the caller reports the write's own error.
+ */
+export async function responseRowWritten(
+  dataSource: DataSource,
+  row: { responseId: string; organizationId: string },
+  column: 'owner_id' | 'status',
+  value: string,
+): Promise<boolean> {
+  try {
+    const rows: unknown[] = await dataSource.query(
+      `SELECT 1 FROM responses WHERE id = $1 AND organization_id = $2 AND ${column} = $3`,
+      [row.responseId, row.organizationId, value],
+    );
+    return rows.length > 0;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * A prepared statement written with named parameters: `sql` gets each name's `$n` (in the order

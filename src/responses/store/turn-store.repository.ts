@@ -15,7 +15,13 @@ import {
   turnEndValues,
 } from './turn-end-sql.js';
 import type { StoredEvent } from './turn-ledger.repository.js';
-import { threadHead, type ChainRow, type NamedStatement, LOAD_THREAD } from './turn-sql.js';
+import {
+  responseRowWritten,
+  threadHead,
+  type ChainRow,
+  type NamedStatement,
+  LOAD_THREAD,
+} from './turn-sql.js';
 import type { TurnStatus } from '../../turns/turn.types.js';
 import type { OutputItem } from '../../turns/output-item.types.js';
 import type { ThreadHead, TurnRecord } from '../../turns/turn.types.js';
@@ -155,18 +161,9 @@ export class TurnStore {
         // (23505). The response id is the turn's own and fresh, and the statement all or nothing:
         // its row, of this tenant and with this status, means this very write is stored.
         if (!isDatabaseUnavailable(error) && !isUniqueViolation(error)) throw error;
-        if (!(await this.holdsTurn(turn).catch(() => false))) throw error;
+        if (!(await responseRowWritten(this.dataSource, turn, 'status', turn.status))) throw error;
       }
     });
-  }
-
-  /** Whether the turn's row is stored, under its id, its organization and its final status. */
-  private async holdsTurn(turn: TurnRecord): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(
-      'SELECT 1 FROM responses WHERE id = $1 AND organization_id = $2 AND status = $3',
-      [turn.responseId, turn.organizationId, turn.status],
-    );
-    return rows.length > 0;
   }
 
   private async writeTurn(
