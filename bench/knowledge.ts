@@ -234,8 +234,7 @@ async function main(): Promise<void> {
         api('POST', `/vector_stores/${store.id}/search`, { query: queries[i], max_num_results: 10 }),
       );
       progress(`${size}: hybrid search p50 ${search.p50} ms; timing the vector rankings`);
-      // BENCH_KNOWLEDGE_EXACT_SAMPLES=0 skips the exact scan (on the embedded database it was seen
-      // to wait forever in this process, docs/benchmarks.md "Knowledge").
+      // BENCH_KNOWLEDGE_EXACT_SAMPLES=0 skips the exact scan.
       const exactSamples = process.env.BENCH_KNOWLEDGE_EXACT_SAMPLES
         ? Number(process.env.BENCH_KNOWLEDGE_EXACT_SAMPLES)
         : Math.max(Math.min(10, samples), Math.round(samples / 3));

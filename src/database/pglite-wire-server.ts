@@ -187,7 +187,9 @@ export class PgliteWireServer {
       await this.db.runExclusive(() =>
         this.db.execProtocolRawStream(message, {
           onRawData: (data) => {
-            connection.write(data);
+            // `data` is a view of PGlite's output buffer, which the next chunk overwrites; a write
+            // the socket has to queue (a large answer, a slow reader) must hold a copy of its own.
+            connection.write(Buffer.from(data));
             // The last six bytes answered: a ReadyForQuery is 'Z', length 5, status.
             for (const byte of data.subarray(Math.max(0, data.length - 6))) {
               tail.copyWithin(0, 1);
