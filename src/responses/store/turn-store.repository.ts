@@ -129,9 +129,10 @@ export class TurnStore {
   /**
    * Stores a finished turn atomically in one statement: the conversation (created, or touched),
    * the response (completing the row its start wrote, if any), its chat-history messages and its
-   * pending usage.
+   * pending usage. False when the row was no longer running (cancelled or swept meanwhile): then
+   * nothing was written, usage included.
    */
-  saveTurn(turn: TurnRecord, events: StoredEvent[][] = []): Promise<void> {
+  saveTurn(turn: TurnRecord, events: StoredEvent[][] = []): Promise<boolean> {
     const batches = events.filter((batch) => batch.length > 0);
     if (batches.length === 0)
       return inSpan('save turn', SAVE_TURN_SPAN, () => this.writeTurn(SAVE_TURN, turn));
@@ -169,12 +170,18 @@ export class TurnStore {
     return rows.length > 0;
   }
 
+  /** Runs a final write; true when it wrote the response row. */
   private async writeTurn(
     statement: NamedStatement<string>,
     turn: TurnRecord,
     more: Record<string, unknown> = {},
-  ): Promise<void> {
-    await preparedQuery(this.dataSource, statement, statement.bind({ ...more, ...turnEndValues(turn) }));
+  ): Promise<boolean> {
+    const [row] = await preparedQuery<{ stored: number }>(
+      this.dataSource,
+      statement,
+      statement.bind({ ...more, ...turnEndValues(turn) }),
+    );
+    return row.stored > 0;
   }
 
   /**
