@@ -64,7 +64,7 @@ export class UsageFlusher implements OnApplicationBootstrap, BeforeApplicationSh
 
   /**
    * Adds every turn this replica recorded so far to the rollups; resolves when they are in (or
-   * the flush failed, logged: they stay pending). Reads call it first, so they are exact here.
+   * the flush failed, logged: they stay pending). The report calls it first, so it is exact here.
    */
   flush(): Promise<void> {
     this.running = this.running.then(() => this.flushBatch());
