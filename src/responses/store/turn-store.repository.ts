@@ -5,7 +5,7 @@ import { inSpan } from '../../common/tracing/tracing.js';
 import { isDatabaseUnavailable } from '../../common/errors/database-outage.js';
 import { preparedQuery } from '../../database/prepared-query.js';
 import { isUniqueViolation } from '../../database/sql-errors.js';
-import { ADD_TO_HOURLY_ROW, ADD_TO_USAGE_ROW, USAGE_COUNTS } from '../../usage/usage-rollup-sql.js';
+import { FOLD_USER_USAGE } from '../../usage/usage-rollup-sql.js';
 import {
   eventBatchValues,
   INSERT_TURN,
@@ -262,24 +262,7 @@ export class TurnStore {
           ORDER BY response_id FOR UPDATE)`,
       [organizationId, userId],
     );
-    await manager.query(
-      `WITH moved AS (DELETE FROM usage_daily WHERE organization_id = $1 AND user_id = $2 RETURNING *)
-       INSERT INTO usage_daily AS d (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency,
-                                     ${USAGE_COUNTS})
-       SELECT organization_id, day, assistant_id, specialist, api_key_id, '', currency, ${USAGE_COUNTS}
-         FROM moved ORDER BY organization_id, day, assistant_id, specialist, api_key_id, currency
-       ${ADD_TO_USAGE_ROW}`,
-      [organizationId, userId],
-    );
-    await manager.query(
-      `WITH moved AS (DELETE FROM usage_hourly WHERE organization_id = $1 AND user_id = $2 RETURNING *)
-       INSERT INTO usage_hourly AS d (organization_id, hour, assistant_id, specialist, api_key_id, user_id, model,
-                                      currency, ${USAGE_COUNTS})
-       SELECT organization_id, hour, assistant_id, specialist, api_key_id, '', model, currency, ${USAGE_COUNTS}
-         FROM moved ORDER BY organization_id, hour, assistant_id, specialist, api_key_id, model, currency
-       ${ADD_TO_HOURLY_ROW}`,
-      [organizationId, userId],
-    );
+    for (const statement of FOLD_USER_USAGE) await manager.query(statement, [organizationId, userId]);
     return { conversations, responses, messages };
   }
 }
