@@ -54,7 +54,8 @@ export class UsageFlusher implements OnApplicationBootstrap, BeforeApplicationSh
 
   async beforeApplicationShutdown(): Promise<void> {
     this.timers.stop();
-    await this.flush();
+    // An orphan pass still running finishes before the pool closes (the flushes run in turn).
+    await Promise.all([this.timers.idle(), this.flush()]);
   }
 
   /** A turn of this replica whose usage the turn's statement left pending. */

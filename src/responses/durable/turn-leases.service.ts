@@ -53,8 +53,10 @@ export class TurnLeases implements OnApplicationBootstrap, OnModuleDestroy {
     });
   }
 
-  onModuleDestroy(): void {
+  async onModuleDestroy(): Promise<void> {
     this.timers.stop();
+    // A renewal or sweep still running finishes before the pool closes.
+    await this.timers.idle();
   }
 
   /** Holds a turn's lease until `release`; the signal aborts if the turn is taken from this replica. */
