@@ -2,8 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
-import { JsonLogger } from '../src/common/logging/json-logger.js';
 import { VectorIndexProbe } from '../src/vector-stores/vector-index/vector-index.probe.js';
+import { CapturedLog } from './support/captured-log.js';
 import { startTestApp, type TestApp } from './support/test-app.js';
 import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 
@@ -18,32 +18,6 @@ const EAGER_WORKERS = {
   TURN_SWEEP_MS: '50',
   TURN_LEASE_RENEW_MS: '50',
 };
-
-/** Keeps every line the service logs, as an operator would read it. */
-class CapturedLog extends JsonLogger {
-  readonly lines: Record<string, unknown>[] = [];
-
-  override log(message: unknown, context?: string): void {
-    this.keep('log', message, context);
-  }
-  override warn(message: unknown, context?: string): void {
-    this.keep('warn', message, context);
-  }
-  override error(message: unknown, ...rest: unknown[]): void {
-    const context = rest.at(-1);
-    this.keep('error', message, typeof context === 'string' ? context : undefined);
-  }
-
-  /** The warnings and errors, which a clean boot has none of. */
-  get problems(): Record<string, unknown>[] {
-    return this.lines.filter((line) => line.level !== 'log');
-  }
-
-  private keep(level: string, message: unknown, context: string | undefined): void {
-    const fields = typeof message === 'object' && message !== null ? message : { msg: String(message) };
-    this.lines.push({ level, context, ...fields });
-  }
-}
 
 /** An empty database: a new data directory, or a new database on the server of DATABASE_URL. */
 async function emptyDatabase(): Promise<TestDatabase> {

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { OrganizationsService } from '../src/organizations/organizations.service.js';
+import { TurnLedger } from '../src/responses/store/turn-ledger.repository.js';
 import { UsageFlusher } from '../src/usage/usage-flusher.service.js';
 import { FakeUpstream } from './support/fake-upstream.js';
 import { call } from './support/http.js';
@@ -145,6 +146,84 @@ describe('usage of cancelled and swept turns', () => {
     }, 'the sweep');
 
     expect(await totalOnceCounted(org)).toMatchObject({ turns: 1, input_tokens: 11, output_tokens: 3 });
+  });
+});
+
+/**
+ * A turn that ends on its replica right after a cancel from another replica landed, before its
+ * next lease renewal told it: its final write finds the row cancelled and stores nothing, so its
+ * usage is stored as an ended turn's, once, and counted once in the budget and the metrics.
+ */
+describe('usage of a turn cancelled between its last event and its final write', () => {
+  let app: TestApp;
+  let upstream: FakeUpstream;
+
+  beforeAll(async () => {
+    upstream = await new FakeUpstream().start();
+    // No renewal within the test: the replica learns of the cancel only from its final write.
+    app = await startTestApp({
+      UPSTREAM_TEST_KEY: 'sk-test',
+      TURN_LEASE_SECONDS: '600',
+      TURN_LEASE_RENEW_MS: '300000',
+    });
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await upstream?.stop();
+  });
+
+  it('counts its tokens once in the report, the metrics and the budget; the row stays cancelled', async () => {
+    const org = await app.seedOrganization('ended-final-write', {
+      provider: 'openai-compatible',
+      baseUrl: upstream.url,
+      model: 'held-model',
+      apiKeyEnv: 'UPSTREAM_TEST_KEY',
+    });
+    await app.running.app.get(OrganizationsService).setMonthlyTokenBudget(org.id, 14);
+    let end!: () => void;
+    const ended = new Promise<void>((resolve) => (end = resolve));
+    upstream.script({ text: 'one two three', omitFinish: true, endAfter: ended });
+    const created = await call(app.baseUrl, 'POST', '/v1/responses', {
+      key: org.keys.full_access,
+      body: { model: `asst_${org.assistantId}`, input: 'count me', background: true },
+    });
+    expect(created.status).toBe(200);
+    const id = created.body.id as string;
+    await waitUntil(() => upstream.requests.length > 0, 'the model call');
+    // Another replica's cancel: the row only. Then the model's reply ends, and so does the turn.
+    expect(await app.running.app.get(TurnLedger).cancel(org.id, id.slice('resp_'.length))).toBe(true);
+    end();
+
+    let total: any;
+    await waitUntil(async () => {
+      await app.running.app.get(UsageFlusher).flush();
+      total = (await call(app.baseUrl, 'GET', '/admin/v1/usage', { key: org.keys.admin })).body.total;
+      return total.turns > 0;
+    }, 'the usage in the report');
+    expect(total).toMatchObject({ turns: 1, input_tokens: 11, output_tokens: 3, total_tokens: 14 });
+    const polled = await call(app.baseUrl, 'GET', `/v1/responses/${id}`, { key: org.keys.full_access });
+    expect(polled.body.status).toBe('cancelled');
+
+    const metrics = (await call(app.baseUrl, 'GET', '/metrics')).body as string;
+    const counted = (type: string) =>
+      metrics
+        .split('\n')
+        .filter(
+          (line) =>
+            line.startsWith('switchboard_usage_tokens_total{') &&
+            line.includes(`organization="${org.id}"`) &&
+            line.includes(`type="${type}"`),
+        )
+        .map((line) => Number(line.split(' ').at(-1)));
+    expect([counted('input'), counted('output')]).toEqual([[11], [3]]);
+    // Its 14 tokens spent the budget of 14.
+    const refused = await call(app.baseUrl, 'POST', '/v1/responses', {
+      key: org.keys.full_access,
+      body: { model: `asst_${org.assistantId}`, input: 'one more', background: true },
+    });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toMatchObject({ code: 'token_budget_exceeded' });
   });
 });
 

@@ -131,18 +131,25 @@ const serverUrl = process.env.DATABASE_URL;
 
     /**
      * While another transaction holds one row (`hold`), the erasure of alice starts and waits
-     * for it, then the flush of `turns` starts and waits too; then the row is let go. Both finish.
+     * for it, then the flush of `turns` (stored by then) starts and waits too; then the row is let
+     * go. Both finish.
      */
-    async function meet(org: string, hold: [string, unknown[]], turns: string[]): Promise<void> {
+    async function meet(
+      org: string,
+      hold: [string, unknown[]],
+      stored: string[] | (() => Promise<string[]>),
+    ): Promise<void> {
       const holder: QueryRunner = dataSource.createQueryRunner();
       await holder.connect();
       await holder.startTransaction();
       let erasure: Promise<unknown> | undefined;
       let flush: Promise<number> | undefined;
+      let turns: string[] | undefined;
       try {
         await holder.query(...hold);
         erasure = erase(org);
         await untilWaiting(1);
+        turns = Array.isArray(stored) ? stored : await stored();
         flush = rollups.flush(turns);
         await untilWaiting(2);
       } finally {
@@ -151,7 +158,7 @@ const serverUrl = process.env.DATABASE_URL;
       }
       const [erased, flushed] = await Promise.allSettled([erasure, flush]);
       expect(erased.status).toBe('fulfilled');
-      expect(flushed).toEqual({ status: 'fulfilled', value: turns.length });
+      expect(flushed).toEqual({ status: 'fulfilled', value: turns?.length });
     }
 
     it.each(['usage_daily', 'usage_hourly'] as const)(
@@ -189,6 +196,41 @@ const serverUrl = process.env.DATABASE_URL;
           [org],
         );
         expect(left).toBe(0);
+      },
+    );
+
+    it.each(['usage_daily', 'usage_hourly'] as const)(
+      "an erasure and a flush of the user's turns stored meanwhile, meeting on the user's %s rows, both finish",
+      async (table) => {
+        const org = await organization();
+        // Alice's rows, the later day first in the heap: the erasure, reading the heap, would
+        // delete that one first, and the flush adds to the earlier one first (key order).
+        await rollupRow(table, org, days[1], 'alice');
+        await rollupRow(table, org, days[0], 'alice');
+        const column = table === 'usage_daily' ? 'day' : `(hour AT TIME ZONE 'UTC')::date`;
+        // Alice's later-day row is held: the erasure waits for it. Then two turns of alice are
+        // stored (after the erasure folded her pending usage), and their flush comes.
+        await meet(
+          org,
+          [
+            `SELECT 1 FROM ${table} WHERE organization_id = $1 AND user_id = 'alice' AND ${column} = $2 FOR UPDATE`,
+            [org, days[1]],
+          ],
+          () => Promise.all(days.map((day) => pending(org, day, 'alice'))),
+        );
+
+        // Alice's rows folded into the anonymous ones; the turns flushed after the erasure are hers.
+        const rows = await dataSource.query<{ day: string; user_id: string; turns: number; input: number }[]>(
+          `SELECT to_char(${column}, 'YYYY-MM-DD') AS day, user_id, turns::int AS turns, input_tokens::int AS input
+             FROM ${table} WHERE organization_id = $1 ORDER BY 1, 2`,
+          [org],
+        );
+        expect(rows).toEqual(
+          days.flatMap((day) => [
+            { day, user_id: '', turns: 1, input: 10 },
+            { day, user_id: 'alice', turns: 1, input: 10 },
+          ]),
+        );
       },
     );
 

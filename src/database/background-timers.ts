@@ -8,6 +8,8 @@ import type { SchemaReadiness } from './schema-readiness.js';
  */
 export class BackgroundTimers {
   private readonly timers: NodeJS.Timeout[] = [];
+  /** Ticks still running: `idle` waits for them. */
+  private readonly running = new Set<Promise<void>>();
   private halted = false;
 
   /** True once `stop` ran: the worker's loops check it to end early. */
@@ -23,7 +25,26 @@ export class BackgroundTimers {
   /** Runs `tick` every `ms` until `stop`; nothing if the worker already stopped. */
   every(ms: number, tick: () => unknown): void {
     if (this.halted) return;
-    this.timers.push(setInterval(() => void tick(), ms).unref());
+    this.timers.push(setInterval(() => this.track(tick()), ms).unref());
+  }
+
+  /**
+   * Resolves once the ticks running now have ended: a worker's shutdown hook waits for them after
+   * `stop`, so that none is cut by the pool closing (and logs a failure on a clean shutdown).
+   */
+  async idle(): Promise<void> {
+    await Promise.all(this.running);
+  }
+
+  private track(result: unknown): void {
+    if (!(result instanceof Promise)) return;
+    // Each tick handles (and logs) its own failure; here only its end matters.
+    const ended: Promise<void> = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.running.add(ended);
+    void ended.then(() => this.running.delete(ended));
   }
 
   stop(): void {

@@ -17,7 +17,8 @@ export interface TurnEnd {
   response: ResponseObject;
   /**
    * The final write (nothing for `store: false`), then the "turn recorded" effects. `events`: a
-   * background turn's stream events not yet stored, written by the same statement.
+   * background turn's stream events not yet stored, written by the same statement. A row ended
+   * elsewhere meanwhile keeps its end; the turn's usage is then stored as `saveUsage` does.
    */
   save(events?: StoredEvent[][]): Promise<void>;
   /**
@@ -169,13 +170,22 @@ export class TurnExecutor {
       if (!recording.stored) return;
       const full = { ...record, body: JSON.stringify(response) };
       // Without a start row, a JSON turn inserts it all; a start that failed is made good by the upsert.
-      if (startRecorded) await this.store.saveTurn(completionRecord(full), events);
-      else if (recordsStart) await this.store.saveTurn(full, events);
+      let stored = true;
+      if (startRecorded) stored = await this.store.saveTurn(completionRecord(full), events);
+      else if (recordsStart) stored = await this.store.saveTurn(full, events);
       else await this.store.insertTurn(full);
-      announce();
+      // Cancelled or swept between its last event and this write: the row is not ours any more and
+      // the write stored nothing, usage included; the upstream billed it all the same.
+      if (stored) announce();
+      else await recordEndedUsage();
     };
     const saveUsage = async () => {
-      if (startRecorded && (await this.ledger.recordEndedUsage({ ...record, body: null }))) announce();
+      if (startRecorded) await recordEndedUsage();
+    };
+    // Once per response id whoever calls it (the row's `usage` is the guard), and announced only
+    // by the call that stored it, so the budget and the metrics count what the rollups will.
+    const recordEndedUsage = async () => {
+      if (await this.ledger.recordEndedUsage({ ...record, body: null })) announce();
     };
     const announce = () =>
       this.events.recorded({

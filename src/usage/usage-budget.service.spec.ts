@@ -2,7 +2,6 @@ import { ApiError } from '../common/errors/error-catalogue.js';
 import type { AppConfig } from '../config/app-config.js';
 import type { Metrics } from '../metrics/metrics.service.js';
 import { UsageBudgetService } from './usage-budget.service.js';
-import type { UsageFlusher } from './usage-flusher.service.js';
 import type { UsageRepository } from './usage.repository.js';
 
 const ORG = 'org-1';
@@ -17,8 +16,7 @@ function setUp(spentByMonth: Record<string, number>, budget: number | null) {
   } as unknown as UsageRepository;
   const metrics = { usageTokens: () => undefined } as unknown as Metrics;
   const config = { limits: { organizationCacheTtlMs: 60_000 } } as AppConfig;
-  const flusher = { flush: () => Promise.resolve() } as unknown as UsageFlusher;
-  return { service: new UsageBudgetService(config, repository, metrics, flusher), reads };
+  return { service: new UsageBudgetService(config, repository, metrics), reads };
 }
 
 async function refusal(check: Promise<void>): Promise<ApiError | undefined> {

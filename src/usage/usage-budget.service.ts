@@ -2,7 +2,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { Metrics } from '../metrics/metrics.service.js';
-import { UsageFlusher } from './usage-flusher.service.js';
 import { UsageRepository } from './usage.repository.js';
 
 /** What one finished turn spent, as its write recorded it. */
@@ -30,9 +29,10 @@ const MAX_CACHED_ORGANIZATIONS = 10_000;
  * Monthly token budgets per organization (`monthly_token_budget`, input + output tokens per UTC
  * calendar month). The check before a turn reads the budget and the month's spend once per
  * RATE_LIMIT_CACHE_SECONDS per organization and replica (concurrent misses share the query), and
- * adds what this replica's turns spent since (its unflushed usage is flushed before the read);
- * other replicas' turns count at the next read after their flush (USAGE_FLUSH_MS). A turn
- * already running finishes, so a budget can be overrun by the turns in flight when it runs out.
+ * adds what this replica's turns spent since. The read counts every stored turn of every replica,
+ * rolled up or still pending, in one statement, without waiting for a flush; other replicas'
+ * turns stored after it count at the next read. A turn already running finishes, so a budget can
+ * be overrun by the turns in flight when it runs out.
  */
 @Injectable()
 export class UsageBudgetService {
@@ -42,7 +42,6 @@ export class UsageBudgetService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly repository: UsageRepository,
     private readonly metrics: Metrics,
-    private readonly flusher: UsageFlusher,
   ) {}
 
   /** Throws 429 `token_budget_exceeded` (Retry-After: until the next UTC month) when spent. */
@@ -77,11 +76,10 @@ export class UsageBudgetService {
     const month = monthOf(now);
     const cached = this.cache.get(organizationId);
     if (cached && cached.month === month && cached.expiresAt > now.getTime()) return cached;
-    // This replica's turns are flushed into the rollup first, so that the read counts them; a turn
-    // recorded while the read runs may count twice until the next read (never not at all).
-    const state = this.flusher
-      .flush()
-      .then(() => this.repository.budgetAndSpend(organizationId, `${month}-01`));
+    // Rolled-up and pending usage in one snapshot: exact without waiting for a flush (which a lock
+    // on usage_pending or a slow database could hold up). A turn recorded while the read runs may
+    // count twice until the next read (in the read and in `sinceRead`), never not at all.
+    const state = this.repository.budgetAndSpend(organizationId, `${month}-01`);
     if (this.cache.size >= MAX_CACHED_ORGANIZATIONS) this.cache.clear();
     const entry: CachedBudget = {
       month,

@@ -45,7 +45,8 @@ export class UsageFlusher extends BackgroundWorker<AppConfig['usage']> implement
 
   async beforeApplicationShutdown(): Promise<void> {
     this.timers.stop();
-    await this.flush();
+    // An orphan pass still running finishes before the pool closes (the flushes run in turn).
+    await Promise.all([this.timers.idle(), this.flush()]);
   }
 
   /** A turn of this replica whose usage the turn's statement left pending. */
@@ -55,7 +56,7 @@ export class UsageFlusher extends BackgroundWorker<AppConfig['usage']> implement
 
   /**
    * Adds every turn this replica recorded so far to the rollups; resolves when they are in (or
-   * the flush failed, logged: they stay pending). Reads call it first, so they are exact here.
+   * the flush failed, logged: they stay pending). The report calls it first, so it is exact here.
    */
   flush(): Promise<void> {
     this.running = this.running.then(() => this.flushBatch());

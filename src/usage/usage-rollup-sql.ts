@@ -50,3 +50,47 @@ export function flushPendingSql(claim: string): string {
   )
   SELECT count(*)::integer AS turns FROM claimed`;
 }
+
+/** A rollup table's key, as its primary key orders it: the columns before `user_id`, and after. */
+const ROLLUP_KEYS = {
+  usage_daily: { before: 'organization_id, day, assistant_id, specialist, api_key_id', after: 'currency' },
+  usage_hourly: {
+    before: 'organization_id, hour, assistant_id, specialist, api_key_id',
+    after: 'model, currency',
+  },
+} as const;
+
+/**
+ * The erasure of a user ($2) of an organization ($1) in one rollup table: two statements, run in
+ * the erasure's transaction in this order. The first locks every row the fold writes, the user's
+ * and the anonymous ones they fold into (created at zero when missing), in key order, as the
+ * flush's upserts do: deleting the user's rows in scan order while the flush adds to them in key
+ * order could deadlock. The second, which waits for nothing more, moves the counts.
+ */
+function foldUserSql(table: keyof typeof ROLLUP_KEYS): [lock: string, fold: string] {
+  const { before, after } = ROLLUP_KEYS[table];
+  const key = `${before}, user_id, ${after}`;
+  const addTo = table === 'usage_daily' ? ADD_TO_USAGE_ROW : ADD_TO_HOURLY_ROW;
+  const lock = `WITH own AS (SELECT ${before}, ${after} FROM ${table} WHERE organization_id = $1 AND user_id = $2)
+    INSERT INTO ${table} AS d (${key}, ${USAGE_COUNTS})
+    SELECT ${key}, 0, 0, 0, 0, 0, 0
+      FROM (SELECT ${before}, $2::varchar AS user_id, ${after} FROM own
+            UNION ALL SELECT ${before}, ''::varchar, ${after} FROM own) k
+     ORDER BY ${key}
+    ON CONFLICT (${key}) DO UPDATE SET turns = d.turns`;
+  const fold = `WITH moved AS (DELETE FROM ${table} WHERE organization_id = $1 AND user_id = $2 RETURNING *)
+    INSERT INTO ${table} AS d (${key}, ${USAGE_COUNTS})
+    SELECT ${before}, '', ${after}, ${USAGE_COUNTS} FROM moved ORDER BY ${key}
+    ${addTo}`;
+  return [lock, fold];
+}
+
+/**
+ * A user's erasure in the rollups, in the order the flush locks them (usage_pending, which the
+ * erasure folds first, then usage_daily, then usage_hourly): the user's rows folded into the
+ * anonymous ones, so the organization's totals stay. Each statement takes $1 the organization, $2 the user.
+ */
+export const FOLD_USER_USAGE: readonly string[] = [
+  ...foldUserSql('usage_daily'),
+  ...foldUserSql('usage_hourly'),
+];

@@ -41,10 +41,10 @@ export interface UsageSumRow extends TurnUsageRow {
 }
 
 /**
- * Reads the usage rollups, which only the turn store writes, in the turn's own statement: the
- * report from the hourly one (`usage_hourly`: every bucket size sums the same rows, so hours add up
- * to days and days to months exactly), the budget from the daily one. Every query names the
- * organization unless a platform administrator asks for all.
+ * Reads the usage rollups, which only the flush (UsageRollups) adds to: the report from the hourly
+ * one (`usage_hourly`: every bucket size sums the same rows, so hours add up to days and days to
+ * months exactly), the budget from the daily one and the turns still pending. Every query names
+ * the organization unless a platform administrator asks for all.
  */
 @Injectable()
 export class UsageRepository {
@@ -96,7 +96,10 @@ export class UsageRepository {
 
   /**
    * The organization's monthly token budget and the tokens (input + output) it spent since
-   * `monthStart`, in one query; null when the organization does not exist.
+   * `monthStart`, in one statement; null when the organization does not exist. The spend is the
+   * month's rollup rows plus its turns still in `usage_pending` (any replica's): the flush moves
+   * a turn from one to the other in one statement, so this statement's snapshot sees each turn
+   * once, and nothing waits for a flush. Without a budget, nothing is summed.
    */
   async budgetAndSpend(
     organizationId: string,
@@ -104,9 +107,15 @@ export class UsageRepository {
   ): Promise<{ budget: number | null; spent: number } | null> {
     const [row] = await this.dataSource.query<{ budget: string | null; spent: string }[]>(
       `SELECT o.monthly_token_budget::text AS budget,
-              (SELECT coalesce(sum(u.input_tokens + u.output_tokens), 0)::text
-                 FROM usage_daily u
-                WHERE u.organization_id = o.id AND u.day >= $2::date) AS spent
+              CASE WHEN o.monthly_token_budget IS NULL THEN '0' ELSE (
+                (SELECT coalesce(sum(u.input_tokens + u.output_tokens), 0)
+                   FROM usage_daily u
+                  WHERE u.organization_id = o.id AND u.day >= $2::date)
+                + (SELECT coalesce(sum(r.input_tokens + r.output_tokens), 0)
+                     FROM usage_pending p,
+                          jsonb_to_recordset(p.usage_rows) AS r(input_tokens bigint, output_tokens bigint)
+                    WHERE p.organization_id = o.id AND p.completed_at >= $2::date::timestamp AT TIME ZONE 'UTC')
+              )::text END AS spent
          FROM organizations o WHERE o.id = $1`,
       [organizationId, monthStart],
     );

@@ -52,6 +52,8 @@ export interface UpstreamScript {
   /** End after the finish reason and usage without `[DONE]`; `holdOpen` keeps the body open. */
   omitDone?: boolean;
   holdOpen?: boolean;
+  /** Wait for this after the usage chunk, before `[DONE]`: the turn is held between its usage and its end. */
+  endAfter?: Promise<unknown>;
   /** Send no chunk with a finish reason (usage and `[DONE]` still come). */
   omitFinish?: boolean;
   /**
@@ -266,6 +268,7 @@ export class FakeUpstream {
       `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: body.model, choices: [], usage })}\n\n`,
     );
     if (script.holdOpen) return;
+    if (script.endAfter) await script.endAfter;
     if (!script.omitDone) res.write('data: [DONE]\n\n');
     finished = true;
     res.end();

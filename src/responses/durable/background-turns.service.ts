@@ -216,11 +216,14 @@ export class BackgroundTurns implements OnModuleDestroy {
   }
 
   /**
-   * The app is closing without the shutdown sequence (which finishes or cuts background turns
-   * first): stop what is left without writing, so the other replicas' sweep fails it.
+   * The app is closing without the shutdown sequence, or past its final window (the sequence
+   * finishes or cuts background turns first): stop what is left, and wait until each has stored
+   * the events it emitted and the usage it was billed, as a cancelled turn does. Its row stays
+   * running, for the other replicas' sweep to fail it. Waited for here, before the usage flush
+   * (beforeApplicationShutdown) and the pool's end (onApplicationShutdown): not racing them.
    */
-  onModuleDestroy(): void {
-    for (const responseId of this.live.keys()) this.leases.abortLocal(responseId);
+  async onModuleDestroy(): Promise<void> {
+    await Promise.all([...this.live.keys()].map((responseId) => this.stop(responseId)));
   }
 
   find(responseId: string): LiveTurn | undefined {

@@ -48,8 +48,10 @@ export class TurnLeases extends BackgroundWorker<AppConfig['durableTurns']> impl
     this.timers.every(this.settings.sweepMs, () => this.sweep());
   }
 
-  onModuleDestroy(): void {
+  async onModuleDestroy(): Promise<void> {
     this.timers.stop();
+    // A renewal or sweep still running finishes before the pool closes.
+    await this.timers.idle();
   }
 
   /** Holds a turn's lease until `release`; the signal aborts if the turn is taken from this replica. */

@@ -60,6 +60,18 @@ function pendingUsage(p: TurnEndParams): string {
 }
 
 /**
+ * The turn's chat-history messages, then the statement's answer: `stored`, 1 when the final write
+ * won the row (and so wrote its pending usage), 0 when the turn was cancelled or swept meanwhile
+ * (TurnStore.saveTurn's caller then records the usage the turn knows, once).
+ */
+function storedMessages(p: TurnEndParams): string {
+  return `stored_messages AS (
+    ${insertMessages(p)}
+  )
+  SELECT count(*)::integer AS stored FROM response`;
+}
+
+/**
  * A finished turn whose start was recorded (or tried): conversation, response (completing the
  * start's row), chat-history messages and its pending usage; `more`: further CTEs.
  */
@@ -74,8 +86,7 @@ const saveTurnSql = (p: TurnEndParams, more = '') => `WITH ${conversationCte(p)}
            upstream_attempts = EXCLUDED.upstream_attempts, lease_expires_at = NULL
      WHERE responses.status IN ('queued', 'in_progress') AND responses.organization_id = EXCLUDED.organization_id
     RETURNING id, conversation_id
-  ), ${pendingUsage(p)}${more}
-  ${insertMessages(p)}`;
+  ), ${pendingUsage(p)}${more}, ${storedMessages(p)}`;
 export const SAVE_TURN = namedStatement('turn_save', TURN_END_KEYS, (p) => saveTurnSql(p));
 
 /** A stream event as a background turn stores it: `data` is its JSON text exactly as sent. */
@@ -147,8 +158,7 @@ const insertTurn = (name: string, conversation: (p: TurnEndParams) => string) =>
     (p) => `WITH ${conversation(p)}, response AS (
     ${insertResponse(p)}
     RETURNING id, conversation_id
-  ), ${pendingUsage(p)}
-  ${insertMessages(p)}`,
+  ), ${pendingUsage(p)}, ${storedMessages(p)}`,
   );
 export const INSERT_TURN_NEW = insertTurn('turn_insert_new', newConversationCte);
 export const INSERT_TURN = insertTurn('turn_insert', conversationCte);

@@ -5,7 +5,7 @@ import { inSpan } from '../../common/tracing/tracing.js';
 import { isDatabaseUnavailable } from '../../common/errors/database-outage.js';
 import { preparedQuery } from '../../database/prepared-query.js';
 import { isUniqueViolation } from '../../database/sql-errors.js';
-import { ADD_TO_HOURLY_ROW, ADD_TO_USAGE_ROW, USAGE_COUNTS } from '../../usage/usage-rollup-sql.js';
+import { FOLD_USER_USAGE } from '../../usage/usage-rollup-sql.js';
 import {
   eventBatchValues,
   INSERT_TURN,
@@ -135,9 +135,10 @@ export class TurnStore {
   /**
    * Stores a finished turn atomically in one statement: the conversation (created, or touched),
    * the response (completing the row its start wrote, if any), its chat-history messages and its
-   * pending usage.
+   * pending usage. False when the row was no longer running (cancelled or swept meanwhile): then
+   * nothing was written, usage included.
    */
-  saveTurn(turn: TurnRecord, events: StoredEvent[][] = []): Promise<void> {
+  saveTurn(turn: TurnRecord, events: StoredEvent[][] = []): Promise<boolean> {
     const batches = events.filter((batch) => batch.length > 0);
     if (batches.length === 0)
       return inSpan('save turn', SAVE_TURN_SPAN, () => this.writeTurn(SAVE_TURN, turn));
@@ -166,12 +167,18 @@ export class TurnStore {
     });
   }
 
+  /** Runs a final write; true when it wrote the response row. */
   private async writeTurn(
     statement: NamedStatement<string>,
     turn: TurnRecord,
     more: Record<string, unknown> = {},
-  ): Promise<void> {
-    await preparedQuery(this.dataSource, statement, statement.bind({ ...more, ...turnEndValues(turn) }));
+  ): Promise<boolean> {
+    const [row] = await preparedQuery<{ stored: number }>(
+      this.dataSource,
+      statement,
+      statement.bind({ ...more, ...turnEndValues(turn) }),
+    );
+    return row.stored > 0;
   }
 
   /**
@@ -252,24 +259,7 @@ export class TurnStore {
           ORDER BY response_id FOR UPDATE)`,
       [organizationId, userId],
     );
-    await manager.query(
-      `WITH moved AS (DELETE FROM usage_daily WHERE organization_id = $1 AND user_id = $2 RETURNING *)
-       INSERT INTO usage_daily AS d (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency,
-                                     ${USAGE_COUNTS})
-       SELECT organization_id, day, assistant_id, specialist, api_key_id, '', currency, ${USAGE_COUNTS}
-         FROM moved ORDER BY organization_id, day, assistant_id, specialist, api_key_id, currency
-       ${ADD_TO_USAGE_ROW}`,
-      [organizationId, userId],
-    );
-    await manager.query(
-      `WITH moved AS (DELETE FROM usage_hourly WHERE organization_id = $1 AND user_id = $2 RETURNING *)
-       INSERT INTO usage_hourly AS d (organization_id, hour, assistant_id, specialist, api_key_id, user_id, model,
-                                      currency, ${USAGE_COUNTS})
-       SELECT organization_id, hour, assistant_id, specialist, api_key_id, '', model, currency, ${USAGE_COUNTS}
-         FROM moved ORDER BY organization_id, hour, assistant_id, specialist, api_key_id, model, currency
-       ${ADD_TO_HOURLY_ROW}`,
-      [organizationId, userId],
-    );
+    for (const statement of FOLD_USER_USAGE) await manager.query(statement, [organizationId, userId]);
     return { conversations, responses, messages };
   }
 }
