@@ -1,4 +1,5 @@
 import { createApp } from './bootstrap/create-app.js';
+import { releaseBootMemory } from './common/runtime/boot-memory.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
 import { exitGracefullyOnSignals } from './lifecycle/graceful-shutdown.js';
 import { startBanner } from './quickstart/quickstart-banner.js';
@@ -6,6 +7,7 @@ import { startBanner } from './quickstart/quickstart-banner.js';
 async function main(): Promise<void> {
   const config = loadConfig();
   const running = await createApp(config);
+  releaseBootMemory();
   await running.app.listen(config.server.port, config.server.host);
   exitGracefullyOnSignals(running, config.lifecycle);
   const base = `http://localhost:${config.server.port}`;

@@ -1,6 +1,6 @@
 import { KeyObject, type webcrypto } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { createRemoteJWKSet, decodeProtectedHeader, errors, type JWTVerifyGetKey } from 'jose';
+import type { JWTVerifyGetKey } from 'jose';
 import type { AppConfig } from '../config/app-config.js';
 
 /**
@@ -46,9 +46,11 @@ export class OidcKeySet {
   async keyFor(token: string): Promise<KeyObject> {
     const issuer = this.oidc.issuer;
     if (issuer === undefined) throw new IdentityProviderUnavailableError('OIDC_ISSUER is not configured');
+    // jose is loaded by the first token, not with the service: most deployments verify none.
+    const jose = await import('jose');
     let header;
     try {
-      header = decodeProtectedHeader(token);
+      header = jose.decodeProtectedHeader(token);
     } catch {
       throw new TokenRejectedError('The token is not a well-formed signed JWT');
     }
@@ -61,7 +63,7 @@ export class OidcKeySet {
       // jose hands out WebCrypto keys; jsonwebtoken takes Node's KeyObject.
       return KeyObject.from((await keys({ ...header, alg }, undefined as never)) as webcrypto.CryptoKey);
     } catch (error) {
-      throw this.explain(error);
+      throw this.explain(error, jose.errors);
     }
   }
 
@@ -112,14 +114,14 @@ export class OidcKeySet {
       this.logger.error({ msg: 'OIDC discovery document has no jwks_uri', url });
       throw new IdentityProviderUnavailableError('identity provider publishes no keys');
     }
-    return createRemoteJWKSet(new URL(document.jwks_uri), {
+    return (await import('jose')).createRemoteJWKSet(new URL(document.jwks_uri), {
       cacheMaxAge: this.oidc.jwksCacheMs,
       timeoutDuration: FETCH_TIMEOUT_MS,
     });
   }
 
   /** A key-selection failure: about the token (no such key), or about reaching the key set. */
-  private explain(error: unknown): Error {
+  private explain(error: unknown, errors: typeof import('jose').errors): Error {
     if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) {
       return new TokenRejectedError("The token's signature could not be verified");
     }

@@ -1,5 +1,3 @@
-import { parse as parseYaml } from 'yaml';
-
 /** The parsed configuration file: an object whose keys sections claim. */
 export type ApplyDocument = Readonly<Record<string, unknown>>;
 
@@ -17,11 +15,16 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Parses a `.json` file as JSON and anything else as YAML (which also reads JSON). */
-export function parseApplyDocument(text: string, fileName: string): ApplyDocument {
+/**
+ * Parses a `.json` file as JSON and anything else as YAML (which also reads JSON). The YAML parser
+ * is loaded here, by the first apply, not with the service (it only runs in the admin CLI).
+ */
+export async function parseApplyDocument(text: string, fileName: string): Promise<ApplyDocument> {
   let parsed: unknown;
   try {
-    parsed = fileName.toLowerCase().endsWith('.json') ? JSON.parse(text) : (parseYaml(text) as unknown);
+    parsed = fileName.toLowerCase().endsWith('.json')
+      ? JSON.parse(text)
+      : ((await import('yaml')).parse(text) as unknown);
   } catch (error) {
     throw new ApplyError(`${fileName} could not be parsed: ${(error as Error).message.split('\n')[0]}`);
   }

@@ -24,7 +24,7 @@ export const applyCommand: AdminCommand = {
   },
   async run({ app, options, cwd }) {
     const file = stringOption(options, 'file') ?? '';
-    const document = parseApplyDocument(await readTextFile(cwd, file), file);
+    const document = await parseApplyDocument(await readTextFile(cwd, file), file);
     const dryRun = options['dry-run'] === true;
     const prune = options.prune === true;
     const report = await app.get(ApplyService).apply(document, { dryRun, prune, audit: cliActor() });

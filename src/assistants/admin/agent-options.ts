@@ -2,7 +2,6 @@
  * Options shared by the commands that configure an agent (an assistant's generic path, a
  * specialist): instructions, model settings and server-side tools.
  */
-import { parse as parseYaml } from 'yaml';
 import type { ModelSettings } from '../../llm/model-settings.js';
 import {
   AdminUsageError,
@@ -71,7 +70,7 @@ export async function modelFrom({ options, cwd }: CommandContext, current?: Mode
   if (whole === 'model-json') return parseJson(stringOption(options, whole) ?? '', '--model-json');
   if (whole === 'model-file') {
     const path = stringOption(options, whole) ?? '';
-    return parseStructured(await readTextFile(cwd, path), path);
+    return await parseStructured(await readTextFile(cwd, path), path);
   }
   if (fieldFlags.length === 0) return undefined;
 
@@ -100,9 +99,10 @@ function parseJson(text: string, what: string): unknown {
   }
 }
 
-function parseStructured(text: string, path: string): unknown {
+/** The YAML parser is loaded by the first use (an admin command), not with the service. */
+async function parseStructured(text: string, path: string): Promise<unknown> {
   try {
-    return parseYaml(text) as unknown;
+    return (await import('yaml')).parse(text) as unknown;
   } catch (error) {
     throw new AdminUsageError(
       `${path} is not valid JSON or YAML: ${(error as Error).message.split('\n')[0]}`,
