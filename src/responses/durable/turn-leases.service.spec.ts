@@ -106,7 +106,7 @@ describe('TurnLeases timers', () => {
     await readiness.ready;
     jest.advanceTimersByTime(config.durableTurns.sweepMs);
     expect(counted.sweeps).toBe(1);
-    leases.onModuleDestroy();
+    await leases.onModuleDestroy();
     jest.advanceTimersByTime(1000);
     expect(counted.sweeps).toBe(1);
   });
@@ -114,7 +114,7 @@ describe('TurnLeases timers', () => {
   it('never starts when the app closes before its boot was ready', async () => {
     const { leases, readiness, counted } = sweptLeases();
     leases.onApplicationBootstrap();
-    leases.onModuleDestroy();
+    await leases.onModuleDestroy();
     readiness.markReady();
     await readiness.ready;
     jest.advanceTimersByTime(1000);
