@@ -51,4 +51,21 @@ describe('BackgroundTimers', () => {
     await jest.advanceTimersByTimeAsync(500);
     expect(ticks).toBe(0);
   });
+
+  it('waits in idle for a start pass still running when the worker stops', async () => {
+    const readiness = new SchemaReadiness();
+    const timers = new BackgroundTimers();
+    let finishFirstPass: () => void = () => undefined;
+    timers.startWhenReady(readiness, () => new Promise<void>((resolve) => (finishFirstPass = resolve)));
+    readiness.markReady();
+    await jest.advanceTimersByTimeAsync(0);
+    timers.stop();
+    let idle = false;
+    void timers.idle().then(() => (idle = true));
+    await jest.advanceTimersByTimeAsync(0);
+    expect(idle).toBe(false);
+    finishFirstPass();
+    await jest.advanceTimersByTimeAsync(0);
+    expect(idle).toBe(true);
+  });
 });

@@ -17,9 +17,11 @@ export class BackgroundTimers {
     return this.halted;
   }
 
-  /** Runs `start` once the schema is ready, unless the worker stopped by then. */
+  /** Runs `start` once the schema is ready, unless the worker stopped by then; `idle` waits for it too. */
   startWhenReady(readiness: SchemaReadiness, start: () => void | Promise<void>): void {
-    void readiness.ready.then(() => (this.halted ? undefined : start()));
+    void readiness.ready.then(() => {
+      if (!this.halted) this.track(start());
+    });
   }
 
   /** Runs `tick` every `ms` until `stop`; nothing if the worker already stopped. */

@@ -13,7 +13,13 @@ export class OpenApiController {
   @Public()
   @Get('openapi.json')
   describe(): Promise<Record<string, unknown>> {
-    this.document ??= import('./openapi.builder.js').then((builder) => builder.buildOpenApiDocument());
+    this.document ??= import('./openapi.builder.js')
+      .then((builder) => builder.buildOpenApiDocument())
+      .catch((error: unknown) => {
+        // Not remembered: the next request builds it again.
+        this.document = undefined;
+        throw error;
+      });
     return this.document;
   }
 }

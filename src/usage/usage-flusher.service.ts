@@ -80,7 +80,8 @@ export class UsageFlusher extends BackgroundWorker<AppConfig['usage']> implement
     const cutoff = new Date(Date.now() - this.settings.orphanAfterMs);
     try {
       let added = 0;
-      for (let turns = ORPHAN_BATCH; turns === ORPHAN_BATCH; added += turns) {
+      // A backlog is drained batch by batch; a shutdown ends the pass between batches.
+      for (let turns = ORPHAN_BATCH; turns === ORPHAN_BATCH && !this.timers.stopped; added += turns) {
         turns = await this.rollups.flushOrphans(cutoff, ORPHAN_BATCH);
       }
       if (added > 0) this.logger.log({ msg: 'added usage a stopped replica left pending', turns: added });

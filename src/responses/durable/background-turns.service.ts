@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { describeUnexpected } from '../../common/errors/all-exceptions.filter.js';
 import { ApiError } from '../../common/errors/error-catalogue.js';
@@ -10,6 +11,9 @@ import { LiveTurn } from './live-turn.js';
 import { TurnLeases } from './turn-leases.service.js';
 
 /** Runs one background turn; `lost` aborts when it was cancelled or taken from this replica. */
+/** How long closing the app waits for stopped background turns to store what they emitted. */
+const STOP_WAIT_MS = 5000;
+
 export type BackgroundWork = (live: LiveTurn, signal: AbortSignal, lost: AbortSignal) => Promise<void>;
 
 /** A queued turn: its organization, and what lets it start. */
@@ -43,6 +47,8 @@ export class BackgroundTurns implements OnModuleDestroy {
   private readonly waiting: Waiting[] = [];
   private readonly shares = new Map<string, Share>();
   private running = 0;
+  /** Set when the app closes: no new background turn is taken from then on. */
+  private closing = false;
   private readonly logger = new Logger('BackgroundTurns');
   private readonly settings: AppConfig['durableTurns'];
 
@@ -81,6 +87,11 @@ export class BackgroundTurns implements OnModuleDestroy {
    * wait: the replica's queue is full (503), or its organization's share of it is (429).
    */
   private checkRoom(organizationId: string): void {
+    if (this.closing) {
+      throw new ApiError('service_unavailable', 'This instance is shutting down; retry shortly', {
+        'Retry-After': '1',
+      });
+    }
     if (this.canStart(organizationId)) return;
     if (this.waiting.length >= this.settings.maxQueuedBackground) {
       throw new ApiError(
@@ -223,7 +234,17 @@ export class BackgroundTurns implements OnModuleDestroy {
    * (beforeApplicationShutdown) and the pool's end (onApplicationShutdown): not racing them.
    */
   async onModuleDestroy(): Promise<void> {
-    await Promise.all([...this.live.keys()].map((responseId) => this.stop(responseId)));
+    this.closing = true;
+    // Bounded: a turn that cannot settle (its store starved, a tool deaf to the abort) must not
+    // hold the close; its row stays running for the sweep. Turns started meanwhile are stopped too.
+    const late = sleep(STOP_WAIT_MS, 'late' as const, { ref: false });
+    while (this.live.size > 0) {
+      const stopped = Promise.all([...this.live.keys()].map((responseId) => this.stop(responseId)));
+      if ((await Promise.race([stopped, late])) === 'late') {
+        this.logger.warn({ msg: 'background turns still running at close', turns: this.live.size });
+        return;
+      }
+    }
   }
 
   find(responseId: string): LiveTurn | undefined {
