@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { OrganizationsService } from '../src/organizations/organizations.service.js';
 import { UsageFlusher } from '../src/usage/usage-flusher.service.js';
 import { call, type ApiReply as Reply } from './support/http.js';
+import { insertPendingTurn } from './support/pending-usage.js';
 import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
 
 /**
@@ -42,30 +42,14 @@ describe('the monthly budget counts pending usage without waiting for a flush', 
   };
 
   /** A turn another replica stored and has not flushed yet: `input` and `output` tokens at `at`. */
-  const otherReplicasTurn = (org: SeededOrganization, at: Date, input: number, output: number) =>
-    app.dataSource.query(
-      `INSERT INTO usage_pending (response_id, organization_id, completed_at, assistant_id, specialist, api_key_id,
-                                  user_id, usage_rows)
-       VALUES ($1, $2, $3, $4, '', $4, '', $5)`,
-      [
-        randomUUID(),
-        org.id,
-        at,
-        org.assistantId,
-        JSON.stringify([
-          {
-            model: '',
-            currency: '',
-            turns: 1,
-            input_tokens: input,
-            cached_tokens: 0,
-            output_tokens: output,
-            reasoning_tokens: 0,
-            cost: 0,
-          },
-        ]),
-      ],
-    );
+  const otherReplicasTurn = (org: SeededOrganization, at: Date, inputTokens: number, outputTokens: number) =>
+    insertPendingTurn(app.dataSource, {
+      organizationId: org.id,
+      assistantId: org.assistantId,
+      at,
+      inputTokens,
+      outputTokens,
+    });
 
   it("counts the month's rolled-up and pending turns, this replica's and another's, each once", async () => {
     const org = await app.seedOrganization('budget-pending');

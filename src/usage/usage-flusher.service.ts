@@ -56,7 +56,7 @@ export class UsageFlusher extends BackgroundWorker<AppConfig['usage']> implement
 
   /**
    * Adds every turn this replica recorded so far to the rollups; resolves when they are in (or
-   * the flush failed, logged: they stay pending). The report calls it first, so it is exact here.
+   * the flush failed, logged: they stay pending). The readers need none: they read pending usage too.
    */
   flush(): Promise<void> {
     this.running = this.running.then(() => this.flushBatch());

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import type { UsageQuery } from './dto/usage-query.dto.js';
-import { UsageFlusher } from './usage-flusher.service.js';
 import { NO_ID } from './embedding-usage.repository.js';
 import { USAGE_COUNT_NAMES, type UsageCounts, type UsageLine, type UsageList } from './usage-line.js';
 import { UsageRepository, type UsageDimension, type UsageSumRow } from './usage.repository.js';
@@ -16,15 +15,12 @@ const OUTPUT_NAMES: Record<UsageDimension, keyof UsageLine> = {
 
 @Injectable()
 export class UsageReportService {
-  constructor(
-    private readonly repository: UsageRepository,
-    private readonly flusher: UsageFlusher,
-  ) {}
+  constructor(private readonly repository: UsageRepository) {}
 
   /** The report as the API answers it: the lines, and their total over the whole range. */
   async list(organizationId: string | null, query: UsageQuery): Promise<UsageList> {
-    // This replica's turns are in the rollups before it reads them; other replicas' within USAGE_FLUSH_MS.
-    await this.flusher.flush();
+    // Pending turns are read with the rollups, every replica's, in one statement: no flush first,
+    // which a lock on usage_pending or a slow database could hold up (docs/usage.md, "Freshness").
     const data = await this.report(organizationId, query);
     return { object: 'list', data, total: totalOf(data) };
   }

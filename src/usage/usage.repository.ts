@@ -23,6 +23,21 @@ const PERIOD_LABELS: Record<UsagePeriod, string> = {
   month: `to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM')`,
 };
 
+/**
+ * The hourly rollup's rows and the turns still in `usage_pending` (every replica's), in the same
+ * columns: the flush moves a turn from one to the other in one statement, so one statement's
+ * snapshot sees each stored turn once, and nothing waits for a flush.
+ */
+const HOURLY_AND_PENDING = `SELECT hour, organization_id, assistant_id, specialist, api_key_id, user_id, model, currency,
+         turns, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost
+    FROM usage_hourly
+  UNION ALL
+  SELECT date_trunc('hour', p.completed_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', p.organization_id,
+         p.assistant_id, p.specialist, p.api_key_id, p.user_id, coalesce(r.model, ''), r.currency, r.turns,
+         r.input_tokens, r.cached_tokens, r.output_tokens, r.reasoning_tokens, r.cost
+    FROM usage_pending p, jsonb_to_recordset(p.usage_rows) AS r(model varchar, currency varchar, turns bigint,
+         input_tokens bigint, cached_tokens bigint, output_tokens bigint, reasoning_tokens bigint, cost numeric)`;
+
 export interface UsageFilter {
   /** Null: every organization (platform administrators only). */
   organizationId: string | null;
@@ -41,16 +56,19 @@ export interface UsageSumRow extends TurnUsageRow {
 }
 
 /**
- * Reads the usage rollups, which only the flush (UsageRollups) adds to: the report from the hourly
- * one (`usage_hourly`: every bucket size sums the same rows, so hours add up to days and days to
- * months exactly), the budget from the daily one and the turns still pending. Every query names
- * the organization unless a platform administrator asks for all.
+ * Reads the usage rollups, which only the flush (UsageRollups) adds to, with the turns still
+ * pending: the report from the hourly one (`usage_hourly`: every bucket size sums the same rows, so
+ * hours add up to days and days to months exactly), the budget from the daily one. Every query
+ * names the organization unless a platform administrator asks for all.
  */
 @Injectable()
 export class UsageRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Sums by period, the chosen dimensions and currency, ordered by period then dimensions. */
+  /**
+   * Sums by period, the chosen dimensions and currency, ordered by period then dimensions: rolled
+   * up and pending turns alike (HOURLY_AND_PENDING), the filters applied to both.
+   */
   async sums(filter: UsageFilter): Promise<UsageSumRow[]> {
     const params: unknown[] = [filter.from, filter.to];
     // Inclusive UTC days: from midnight of `from` to (not including) midnight after `to`.
@@ -75,7 +93,7 @@ export class UsageRepository {
               sum(turns)::text AS turns, sum(input_tokens)::text AS input_tokens,
               sum(cached_tokens)::text AS cached_tokens, sum(output_tokens)::text AS output_tokens,
               sum(reasoning_tokens)::text AS reasoning_tokens, sum(cost)::text AS cost
-         FROM usage_hourly
+         FROM (${HOURLY_AND_PENDING}) u
         WHERE ${where.join(' AND ')}
         GROUP BY ${groups.join(', ')}
         ORDER BY ${groups.join(', ')}`,
