@@ -1,3 +1,5 @@
+import { loadYamlParser } from '../yaml-parser.js';
+
 /** The parsed configuration file: an object whose keys sections claim. */
 export type ApplyDocument = Readonly<Record<string, unknown>>;
 
@@ -17,14 +19,13 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * Parses a `.json` file as JSON and anything else as YAML (which also reads JSON). The YAML parser
- * is loaded here, by the first apply, not with the service (it only runs in the admin CLI).
+ * is loaded by the first apply, not with the service; a failure to load it is not the file's.
  */
 export async function parseApplyDocument(text: string, fileName: string): Promise<ApplyDocument> {
+  const yaml = fileName.toLowerCase().endsWith('.json') ? undefined : await loadYamlParser();
   let parsed: unknown;
   try {
-    parsed = fileName.toLowerCase().endsWith('.json')
-      ? JSON.parse(text)
-      : ((await import('yaml')).parse(text) as unknown);
+    parsed = yaml ? (yaml.parse(text) as unknown) : JSON.parse(text);
   } catch (error) {
     throw new ApplyError(`${fileName} could not be parsed: ${(error as Error).message.split('\n')[0]}`);
   }

@@ -13,6 +13,7 @@ import {
   type CommandContext,
   type OptionValues,
 } from '../../admin-framework/admin-command.js';
+import { loadYamlParser } from '../../admin-framework/yaml-parser.js';
 
 /** Flag → ModelSettings field, for the flags that set one field each. */
 const MODEL_FLAGS = {
@@ -99,10 +100,11 @@ function parseJson(text: string, what: string): unknown {
   }
 }
 
-/** The YAML parser is loaded by the first use (an admin command), not with the service. */
+/** JSON or YAML; a failure to load the YAML parser is the tool's (loadYamlParser), not the file's. */
 async function parseStructured(text: string, path: string): Promise<unknown> {
+  const yaml = await loadYamlParser();
   try {
-    return (await import('yaml')).parse(text) as unknown;
+    return yaml.parse(text) as unknown;
   } catch (error) {
     throw new AdminUsageError(
       `${path} is not valid JSON or YAML: ${(error as Error).message.split('\n')[0]}`,
