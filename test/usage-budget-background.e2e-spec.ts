@@ -1,6 +1,7 @@
 import { OrganizationsService } from '../src/organizations/organizations.service.js';
 import { call, untilFinished } from './support/http.js';
 import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
+import { scrapeMetrics, usageTokenCounts } from './support/metrics.js';
 
 /**
  * Background turns count against the monthly token budget as soon as they are stored, as
@@ -44,16 +45,8 @@ describe('monthly token budget with background turns', () => {
     expect(foreground.status).toBe(429);
 
     // The background turn's tokens are on /metrics too, as a foreground turn's are.
-    const metrics = (await call(app.baseUrl, 'GET', '/metrics')).body as string;
-    const counted = metrics
-      .split('\n')
-      .filter(
-        (line) =>
-          line.startsWith('switchboard_usage_tokens_total{') &&
-          line.includes(`organization="${org.id}"`) &&
-          line.includes('type="input"'),
-      )
-      .map((line) => Number(line.split(' ').at(-1)));
+    const metrics = await scrapeMetrics(app.baseUrl);
+    const counted = usageTokenCounts(metrics, { organization: org.id, type: 'input' });
     expect(counted).toEqual([done.usage.input_tokens]);
 
     // Only the one turn was stored.

@@ -6,6 +6,7 @@ import { FakeUpstream } from './support/fake-upstream.js';
 import { call } from './support/http.js';
 import { openStreamAtFirstDelta } from './support/sse.js';
 import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
+import { scrapeMetrics, usageTokenCounts } from './support/metrics.js';
 
 /**
  * A background turn ended from outside (cancelled, or swept from a replica that stopped renewing
@@ -205,17 +206,8 @@ describe('usage of a turn cancelled between its last event and its final write',
     const polled = await call(app.baseUrl, 'GET', `/v1/responses/${id}`, { key: org.keys.full_access });
     expect(polled.body.status).toBe('cancelled');
 
-    const metrics = (await call(app.baseUrl, 'GET', '/metrics')).body as string;
-    const counted = (type: string) =>
-      metrics
-        .split('\n')
-        .filter(
-          (line) =>
-            line.startsWith('switchboard_usage_tokens_total{') &&
-            line.includes(`organization="${org.id}"`) &&
-            line.includes(`type="${type}"`),
-        )
-        .map((line) => Number(line.split(' ').at(-1)));
+    const metrics = await scrapeMetrics(app.baseUrl);
+    const counted = (type: string) => usageTokenCounts(metrics, { organization: org.id, type });
     expect([counted('input'), counted('output')]).toEqual([[11], [3]]);
     // Its 14 tokens spent the budget of 14.
     const refused = await call(app.baseUrl, 'POST', '/v1/responses', {

@@ -6,6 +6,7 @@ import { call } from './support/http.js';
 import { postStream } from './support/sse.js';
 import { startTestApp, type SeededOrganization, type TestApp } from './support/test-app.js';
 import { startTestIdentityProvider, type TestIdentityProvider } from './support/test-identity-provider.js';
+import { scrapeMetrics, usageTokenCounts } from './support/metrics.js';
 import { USAGE_COUNT_NAMES } from '../src/usage/usage-line.js';
 
 const ADMIN_GROUP = '/platform/admins';
@@ -343,18 +344,9 @@ describe('usage accounting, budgets and usage metrics', () => {
   });
 
   it('counts tokens by organization, assistant and type on /metrics', async () => {
-    const text = (await call(app.baseUrl, 'GET', '/metrics')).body as string;
+    const text = await scrapeMetrics(app.baseUrl);
     const counted = (type: string) =>
-      text
-        .split('\n')
-        .filter(
-          (line) =>
-            line.startsWith('switchboard_usage_tokens_total{') &&
-            line.includes(`organization="${org.id}"`) &&
-            line.includes(`assistant="${org.assistantId}"`) &&
-            line.includes(`type="${type}"`),
-        )
-        .map((line) => Number(line.split(' ').at(-1)));
+      usageTokenCounts(text, { organization: org.id, assistant: org.assistantId, type });
     expect(counted('input')).toEqual([77]);
     expect(counted('cached')).toEqual([8]);
     expect(counted('output')).toEqual([12]);
