@@ -6,7 +6,6 @@ jest.unstable_mockModule('yaml', () => {
 });
 
 const { parseApplyDocument } = await import('./apply/apply-document.js');
-const { modelFrom } = await import('../assistants/admin/agent-options.js');
 const { YamlParserUnavailableError } = await import('./yaml-parser.js');
 
 /**
@@ -33,16 +32,5 @@ describe('the YAML parser failing to load', () => {
     await expect(parseApplyDocument('{"organizations": []}', 'switchboard.json')).resolves.toEqual({
       organizations: [],
     });
-  });
-
-  it('fails --model-file as an internal error, not as invalid JSON or YAML', async () => {
-    const failure = await modelFrom({
-      options: { 'model-file': '/dev/null' },
-      args: [],
-      cwd: '/',
-    } as unknown as Parameters<typeof modelFrom>[0]).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(YamlParserUnavailableError);
-    expect(failure).toMatchObject(internal);
-    expect((failure as Error).message).not.toContain('is not valid JSON or YAML');
   });
 });
