@@ -90,14 +90,14 @@ describe('the end a client is told is the stored one', () => {
   it('ends a stream swept during an upstream stall with the stored failure, not response.completed', async () => {
     const release = holdUpstream();
     // The upstream resumes and finishes: the turn's final write finds the row failed.
-    const { events, stored } = await sweptStream(async () => release());
+    const { events, stored } = await sweptStream(() => Promise.resolve(release()));
     expectStoredFailure(events, stored);
   });
 
   it('ends a swept stream whose upstream then fails with the stored failure, not its own', async () => {
     // After its stall the upstream ends without a finish reason: the turn fails on this replica.
     const release = holdUpstream(true);
-    const { events, stored } = await sweptStream(async () => release());
+    const { events, stored } = await sweptStream(() => Promise.resolve(release()));
     expectStoredFailure(events, stored);
   });
 
