@@ -252,9 +252,9 @@ describe('turn store writes: start and end of a turn (SQL)', () => {
       messages: [...begun.messages, ...end(begun).messages],
       newConversation: true,
     });
-    await store.insertTurn(whole);
+    expect(await store.insertTurn(whole)).toBe(true);
     // The same statement again, as a retry after a lost reply sends it: 23505, yet its row is there.
-    await expect(store.insertTurn(whole)).resolves.toBeUndefined();
+    await expect(store.insertTurn(whole)).resolves.toBe(true);
     const counts = await dataSource.query<{ responses: number; messages: number; pending: number }[]>(
       `SELECT (SELECT count(*)::int FROM responses WHERE id = $1) AS responses,
               (SELECT count(*)::int FROM messages WHERE response_id = $1) AS messages,

@@ -177,7 +177,7 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
           assistantId: asstB,
           conversationId: first.conversationId,
         });
-        await store[write](intruder);
+        expect(await store[write](intruder)).toBe(false);
 
         expect(await countRows('responses', 'id', intruder.responseId)).toBe(0);
         expect(await countRows('messages', 'response_id', intruder.responseId)).toBe(0);
@@ -311,7 +311,7 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
       // No ON CONFLICT: a response id stored already is never overwritten. A replay of the turn's own
       // write (same tenant, same outcome: a retry after a lost reply) counts as done; any other fails.
       await expect(store.insertTurn({ ...second, status: 'failed', outputText: 'other' })).rejects.toThrow();
-      await expect(store.insertTurn({ ...second, outputText: 'other' })).resolves.toBeUndefined();
+      await expect(store.insertTurn({ ...second, outputText: 'other' })).resolves.toBe(true);
       expect((await store.findResponse(orgA, 'u1', second.responseId))?.outputText).toBe(second.outputText);
       expect(await countRows('messages', 'response_id', second.responseId)).toBe(2);
     });

@@ -49,7 +49,7 @@ export class ResponsesService {
       reply = new JsonReply(AbortSignal.any([signal, lost]), this.logger);
       return reply;
     });
-    return reply!.response!;
+    return reply!.answer();
   }
 
   /** Runs a turn as an event stream (see TurnStream for what streaming adds). */
@@ -94,13 +94,15 @@ export class ResponsesService {
 
 /**
  * The JSON reply's sink: no events; the response is stored before it is returned, and a failed
- * turn is stored as failed before its error is thrown for the exception filter.
+ * turn is stored as failed before its error is thrown for the exception filter. A final write
+ * that stored nothing is answered with the error of what the store holds, not the response.
  */
 class JsonReply implements TurnSink {
   readonly recorder = new ResponseRecorder(undefined);
   readonly waitsForStart = false;
   readonly recordsStart = false;
-  response: ResponseObject | undefined;
+  private response: ResponseObject | undefined;
+  private notStored: ApiError | undefined;
 
   constructor(
     readonly signal: AbortSignal,
@@ -110,8 +112,16 @@ class JsonReply implements TurnSink {
   started(): void {}
 
   async complete(end: TurnEnd): Promise<void> {
-    await end.save();
-    this.response = end.response;
+    // Not thrown here: the executor would take it for the run's failure and write the turn again.
+    const ended = await end.save();
+    if (ended) this.notStored = ended.error;
+    else this.response = end.response;
+  }
+
+  /** The stored response, once the executor is done; or the error standing for it. */
+  answer(): ResponseObject {
+    if (this.notStored) throw this.notStored;
+    return this.response!;
   }
 
   async fail(error: unknown, conclude: (failure: ApiError) => TurnEnd): Promise<never> {

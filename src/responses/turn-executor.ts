@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { ApiError } from '../common/errors/error-catalogue.js';
 import { TurnEvents } from '../turns/turn-events.js';
 import { TurnProgress } from '../turns/turn-plan.js';
+import type { TurnRecord } from '../turns/turn.types.js';
 import { TurnLeases } from './durable/turn-leases.service.js';
 import type { ResponseObject } from './response-view.js';
 import { StartRecords } from './store/start-records.js';
@@ -9,6 +10,7 @@ import { TurnLedger, type StoredEvent } from './store/turn-ledger.repository.js'
 import { TurnStore } from './store/turn-store.repository.js';
 import type { ResponseRecorder } from './streaming/response-recorder.js';
 import { TurnPreparer, type PreparedTurn } from './turn-preparer.js';
+import { endedElsewhere, type EndedElsewhere } from './turn-ended.js';
 import { completionRecord, TurnRecording } from './turn-record.js';
 import { TurnRunner } from './turn-runner.js';
 
@@ -17,16 +19,19 @@ export interface TurnEnd {
   response: ResponseObject;
   /**
    * The final write (nothing for `store: false`), then the "turn recorded" effects. `events`: a
-   * background turn's stream events not yet stored, written by the same statement. A row ended
-   * elsewhere meanwhile keeps its end; the turn's usage is then stored as `saveUsage` does.
+   * background turn's stream events not yet stored, written by the same statement. Null when it
+   * stored the turn (or had nothing to store). A row ended elsewhere meanwhile keeps its end: the
+   * turn's usage is then stored as `saveUsage` does, and what the store holds is returned, for
+   * the client to be told that and not `response`.
    */
-  save(events?: StoredEvent[][]): Promise<void>;
+  save(events?: StoredEvent[][]): Promise<EndedElsewhere | null>;
   /**
    * Instead of `save`, when the turn's row was ended elsewhere (cancelled, or swept while this
    * replica stalled) and a final write would store nothing: only the usage its model calls
-   * reported is stored (once), then announced as a recorded turn's. The upstream billed it.
+   * reported is stored (once), then announced as a recorded turn's (the upstream billed it);
+   * returns what the store holds.
    */
-  saveUsage(): Promise<void>;
+  saveUsage(): Promise<EndedElsewhere>;
 }
 
 /**
@@ -167,20 +172,25 @@ export class TurnExecutor {
     const record = recording.record(recorder, progress, failure, completedAt);
     const response = recording.response(recorder, progress, record.status, record.error, completedAt);
     const save = async (events?: StoredEvent[][]) => {
-      if (!recording.stored) return;
+      if (!recording.stored) return null;
       const full = { ...record, body: JSON.stringify(response) };
       // Without a start row, a JSON turn inserts it all; a start that failed is made good by the upsert.
-      let stored = true;
+      let stored: boolean;
       if (startRecorded) stored = await this.store.saveTurn(completionRecord(full), events);
       else if (recordsStart) stored = await this.store.saveTurn(full, events);
-      else await this.store.insertTurn(full);
+      else stored = await this.store.insertTurn(full);
+      if (stored) {
+        announce();
+        return null;
+      }
       // Cancelled or swept between its last event and this write: the row is not ours any more and
       // the write stored nothing, usage included; the upstream billed it all the same.
-      if (stored) announce();
-      else await recordEndedUsage();
+      await recordEndedUsage();
+      return this.storedEnd(recording, record);
     };
     const saveUsage = async () => {
       if (startRecorded) await recordEndedUsage();
+      return this.storedEnd(recording, record);
     };
     // Once per response id whoever calls it (the row's `usage` is the guard), and announced only
     // by the call that stored it, so the budget and the metrics count what the rollups will.
@@ -197,5 +207,20 @@ export class TurnExecutor {
         usage: { ...progress.usage },
       });
     return { response, save, saveUsage };
+  }
+
+  /**
+   * What the store holds of a turn whose final write stored nothing: one read, on this path only
+   * (a stored turn's end costs no statement more). Unreadable, it counts as not stored: the
+   * client hears an error, never an end the store may not hold.
+   */
+  private async storedEnd(
+    recording: TurnRecording,
+    record: Pick<TurnRecord, 'organizationId' | 'userId'>,
+  ): Promise<EndedElsewhere> {
+    const stored = await this.store
+      .findResponse(record.organizationId, record.userId, recording.responseId)
+      .catch(() => null);
+    return endedElsewhere(stored);
   }
 }

@@ -86,7 +86,7 @@ export class LiveTurn implements EventSink {
    * fail while the final row is stored, and a resume would lose the last events). Runs after a
    * flush in progress; on failure the batches are kept for the next attempt.
    */
-  finish(write: (batches: StoredEvent[][]) => Promise<void>): Promise<void> {
+  finish(write: (batches: StoredEvent[][]) => Promise<unknown>): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
     const finished = this.writing.then(async () => {

@@ -11,7 +11,7 @@ import { TurnStore } from '../store/turn-store.repository.js';
 import type { SseWriter } from '../streaming/sse-writer.js';
 import { BackgroundTurns } from './background-turns.service.js';
 import { TERMINAL_EVENTS } from './live-turn.js';
-import { interruptedError } from './turn-leases.service.js';
+import { storedError } from '../turn-ended.js';
 
 const PAGE = 500;
 
@@ -121,10 +121,7 @@ export class ResumedStreams {
       send({ sequenceNumber: sequence_number, type: payload.type, data: JSON.stringify(payload) });
       return true;
     }
-    const error =
-      stored.status === 'cancelled'
-        ? new ApiError('response_cancelled', 'The response was cancelled').toBody().error
-        : (stored.error ?? interruptedError().toBody().error);
+    const error = storedError(stored).toBody().error;
     const payload = { type: 'response.error', sequence_number, error };
     send({ sequenceNumber: sequence_number, type: payload.type, data: JSON.stringify(payload) });
     return true;

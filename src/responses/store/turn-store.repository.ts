@@ -150,12 +150,15 @@ export class TurnStore {
   /**
    * Stores a whole turn that wrote no start row (a foreground JSON turn), in one statement of
    * INSERTs: the conversation when the turn starts it, the response, all its messages, its usage.
+   * False when it wrote nothing: the response is inserted FROM the conversation's upsert, which
+   * writes no row when the conversation is another organization's (the caller then answers an
+   * error, as GET would find nothing).
    */
-  insertTurn(turn: TurnRecord): Promise<void> {
+  insertTurn(turn: TurnRecord): Promise<boolean> {
     const statement = turn.newConversation ? INSERT_TURN_NEW : INSERT_TURN;
     return inSpan('save turn', SAVE_TURN_SPAN, async () => {
       try {
-        await this.writeTurn(statement, turn);
+        return await this.writeTurn(statement, turn);
       } catch (error) {
         // Plain INSERTs are not idempotent: a connection lost after the commit but before its
         // reply leaves the outcome unknown, and the same insert replayed fails on its own keys
@@ -163,6 +166,7 @@ export class TurnStore {
         // its row, of this tenant and with this status, means this very write is stored.
         if (!isDatabaseUnavailable(error) && !isUniqueViolation(error)) throw error;
         if (!(await responseRowWritten(this.dataSource, turn, 'status', turn.status))) throw error;
+        return true;
       }
     });
   }

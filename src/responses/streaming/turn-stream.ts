@@ -4,6 +4,7 @@ import type { ApiError } from '../../common/errors/error-catalogue.js';
 import { LifecycleState, shutdownError } from '../../lifecycle/lifecycle.state.js';
 import { Metrics } from '../../metrics/metrics.service.js';
 import type { ResponseObject } from '../response-view.js';
+import type { EndedElsewhere } from '../turn-ended.js';
 import type { TurnEnd, TurnSink } from '../turn-executor.js';
 import { turnFailure } from '../turn-failure.js';
 import { ResponseRecorder, type EventSink, type EventStyle } from './response-recorder.js';
@@ -72,10 +73,15 @@ export class TurnStream implements TurnSink {
 
   /**
    * Stores the response, then `response.completed` (or `response.incomplete`) with it and
-   * `[DONE]`: a client can continue from it at once on any replica.
+   * `[DONE]`: a client can continue from it at once on any replica. A write that found the row
+   * ended elsewhere (swept while the upstream stalled) ends the stream as that row says instead.
    */
   async complete(end: TurnEnd): Promise<void> {
-    await end.save();
+    const ended = await end.save();
+    if (ended) {
+      this.endAsStored(ended);
+      return;
+    }
     const type = end.response.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
     this.recorder.emit(type, { response: end.response });
     this.target.done();
@@ -91,11 +97,12 @@ export class TurnStream implements TurnSink {
     this.recorder.interrupt();
     const end = conclude(failure);
     // Swept while this replica stalled: the row says failed already, only the usage is stored.
+    // The client is told the stored end: this failure when its write stored it, else the row's.
     const stored = (this.lost?.aborted ? end.saveUsage() : end.save()).then(
-      () => end.response,
-      (persistError: unknown) => {
+      (ended): EndedElsewhere => ended ?? { response: end.response, error: failure },
+      (persistError: unknown): EndedElsewhere => {
         logUnexpected(this.logger, persistError, 'could not store a failed response');
-        return undefined;
+        return { response: null, error: failure };
       },
     );
     if (cutByShutdown) {
@@ -106,12 +113,18 @@ export class TurnStream implements TurnSink {
       await this.lifecycle.finishBeforeExit(stored);
       return;
     }
-    const response = await stored;
-    if (!this.abandoned) {
-      // `response.failed` for clients that expect it; then the contract's `response.error`, which
-      // the official SDKs raise as an APIError.
-      if (response) this.recorder.emit('response.failed', { response });
-      this.recorder.emit('response.error', { error: failure.toBody().error });
+    this.endAsStored(await stored);
+  }
+
+  /**
+   * A failed end: `response.failed` (when there is a failed response to show) for clients that
+   * expect it, then the contract's `response.error`, which the official SDKs raise as an APIError.
+   * A lost lease does not silence it: the client of a foreground stream is still listening.
+   */
+  private endAsStored({ response, error }: EndedElsewhere): void {
+    if (!this.clientGone.aborted) {
+      if (response?.status === 'failed') this.recorder.emit('response.failed', { response });
+      this.recorder.emit('response.error', { error: error.toBody().error });
     }
     this.target.close();
   }
