@@ -54,6 +54,8 @@ export interface UpstreamScript {
   holdOpen?: boolean;
   /** Wait for this after the usage chunk, before `[DONE]`: the turn is held between its usage and its end. */
   endAfter?: Promise<unknown>;
+  /** Wait for this after the text, before the finish reason: a stream that stalls, then resumes. */
+  resumeAfter?: Promise<unknown>;
   /** Send no chunk with a finish reason (usage and `[DONE]` still come). */
   omitFinish?: boolean;
   /**
@@ -255,6 +257,7 @@ export class FakeUpstream {
         return;
       }
     }
+    if (script.resumeAfter) await script.resumeAfter;
     if (!script.omitFinish)
       send({}, script.finishReason ?? (script.toolCalls?.length ? 'tool_calls' : 'stop'));
     const usage = {
