@@ -116,6 +116,15 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
     };
   }
 
+  /**
+   * Writes a finished turn as the service does: a first turn creates its conversation (here a JSON
+   * turn's `turn_insert_new`), a later one moves it on (`turn_save`, which never creates one).
+   */
+  const save = (record: TurnRecord) =>
+    record.previousResponseId === null
+      ? store.insertTurn({ ...record, newConversation: true })
+      : store.saveTurn(record);
+
   const countRows = async (table: string, column: string, value: string): Promise<number> => {
     const [row] = await dataSource.query<{ count: number }[]>(
       `SELECT count(*)::integer AS count FROM ${table} WHERE ${column} = $1`,
@@ -127,7 +136,7 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
   describe('saveTurn', () => {
     it('creates the conversation, the response and its messages in one statement', async () => {
       const first = turn();
-      await store.saveTurn(first);
+      await save(first);
 
       const [conversation] = await dataSource.query<Record<string, unknown>[]>(
         'SELECT organization_id, assistant_id, user_id, title, last_response_id FROM conversations WHERE id = $1',
@@ -153,9 +162,9 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
 
     it('a later turn moves the conversation on and keeps its title', async () => {
       const first = turn();
-      await store.saveTurn(first);
+      await save(first);
       const second = turn({ previous: first, completedAt: new Date(first.completedAt.getTime() + 1000) });
-      await store.saveTurn(second);
+      await save(second);
 
       const [conversation] = await dataSource.query<
         { title: string; last_response_id: string; updated_at: Date }[]
@@ -171,7 +180,7 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
       '%s writes nothing into a conversation id that belongs to another organization',
       async (write) => {
         const first = turn();
-        await store.saveTurn(first);
+        await save(first);
         const intruder = turn({
           organizationId: orgB,
           assistantId: asstB,
@@ -213,7 +222,7 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
         usageRows: [priced('USD', 1000, 1000, 1)],
       });
       const records = [first, second, specialist, intruder];
-      for (const record of records) await store.saveTurn(record);
+      for (const record of records) await (record === intruder ? store.saveTurn(record) : save(record));
       const daily = () =>
         dataSource.query<Record<string, unknown>[]>(
           `SELECT organization_id, specialist, user_id, currency, turns::int, input_tokens::int, cached_tokens::int,
@@ -320,7 +329,7 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
       const broken = turn();
       // Two messages with one id violate the primary key inside the single statement.
       broken.messages[1].id = broken.messages[0].id;
-      await expect(store.saveTurn(broken)).rejects.toThrow();
+      await expect(save(broken)).rejects.toThrow();
 
       expect(await countRows('responses', 'id', broken.responseId)).toBe(0);
       expect(await countRows('conversations', 'id', broken.conversationId)).toBe(0);
@@ -345,7 +354,7 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
           },
         ],
       });
-      for (const record of [first, second, third]) await store.saveTurn(record);
+      for (const record of [first, second, third]) await save(record);
 
       const thread = await store.loadThread(orgA, asstA, 'u1', third.responseId);
       expect(thread).toEqual({
@@ -363,7 +372,7 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
 
     it('finds nothing for another organization, assistant or user', async () => {
       const first = turn();
-      await store.saveTurn(first);
+      await save(first);
 
       expect(await store.loadThread(orgB, asstA, 'u1', first.responseId)).toBeNull();
       expect(await store.loadThread(orgA, asstA2, 'u1', first.responseId)).toBeNull();
@@ -377,7 +386,7 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
 
     it('continues an anonymous thread only anonymously', async () => {
       const anonymous = turn({ userId: null });
-      await store.saveTurn(anonymous);
+      await save(anonymous);
 
       expect((await store.loadThread(orgA, asstA, null, anonymous.responseId))?.responseId).toBe(
         anonymous.responseId,
@@ -388,10 +397,10 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
 
   it('stores two branches from one response written at once; each branch reads only its own turns', async () => {
     const root = turn();
-    await store.saveTurn(root);
+    await save(root);
     const left = turn({ previous: root });
     const right = turn({ previous: root });
-    await Promise.all([store.saveTurn(left), store.saveTurn(right)]);
+    await Promise.all([save(left), save(right)]);
 
     const leftThread = await store.loadThread(orgA, asstA, 'u1', left.responseId);
     const rightThread = await store.loadThread(orgA, asstA, 'u1', right.responseId);
@@ -417,10 +426,10 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
       records.push(
         turn({ userId: user, assistantId: asstA2, completedAt: new Date(tiedAt.getTime() - 1000) }),
       );
-      for (const record of records) await store.saveTurn(record);
+      for (const record of records) await save(record);
       // Another user's and an anonymous conversation are never listed.
-      await store.saveTurn(turn({ userId: 'someone-else', completedAt: tiedAt }));
-      await store.saveTurn(turn({ userId: null, completedAt: tiedAt }));
+      await save(turn({ userId: 'someone-else', completedAt: tiedAt }));
+      await save(turn({ userId: null, completedAt: tiedAt }));
 
       const seen: string[] = [];
       let after: ConversationCursor | null = null;
@@ -441,8 +450,8 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
     it('pages a branch’s messages oldest first from a cursor', async () => {
       const first = turn({ userId: 'u3' });
       const second = turn({ previous: first });
-      await store.saveTurn(first);
-      await store.saveTurn(second);
+      await save(first);
+      await save(second);
 
       const all = await history.listBranchMessages(orgA, first.conversationId, second.responseId, null, 100);
       expect(all.map((message) => message.cursor)).toEqual([
@@ -472,7 +481,7 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
     const mineLater = turn({ previous: mine });
     const otherOrg = turn({ userId: user, organizationId: orgB, assistantId: asstB });
     const otherUser = turn({ userId: `${user}-other` });
-    for (const record of [mine, mineLater, otherOrg, otherUser]) await store.saveTurn(record);
+    for (const record of [mine, mineLater, otherOrg, otherUser]) await save(record);
 
     const erased = await dataSource.transaction((manager) => store.eraseUserHistory(manager, orgA, user));
     expect(erased).toEqual({ conversations: 1, responses: 2, messages: 4 });

@@ -63,17 +63,19 @@ export interface StreamInFlight {
   abort: () => void;
 }
 
-/** Posts a streamed request and resolves once the first text delta has arrived. */
+/** Posts a streamed request (`body`'s fields added) and resolves once the first text delta has arrived. */
 export async function openStreamAtFirstDelta(
   baseUrl: string,
   key: string,
   model: string,
+  body: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
 ): Promise<StreamInFlight> {
   const controller = new AbortController();
   const res = await fetch(`${baseUrl}/v1/responses`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key': key },
-    body: JSON.stringify({ model, input: 'go', stream: true }),
+    headers: { 'content-type': 'application/json', 'x-api-key': key, ...headers },
+    body: JSON.stringify({ model, input: 'go', ...body, stream: true }),
     signal: controller.signal,
   });
   expect(res.status).toBe(200);

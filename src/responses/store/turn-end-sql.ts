@@ -47,28 +47,38 @@ function insertResponse(p: TurnEndParams): string {
 /**
  * The turn's usage, left pending for the flush into the rollups (UsageFlusher): a narrow row of
  * its own, so that concurrent turns of a tenant no longer upsert, and wait on, one shared rollup row.
+ * A turn whose conversation is gone (deleted, or its user erased, while it ran: the CTE
+ * `conversation` is empty) stores nothing else, but the upstream billed it: its usage is kept,
+ * under no user, as an erasure folds a user's usage into the anonymous one.
  */
 function pendingUsage(p: TurnEndParams): string {
   return `pending_usage AS (
     INSERT INTO usage_pending (response_id, organization_id, completed_at, assistant_id, specialist, api_key_id,
                                user_id, usage_rows)
-    SELECT response.id, ${p.organizationId}::uuid, ${p.updatedAt}::timestamptz, ${p.assistantId}::uuid,
-           coalesce(${p.activeAgent}::varchar, ''), ${p.apiKeyId}::uuid, coalesce(${p.userId}::varchar, ''),
+    SELECT ${p.responseId}::uuid, ${p.organizationId}::uuid, ${p.updatedAt}::timestamptz, ${p.assistantId}::uuid,
+           coalesce(${p.activeAgent}::varchar, ''), ${p.apiKeyId}::uuid,
+           CASE WHEN ${conversationGone(p)} THEN '' ELSE coalesce(${p.userId}::varchar, '') END,
            ${p.usageRows}::jsonb
-      FROM response WHERE ${p.usageRows}::jsonb IS NOT NULL
+     WHERE ${p.usageRows}::jsonb IS NOT NULL AND (EXISTS (SELECT 1 FROM response) OR ${conversationGone(p)})
   )`;
+}
+
+/** No conversation under the turn's id any more (not: one of another organization, which writes nothing). */
+function conversationGone(p: TurnEndParams): string {
+  return `(NOT EXISTS (SELECT 1 FROM conversation)
+        AND NOT EXISTS (SELECT 1 FROM conversations WHERE id = ${p.conversationId}::uuid))`;
 }
 
 /**
  * The turn's chat-history messages, then the statement's answer: `stored`, 1 when the final write
- * won the row (and so wrote its pending usage), 0 when the turn was cancelled or swept meanwhile
- * (TurnStore.saveTurn's caller then records the usage the turn knows, once).
+ * is done, its pending usage written (the row won, or the conversation gone), 0 when the turn was
+ * cancelled or swept meanwhile (TurnStore.saveTurn's caller then records the usage the turn knows, once).
  */
 function storedMessages(p: TurnEndParams): string {
   return `stored_messages AS (
     ${insertMessages(p)}
   )
-  SELECT count(*)::integer AS stored FROM response`;
+  SELECT (count(*) + CASE WHEN ${conversationGone(p)} THEN 1 ELSE 0 END)::integer AS stored FROM response`;
 }
 
 /**
@@ -149,7 +159,7 @@ function newConversationCte(p: TurnEndParams): string {
  * A whole turn with no start row (a foreground JSON turn: nothing of it is observable before its
  * reply, docs/architecture.md), in one statement of plain INSERTs: no row exists under its
  * response id, so no ON CONFLICT on `responses`; its conversation is inserted too when the turn
- * starts it (else moved on, as by every turn).
+ * starts it (else moved on, as by every turn, and then only if it still exists).
  */
 const insertTurn = (name: string, conversation: (p: TurnEndParams) => string) =>
   namedStatement(

@@ -90,22 +90,59 @@ export function turnRowValues(turn: TurnRow, updatedAt: Date): Record<TurnRowKey
 
 type TurnRowParams = Record<TurnRowKey | 'messages', string>;
 
-/** The conversation a turn's row belongs to: created, or touched (its newest response). */
+/**
+ * The conversation a continuing turn's final write moves on: only UPDATEd, never inserted, so a
+ * conversation deleted (or its user erased) while the turn ran stays deleted and the CTE is empty
+ * (nothing of the turn is stored under it, docs/architecture.md). Its start row, or the turn that
+ * started it (INSERT_TURN_NEW), created it.
+ */
 export function conversationCte(p: TurnRowParams): string {
+  const moved = conversationMoved({
+    responseId: `${p.responseId}::uuid`,
+    createdAt: `${p.createdAt}::timestamptz`,
+    updatedAt: `${p.updatedAt}::timestamptz`,
+    assistantId: `${p.assistantId}::uuid`,
+    title: `${p.newConversationTitle}::varchar`,
+  });
   return `conversation AS (
-  INSERT INTO conversations (id, organization_id, assistant_id, user_id, title, last_response_id, created_at, updated_at)
-  VALUES (${p.conversationId}::uuid, ${p.organizationId}::uuid, ${p.assistantId}::uuid, ${p.userId}::varchar, ${p.newConversationTitle}::varchar, ${p.responseId}::uuid, ${p.createdAt}::timestamptz, ${p.updatedAt}::timestamptz)
-  ${CONVERSATION_TOUCHED}
+  UPDATE conversations
+     SET ${moved}
+   WHERE id = ${p.conversationId}::uuid AND organization_id = ${p.organizationId}::uuid
   RETURNING id
 )`;
 }
 
-/** After an INSERT INTO conversations: an existing conversation of the same organization is touched. */
-export const CONVERSATION_TOUCHED = `ON CONFLICT (id) DO UPDATE
-     SET updated_at = EXCLUDED.updated_at, last_response_id = EXCLUDED.last_response_id,
+/**
+ * The SET list that moves a conversation on for a turn (its id, start time, write time):
+ * `updated_at` (the time of its latest message) never goes back, and the head
+ * (`last_response_id`, which the next turn continues) moves only to a turn started no earlier
+ * than the head's: of two overlapping turns, the older one finishing last does not take the head
+ * back from the newer (docs/architecture.md). The head is read by its key, in the statement's
+ * snapshot: a head deleted meanwhile reads NULL and the turn takes its place, as it does from a
+ * head whose start committed while this statement waited for the conversation row's lock.
+ */
+function conversationMoved(
+  v: Record<'responseId' | 'createdAt' | 'updatedAt' | 'assistantId' | 'title', string>,
+) {
+  return `updated_at = GREATEST(conversations.updated_at, ${v.updatedAt}),
+         last_response_id = CASE WHEN (SELECT head.created_at FROM responses head
+                                        WHERE head.id = conversations.last_response_id) > ${v.createdAt}
+                                 THEN conversations.last_response_id ELSE ${v.responseId} END,
          -- A conversation created through the Conversations API takes its first assistant and title here.
-         assistant_id = COALESCE(conversations.assistant_id, EXCLUDED.assistant_id),
-         title = CASE WHEN conversations.title = '' THEN EXCLUDED.title ELSE conversations.title END
+         assistant_id = COALESCE(conversations.assistant_id, ${v.assistantId}),
+         title = CASE WHEN conversations.title = '' THEN ${v.title} ELSE conversations.title END`;
+}
+
+/** After a turn's start INSERT INTO conversations: an existing conversation of the organization moves on. */
+const TOUCHED = conversationMoved({
+  responseId: 'EXCLUDED.last_response_id',
+  createdAt: 'EXCLUDED.created_at',
+  updatedAt: 'EXCLUDED.updated_at',
+  assistantId: 'EXCLUDED.assistant_id',
+  title: 'EXCLUDED.title',
+});
+export const CONVERSATION_TOUCHED = `ON CONFLICT (id) DO UPDATE
+     SET ${TOUCHED}
    WHERE conversations.organization_id = EXCLUDED.organization_id`;
 
 /** The `responses` columns of TURN_ROW_KEYS, and their values as the statements' SELECT lists them. */

@@ -133,10 +133,10 @@ export class TurnStore {
   }
 
   /**
-   * Stores a finished turn atomically in one statement: the conversation (created, or touched),
-   * the response (completing the row its start wrote, if any), its chat-history messages and its
-   * pending usage. False when the row was no longer running (cancelled or swept meanwhile): then
-   * nothing was written, usage included.
+   * Stores a finished turn atomically in one statement: the conversation (moved on, if it still
+   * exists), the response (completing its start row), its chat-history messages and its pending
+   * usage. False when the row was no longer running (cancelled or swept meanwhile): then nothing
+   * was written, usage included.
    */
   saveTurn(turn: TurnRecord, events: StoredEvent[][] = []): Promise<boolean> {
     const batches = events.filter((batch) => batch.length > 0);
