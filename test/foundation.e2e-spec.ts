@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
 import { HAS_OWN_AUTH, IS_PUBLIC, REQUIRED_SCOPES } from '../src/auth/auth.decorators.js';
 import { startTestApp, type TestApp } from './support/test-app.js';
@@ -40,6 +41,18 @@ describe('foundation: boot, health and the error envelope', () => {
       headers: { 'x-request-id': 'bad id <script>' },
     });
     expect(replaced.headers.get('x-request-id')).toMatch(/^req_/);
+  });
+
+  it('answers JSON without an ETag, and a conditional GET with the whole reply', async () => {
+    // The tag Express would have computed for this body (etag package: length and SHA-1).
+    const body = JSON.stringify({ status: 'ok' });
+    const hash = createHash('sha1').update(body).digest('base64').slice(0, 27);
+    const tag = `W/"${Buffer.byteLength(body).toString(16)}-${hash}"`;
+    const first = await fetch(`${app.baseUrl}/healthz`);
+    expect(first.headers.get('etag')).toBeNull();
+    const again = await fetch(`${app.baseUrl}/healthz`, { headers: { 'if-none-match': tag } });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({ status: 'ok' });
   });
 
   it('answers malformed JSON with 400 invalid_request without leaking the parser error', async () => {

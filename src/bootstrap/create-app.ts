@@ -68,6 +68,9 @@ export async function createApp(
     if (logger !== false) Logger.overrideLogger(logger);
     app.set('trust proxy', config.server.trustProxy);
     app.disable('x-powered-by');
+    // No ETag on API replies: no client does conditional requests on them (the spec defines none),
+    // and Express would hash every JSON body to make one. The console sets its own (console-static).
+    app.set('etag', false);
     // Request id, the text rule and body, and the rest of the request edge: AppModule.configure,
     // in order. What Node's HTTP parser refuses still gets the envelope:
     answerMalformedHttp(app.getHttpServer(), config.server);

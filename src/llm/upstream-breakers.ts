@@ -11,6 +11,9 @@ import {
 } from './breaker-store.js';
 import { UpstreamRedis } from './upstream-redis.js';
 
+/** Distinct targets remembered with their digests; past this the memory is dropped and refilled. */
+const MAX_REMEMBERED_KEYS = 10_000;
+
 export type BreakerState = 'closed' | 'open' | 'half_open';
 
 /** Who a breaker belongs to: an organization's target (model, URL and key name; never the key). */
@@ -43,6 +46,7 @@ export interface BreakerReading {
 @Injectable()
 export class UpstreamBreakers {
   private readonly local = new MemoryBreakerStore();
+  private readonly keys = new Map<string, string>();
   private shared: { redis: Redis; store: BreakerStore } | undefined;
   private observer: BreakerObserver = () => undefined;
   readonly limits: BreakerLimits;
@@ -67,10 +71,15 @@ export class UpstreamBreakers {
 
   /** The breaker key of a target: a digest, so no URL or name is spelled out in Redis. */
   keyOf(target: BreakerTarget): string {
-    return createHash('sha256')
-      .update([target.scope, target.baseUrl, target.model, target.apiKeyEnv ?? ''].join('\u0000'))
-      .digest('base64url')
-      .slice(0, 32);
+    const name = [target.scope, target.baseUrl, target.model, target.apiKeyEnv ?? ''].join('\u0000');
+    // Every turn asks for its targets' keys; the digest is remembered rather than hashed again.
+    let key = this.keys.get(name);
+    if (key === undefined) {
+      key = createHash('sha256').update(name).digest('base64url').slice(0, 32);
+      if (this.keys.size >= MAX_REMEMBERED_KEYS) this.keys.clear();
+      this.keys.set(name, key);
+    }
+    return key;
   }
 
   async read(targets: BreakerTarget[]): Promise<BreakerReading[]> {

@@ -96,6 +96,14 @@ export class UsageBudgetService {
   }
 }
 
+/** The last month named, with its bounds: every turn asks twice, and months change rarely. */
+let lastMonth = { from: 0, to: 0, name: '' };
+
 function monthOf(date: Date): string {
-  return date.toISOString().slice(0, 7);
+  const time = date.getTime();
+  if (time >= lastMonth.from && time < lastMonth.to) return lastMonth.name;
+  const from = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
+  const to = Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
+  lastMonth = { from, to, name: date.toISOString().slice(0, 7) };
+  return lastMonth.name;
 }

@@ -18,6 +18,19 @@ export function fieldsOf(steps: RequestSteps): RequestField[] {
   return steps.filter(isField);
 }
 
+/** Each list of steps is a module constant: its fields and their names are found once, not per request. */
+const shapes = new WeakMap<RequestSteps, { fields: RequestField[]; known: ReadonlySet<string> }>();
+
+function shapeOf(steps: RequestSteps): { fields: RequestField[]; known: ReadonlySet<string> } {
+  let shape = shapes.get(steps);
+  if (shape === undefined) {
+    const fields = fieldsOf(steps);
+    shape = { fields, known: new Set(fields.map((field) => field.name)) };
+    shapes.set(steps, shape);
+  }
+  return shape;
+}
+
 /**
  * Parses a request body by its steps: the body must be an object, then the required fields must be
  * present (in list order), then each step runs in list order, so the first error a client sees is
@@ -25,7 +38,7 @@ export function fieldsOf(steps: RequestSteps): RequestField[] {
  */
 export function parseRequest<S extends RequestSteps>(steps: S, body: unknown): ParsedRequest<S> {
   if (!isObject(body)) refuse('The request body must be a JSON object');
-  const fields = fieldsOf(steps);
+  const { fields, known } = shapeOf(steps);
   for (const field of fields) {
     if (field.required && absent(body[field.name])) {
       refuse(`Missing required field: ${field.name}`, 'missing_required_field');
@@ -36,7 +49,6 @@ export function parseRequest<S extends RequestSteps>(steps: S, body: unknown): P
     if (isField(step)) {
       parsed[step.name] = step.parse(body[step.name], body);
     } else if (step === KNOWN_FIELDS_ONLY) {
-      const known = new Set(fields.map((field) => field.name));
       for (const key of Object.keys(body)) if (!known.has(key)) refuse(`Unknown parameter: ${key}`);
     } else {
       step.check(body);

@@ -163,7 +163,16 @@ export function insertMessages(p: TurnRowParams): string {
 
 /** The messages parameter of `insertMessages`. */
 export function messagesParam(messages: TurnRecord['messages']): string {
-  return JSON.stringify(messages.map(({ createdAt, ...message }) => ({ ...message, created_at: createdAt })));
+  // The columns named one by one: a rest/spread copy took ~1% of a JSON turn's CPU.
+  return JSON.stringify(
+    messages.map((m) => ({
+      id: m.id,
+      role: m.role,
+      content: m.content,
+      position: m.position,
+      created_at: m.createdAt,
+    })),
+  );
 }
 
 /**
