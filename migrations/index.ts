@@ -21,6 +21,7 @@ import { UsageHourly1796440000001 } from './1796440000001-usage-hourly.js';
 import { UsagePending1796450000001 } from './1796450000001-usage-pending.js';
 import { ResponseEventBatches1796510000001 } from './1796510000001-response-event-batches.js';
 import { MessagesByConversation1796530000001 } from './1796530000001-messages-by-conversation.js';
+import { ConversationHeadCreatedAt1796650000001 } from './1796650000001-conversation-head-created-at.js';
 
 /** Every migration in order. `npm run migration:generate` appends to this list. */
 export const MIGRATIONS: Function[] = [
@@ -47,4 +48,5 @@ export const MIGRATIONS: Function[] = [
   UsagePending1796450000001,
   ResponseEventBatches1796510000001,
   MessagesByConversation1796530000001,
+  ConversationHeadCreatedAt1796650000001,
 ];

@@ -136,8 +136,9 @@ describe('the end a client is told is the stored one', () => {
     ]);
     release();
     const answered = await reply;
-    expect(answered.status).toBe(500);
-    expect(answered.body.error).toMatchObject({ type: 'server_error' });
+    // What GET answers for the id: no row holds it (not "send the request again": the turn ran).
+    expect(answered.status).toBe(404);
+    expect(answered.body.error).toMatchObject({ type: 'not_found_error', code: 'response_not_found' });
     // Nothing of the turn is stored, so no id was handed out for GET to miss.
     const stored: unknown[] = await app.dataSource.query(
       `SELECT id FROM responses WHERE conversation_id = $1`,

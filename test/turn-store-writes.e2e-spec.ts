@@ -82,6 +82,7 @@ describe('turn store writes: start and end of a turn (SQL)', () => {
       input: [{ type: 'message', role: 'user', text: 'hello' }],
       transcript: [{ role: 'user', content: 'hello' }],
       background: true,
+      newConversation: true,
       body: '{"status":"in_progress"}',
       ownerId: 'replica-1',
       leaseMs: 60_000,
@@ -89,6 +90,26 @@ describe('turn store writes: start and end of a turn (SQL)', () => {
       messages: [{ id: randomUUID(), role: 'user', content: 'hello', position: 0, createdAt: at }],
       ...overrides,
     };
+  }
+
+  /** A first turn of a new conversation, started and ended (a streamed turn's two writes). */
+  async function storedTurn(): Promise<TurnStart> {
+    const first = start({ background: false });
+    await starts.record(first);
+    await store.saveTurn(end(first));
+    return first;
+  }
+
+  /** The start of the turn that continues `first` in its conversation. */
+  function continuing(first: TurnStart, overrides: Partial<TurnStart> = {}): TurnStart {
+    return start({
+      conversationId: first.conversationId,
+      previousResponseId: first.responseId,
+      newConversationTitle: null,
+      newConversation: false,
+      depth: 2,
+      ...overrides,
+    });
   }
 
   /** The end of `begun` as the executor writes it after a recorded start: only the reply's message. */
@@ -209,15 +230,22 @@ describe('turn store writes: start and end of a turn (SQL)', () => {
     expect(conversation).toEqual({ organization_id: orgA, last_response_id: begun.responseId });
   });
 
+  it('a continuing start whose conversation was deleted fails as not found and does not bring it back', async () => {
+    const first = await storedTurn();
+    await dataSource.query('DELETE FROM conversations WHERE id = $1', [first.conversationId]);
+    const second = continuing(first);
+    await expect(starts.record(second)).rejects.toMatchObject({ code: 'conversation_not_found' });
+    const [counts] = await dataSource.query<{ conversations: number; responses: number }[]>(
+      `SELECT (SELECT count(*)::int FROM conversations WHERE id = $1) AS conversations,
+              (SELECT count(*)::int FROM responses WHERE id = $2) AS responses`,
+      [first.conversationId, second.responseId],
+    );
+    expect(counts).toEqual({ conversations: 0, responses: 0 });
+  });
+
   it('reads the same thread head through the turn store and the conversation store', async () => {
-    const first = start({ background: false });
-    await starts.record(first);
-    await store.saveTurn(end(first));
-    const second = start({
-      conversationId: first.conversationId,
-      previousResponseId: first.responseId,
-      newConversationTitle: null,
-      depth: 2,
+    const first = await storedTurn();
+    const second = continuing(first, {
       input: [{ type: 'message', role: 'user', text: 'again' }],
       transcript: [{ role: 'user', content: 'again' }],
     });

@@ -65,6 +65,16 @@ describe('the usage report counts pending usage without waiting for a flush', ()
       inputTokens: 500,
       outputTokens: 500,
     });
+    // Another organization's pending turn, in the range: not in this organization's report.
+    const other = await app.seedOrganization('report-pending-other');
+    await insertPendingTurn(app.dataSource, {
+      organizationId: other.id,
+      assistantId: other.assistantId,
+      at: new Date(),
+      inputTokens: 7000,
+      outputTokens: 7000,
+      model: 'another-org-model',
+    });
     const expected = {
       turns: 3,
       input_tokens: rolledUp.input_tokens + pending.input_tokens + 4,
@@ -75,6 +85,7 @@ describe('the usage report counts pending usage without waiting for a flush', ()
     expect(byModel).toContainEqual(
       expect.objectContaining({ model: 'other-model', turns: 1, input_tokens: 4 }),
     );
+    expect(byModel).not.toContainEqual(expect.objectContaining({ model: 'another-org-model' }));
     const hourly = (await report(adminKey, '&period=hour')).body.data as { turns: number }[];
     expect(hourly.reduce((sum, line) => sum + line.turns, 0)).toBe(3);
 

@@ -20,7 +20,9 @@ export function endedElsewhere(stored: StoredResponse | null): EndedElsewhere {
   if (!stored) {
     return {
       response: null,
-      error: new ApiError('server_error', 'The response was not stored; send the request again'),
+      // No row under its id: deleted with its conversation, its user or by DELETE /v1/responses
+      // meanwhile (or unreadable): what GET answers, not an invitation to run the turn again.
+      error: new ApiError('response_not_found', 'The response is not stored: it was deleted while it ran'),
     };
   }
   return { response: storedToObject(stored), error: storedError(stored) };
@@ -35,6 +37,6 @@ export function storedError(stored: Pick<StoredResponse, 'status' | 'error'>): A
   const error = stored.error;
   if (!error) return interruptedError();
   // Every stored error was an ApiError's body; a code this release does not know stays a server error.
-  const code = error.code in ERROR_CATALOGUE ? (error.code as ErrorCode) : 'server_error';
+  const code = Object.hasOwn(ERROR_CATALOGUE, error.code) ? (error.code as ErrorCode) : 'server_error';
   return new ApiError(code, error.message);
 }

@@ -1,5 +1,6 @@
-import { Injectable } from '@nestjs/common';
-import type { ApiError } from '../common/errors/error-catalogue.js';
+import { Injectable, Logger } from '@nestjs/common';
+import { logUnexpected } from '../common/errors/all-exceptions.filter.js';
+import { ApiError } from '../common/errors/error-catalogue.js';
 import { TurnEvents } from '../turns/turn-events.js';
 import { TurnProgress } from '../turns/turn-plan.js';
 import type { TurnRecord } from '../turns/turn.types.js';
@@ -28,10 +29,11 @@ export interface TurnEnd {
   /**
    * Instead of `save`, when the turn's row was ended elsewhere (cancelled, or swept while this
    * replica stalled) and a final write would store nothing: only the usage its model calls
-   * reported is stored (once), then announced as a recorded turn's (the upstream billed it);
-   * returns what the store holds.
+   * reported is stored (once), then announced as a recorded turn's (the upstream billed it).
    */
-  saveUsage(): Promise<EndedElsewhere>;
+  saveUsage(): Promise<void>;
+  /** What the store holds of the turn, for a client to be told after `saveUsage` (one read). */
+  storedEnd(): Promise<EndedElsewhere>;
 }
 
 /**
@@ -73,6 +75,8 @@ export interface TurnSink {
  */
 @Injectable()
 export class TurnExecutor {
+  private readonly logger = new Logger('TurnExecutor');
+
   constructor(
     private readonly preparer: TurnPreparer,
     private readonly runner: TurnRunner,
@@ -190,7 +194,6 @@ export class TurnExecutor {
     };
     const saveUsage = async () => {
       if (startRecorded) await recordEndedUsage();
-      return this.storedEnd(recording, record);
     };
     // Once per response id whoever calls it (the row's `usage` is the guard), and announced only
     // by the call that stored it, so the budget and the metrics count what the rollups will.
@@ -206,21 +209,25 @@ export class TurnExecutor {
         background: recording.background,
         usage: { ...progress.usage },
       });
-    return { response, save, saveUsage };
+    return { response, save, saveUsage, storedEnd: () => this.storedEnd(recording, record) };
   }
 
   /**
    * What the store holds of a turn whose final write stored nothing: one read, on this path only
-   * (a stored turn's end costs no statement more). Unreadable, it counts as not stored: the
-   * client hears an error, never an end the store may not hold.
+   * (a stored turn's end costs no statement more). Unreadable, the client hears a server error
+   * (logged), never an end the store may not hold.
    */
   private async storedEnd(
     recording: TurnRecording,
     record: Pick<TurnRecord, 'organizationId' | 'userId'>,
   ): Promise<EndedElsewhere> {
-    const stored = await this.store
-      .findResponse(record.organizationId, record.userId, recording.responseId)
-      .catch(() => null);
-    return endedElsewhere(stored);
+    try {
+      return endedElsewhere(
+        await this.store.findResponse(record.organizationId, record.userId, recording.responseId),
+      );
+    } catch (error) {
+      logUnexpected(this.logger, error, 'could not read the stored end of a turn');
+      return { response: null, error: new ApiError('server_error', 'The response could not be read') };
+    }
   }
 }

@@ -129,6 +129,7 @@ export class TurnRecording {
       activeAgent: this.previousAgent,
       transcript: this.inputTranscript,
       background: this.background,
+      newConversation: this.newConversation,
       body: JSON.stringify(this.announced(status)),
       ownerId: lease.ownerId,
       leaseMs: lease.leaseMs,

@@ -82,6 +82,8 @@ export interface TurnStart extends TurnRow {
   /** The input as the model sees it: a lost turn keeps it in the thread, as a failed one does. */
   transcript: ChatMessage[];
   background: boolean;
+  /** The turn starts its conversation: the start inserts it; any other turn's start only updates it. */
+  newConversation: boolean;
   /** The Response object the start announces (JSON text), until the final write replaces it. */
   body: string;
   ownerId: string;

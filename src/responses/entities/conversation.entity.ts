@@ -25,6 +25,10 @@ export class ConversationEntity extends OrganizationOwnedEntity {
   @Column({ name: 'last_response_id', type: 'uuid', nullable: true })
   lastResponseId!: string | null;
 
+  /** When the head started: a turn's final write compares its own with it (docs/architecture.md). */
+  @Column({ name: 'last_response_created_at', type: 'timestamptz', nullable: true })
+  lastResponseCreatedAt!: Date | null;
+
   /** The Conversations API's metadata: at most 16 string pairs. */
   @Column({ type: 'jsonb', default: {} })
   metadata!: Record<string, string>;

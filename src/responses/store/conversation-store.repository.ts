@@ -159,7 +159,8 @@ export class ConversationStore {
     );
     await manager.query(
       `UPDATE conversations
-          SET last_response_id = $3, updated_at = $4, title = CASE WHEN title = '' THEN $5 ELSE title END
+          SET last_response_id = $3, last_response_created_at = $4, updated_at = $4,
+              title = CASE WHEN title = '' THEN $5 ELSE title END
         WHERE id = $1 AND organization_id = $2`,
       [conversation.id, organizationId, turnId, now, turn.title],
     );

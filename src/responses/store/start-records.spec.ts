@@ -14,6 +14,8 @@ function fakePool(max: number) {
   const statements: Statement[] = [];
   const waiting: (() => void)[] = [];
   const refused = new Set<string>();
+  /** Response ids whose row the statement does not write (their conversation is gone). */
+  const unwritten = new Set<string>();
   const released: { destroyed: boolean }[] = [];
   const clients: EventEmitter[] = [];
   let connects = 0;
@@ -29,7 +31,9 @@ function fakePool(max: number) {
           statements.push(ids);
           return new Promise((resolve, reject) => {
             waiting.push(() =>
-              ids.some((id) => refused.has(id)) ? reject(new Error('refused')) : resolve({ rows: [] }),
+              ids.some((id) => refused.has(id))
+                ? reject(new Error('refused'))
+                : resolve({ rows: ids.filter((id) => !unwritten.has(id)).map((id) => ({ id })) }),
             );
           });
         },
@@ -46,7 +50,7 @@ function fakePool(max: number) {
     for (const done of waiting.splice(0)) done();
     await settle();
   };
-  return { dataSource, statements, refused, released, clients, answer, connects: () => connects };
+  return { dataSource, statements, refused, unwritten, released, clients, answer, connects: () => connects };
 }
 
 function start(responseId: string, conversationId = `c-${responseId}`): TurnStart {
@@ -67,6 +71,7 @@ function start(responseId: string, conversationId = `c-${responseId}`): TurnStar
     messages: [],
     transcript: [],
     background: false,
+    newConversation: false,
     body: '{"id":"r"}',
     ownerId: 'me',
     leaseMs: 1000,
@@ -124,6 +129,17 @@ describe('StartRecords', () => {
     for (let round = 0; round < 3; round++) await db.answer();
     expect(db.statements.slice(2)).toEqual([['c'], ['d']]);
     expect(await ended).toEqual(Array(4).fill('stored'));
+  });
+
+  it('fails a start whose row the statement did not write (its conversation gone), the others stored', async () => {
+    const db = fakePool(20);
+    const records = new StartRecords(db.dataSource);
+    db.unwritten.add('gone');
+    const ended = outcomes([records.record(start('ok')), records.record(start('gone'))]);
+    await db.answer();
+    await db.answer();
+    expect(await ended).toEqual(['stored', 'failed']);
+    records.onModuleDestroy();
   });
 
   it('retries a refused statement start by start: only the refused start fails', async () => {

@@ -3,29 +3,44 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { preparedQueryOn } from '../../database/prepared-query.js';
-import { CONVERSATION_TOUCHED, responseRowWritten, TURN_ROW_COLUMNS } from './turn-sql.js';
+import { CONVERSATION_MOVED_BY_START, responseRowWritten, TURN_ROW_COLUMNS } from './turn-sql.js';
+import { ApiError } from '../../common/errors/error-catalogue.js';
 import type { TurnStart } from '../../turns/turn.types.js';
 
 /**
  * The start records of many turns in one statement, the rows as one JSON array: for each, the
- * conversation (created or touched), the response `in_progress` under this replica's lease, and
- * the user's messages; the same rows `turn_start` writes for one. `body` is `json`, so the text
- * the start announced is kept as written. A batch names each conversation once (an upsert cannot
- * touch one row twice in a statement), so each response joins its own conversation's row.
+ * conversation (inserted for a turn that starts one, else moved on), the response `in_progress`
+ * under this replica's lease, and the user's messages; the same rows `turn_start` writes for one.
+ * `body` is `json`, so the text the start announced is kept as written. A continuing turn's
+ * conversation is only UPDATEd, never inserted: one deleted (or its user erased) since the turn
+ * read it stays deleted, and the turn's response row is not written (the statement answers the
+ * ids of the rows it wrote; StartRecords fails the others). A batch names each conversation once
+ * (an UPDATE touches a row once per statement), so each response joins its own conversation's row.
  */
 const RECORD_STARTS = {
   name: 'turn_starts',
   text: `WITH s AS (
     SELECT * FROM json_to_recordset($1::json) AS s(
       response_id uuid, organization_id uuid, assistant_id uuid, conversation_id uuid, title varchar,
-      previous_response_id uuid, user_id varchar, status varchar, depth int, active_agent varchar,
-      instructions text, input jsonb, transcript jsonb, created_at timestamptz, background boolean,
-      body json, messages jsonb)
-  ), conversation AS (
-    INSERT INTO conversations (id, organization_id, assistant_id, user_id, title, last_response_id, created_at, updated_at)
-    SELECT conversation_id, organization_id, assistant_id, user_id, title, response_id, created_at, created_at FROM s
-    ${CONVERSATION_TOUCHED}
+      new_conversation boolean, previous_response_id uuid, user_id varchar, status varchar, depth int,
+      active_agent varchar, instructions text, input jsonb, transcript jsonb, created_at timestamptz,
+      background boolean, body json, messages jsonb)
+  ), started AS (
+    INSERT INTO conversations (id, organization_id, assistant_id, user_id, title, last_response_id,
+                               last_response_created_at, created_at, updated_at)
+    SELECT conversation_id, organization_id, assistant_id, user_id, title, response_id, created_at, created_at,
+           created_at
+      FROM s WHERE s.new_conversation
     RETURNING id
+  ), continued AS (
+    UPDATE conversations
+       SET ${CONVERSATION_MOVED_BY_START}
+      FROM s
+     WHERE NOT s.new_conversation AND conversations.id = s.conversation_id
+       AND conversations.organization_id = s.organization_id
+    RETURNING conversations.id
+  ), conversation AS (
+    SELECT id FROM started UNION ALL SELECT id FROM continued
   ), response AS (
     INSERT INTO responses (${TURN_ROW_COLUMNS}, output, output_text, transcript,
                            created_at, background, owner_id, lease_expires_at, body)
@@ -34,12 +49,16 @@ const RECORD_STARTS = {
            s.created_at, s.background, $2::varchar, now() + $3::int * interval '1 millisecond', s.body
       FROM s JOIN conversation ON conversation.id = s.conversation_id
     RETURNING id, organization_id, conversation_id, user_id
+  ), stored_messages AS (
+    INSERT INTO messages (id, organization_id, conversation_id, response_id, user_id, role, content, position,
+                          created_at)
+    SELECT m.id, response.organization_id, response.conversation_id, response.id, response.user_id, m.role,
+           m.content, m.position, m.created_at
+      FROM response JOIN s ON s.response_id = response.id,
+           jsonb_to_recordset(s.messages) AS m(id uuid, role varchar, content text, position smallint,
+                                               created_at timestamptz)
   )
-  INSERT INTO messages (id, organization_id, conversation_id, response_id, user_id, role, content, position, created_at)
-  SELECT m.id, response.organization_id, response.conversation_id, response.id, response.user_id, m.role, m.content,
-         m.position, m.created_at
-    FROM response JOIN s ON s.response_id = response.id,
-         jsonb_to_recordset(s.messages) AS m(id uuid, role varchar, content text, position smallint, created_at timestamptz)`,
+  SELECT id FROM response`,
 };
 
 /** The most starts, and bytes of rows, one statement carries (a burst beyond is written by the next ones). */
@@ -142,8 +161,8 @@ export class StartRecords implements OnModuleDestroy {
 
   private async write(batch: Pending[], connection: Connection): Promise<void> {
     try {
-      await this.insert(batch, connection);
-      for (const pending of batch) pending.resolve();
+      const written = await this.insert(batch, connection);
+      for (const pending of batch) settle(pending, written);
     } catch (error) {
       if (batch.length === 1) return batch[0].reject(error);
       for (const pending of batch) {
@@ -155,21 +174,27 @@ export class StartRecords implements OnModuleDestroy {
             const { start } = pending;
             if (!(await responseRowWritten(this.dataSource, start, 'owner_id', start.ownerId)))
               throw retryError;
+            return new Set([start.responseId]);
           })
-          .then(pending.resolve, pending.reject);
+          .then((written) => settle(pending, written), pending.reject);
       }
     }
   }
 
   /** One statement for the batch; the connection is given back (destroyed if it failed). */
-  private async insert(batch: Pending[], connection: Connection): Promise<void> {
+  private async insert(batch: Pending[], connection: Connection): Promise<Set<string>> {
     const rows = `[${batch.map((pending) => pending.row).join(',')}]`;
     // One replica's starts: the same owner and lease.
     const { ownerId, leaseMs } = batch[0].start;
     let failed = true;
     try {
-      await preparedQueryOn(connection.client, RECORD_STARTS, [rows, ownerId, leaseMs]);
+      const written = await preparedQueryOn<{ id: string }>(connection.client, RECORD_STARTS, [
+        rows,
+        ownerId,
+        leaseMs,
+      ]);
       failed = false;
+      return new Set(written.map((row) => row.id));
     } finally {
       this.giveBack(connection, failed);
     }
@@ -232,6 +257,16 @@ export class StartRecords implements OnModuleDestroy {
   }
 }
 
+/**
+ * A start is done when the statement wrote its row; a continuing turn's row is not written when
+ * its conversation is gone (deleted, or its user erased, since the turn read it): the turn fails
+ * as a request naming a conversation that does not exist does (docs/architecture.md).
+ */
+function settle(pending: Pending, written: Set<string>): void {
+  if (written.has(pending.start.responseId)) pending.resolve();
+  else pending.reject(new ApiError('conversation_not_found', 'No conversation with that id'));
+}
+
 /** One start as an element of the statement's JSON array (`body` spliced in as the text it is). */
 function startRow(start: TurnStart): string {
   const row = JSON.stringify({
@@ -240,6 +275,7 @@ function startRow(start: TurnStart): string {
     assistant_id: start.assistantId,
     conversation_id: start.conversationId,
     title: start.newConversationTitle ?? '',
+    new_conversation: start.newConversation,
     previous_response_id: start.previousResponseId,
     user_id: start.userId,
     status: start.status,

@@ -60,13 +60,23 @@ function pendingUsage(p: TurnEndParams): string {
            CASE WHEN ${conversationGone(p)} THEN '' ELSE coalesce(${p.userId}::varchar, '') END,
            ${p.usageRows}::jsonb
      WHERE ${p.usageRows}::jsonb IS NOT NULL AND (EXISTS (SELECT 1 FROM response) OR ${conversationGone(p)})
+    -- A gone conversation's write has no row to guard it: run again (a retry after a lost reply), it
+    -- finds its pending row and counts nothing twice (unless a flush took the row meanwhile).
+    ON CONFLICT (response_id) DO NOTHING
   )`;
 }
 
-/** No conversation under the turn's id any more (not: one of another organization, which writes nothing). */
+/**
+ * No conversation under the turn's id any more (not: one of another organization, which writes
+ * nothing). The CTE `conversation` updated nothing, and no conversation of another organization
+ * holds the id: a conversation never changes organization, so that read cannot be misled by the
+ * statement's snapshot, whereas "no conversation at all" read in the snapshot still sees one whose
+ * deletion committed while the UPDATE waited on its row lock (the UPDATE then skips it).
+ */
 function conversationGone(p: TurnEndParams): string {
   return `(NOT EXISTS (SELECT 1 FROM conversation)
-        AND NOT EXISTS (SELECT 1 FROM conversations WHERE id = ${p.conversationId}::uuid))`;
+        AND NOT EXISTS (SELECT 1 FROM conversations
+                         WHERE id = ${p.conversationId}::uuid AND organization_id <> ${p.organizationId}::uuid))`;
 }
 
 /**
@@ -149,8 +159,9 @@ export function eventBatchValues(batches: EventText[][]): Record<(typeof EVENT_B
 /** The new conversation of a turn that starts one: nothing can exist under its fresh id. */
 function newConversationCte(p: TurnEndParams): string {
   return `conversation AS (
-  INSERT INTO conversations (id, organization_id, assistant_id, user_id, title, last_response_id, created_at, updated_at)
-  VALUES (${p.conversationId}::uuid, ${p.organizationId}::uuid, ${p.assistantId}::uuid, ${p.userId}::varchar, ${p.newConversationTitle}::varchar, ${p.responseId}::uuid, ${p.createdAt}::timestamptz, ${p.updatedAt}::timestamptz)
+  INSERT INTO conversations (id, organization_id, assistant_id, user_id, title, last_response_id,
+                             last_response_created_at, created_at, updated_at)
+  VALUES (${p.conversationId}::uuid, ${p.organizationId}::uuid, ${p.assistantId}::uuid, ${p.userId}::varchar, ${p.newConversationTitle}::varchar, ${p.responseId}::uuid, ${p.createdAt}::timestamptz, ${p.createdAt}::timestamptz, ${p.updatedAt}::timestamptz)
   RETURNING id
 )`;
 }

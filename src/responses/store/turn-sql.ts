@@ -117,33 +117,36 @@ export function conversationCte(p: TurnRowParams): string {
  * `updated_at` (the time of its latest message) never goes back, and the head
  * (`last_response_id`, which the next turn continues) moves only to a turn started no earlier
  * than the head's: of two overlapping turns, the older one finishing last does not take the head
- * back from the newer (docs/architecture.md). The head is read by its key, in the statement's
- * snapshot: a head deleted meanwhile reads NULL and the turn takes its place, as it does from a
- * head whose start committed while this statement waited for the conversation row's lock.
+ * back from the newer (docs/architecture.md). The head's start time is the row's own
+ * `last_response_created_at`: a column of the locked row, read again when the statement waited
+ * for the lock, so a newer head committed meanwhile counts. A row that has none (written before
+ * migration 1796650000001, or its head deleted) falls back to the head's `responses` row, read in
+ * the statement's snapshot: a head deleted meanwhile reads NULL and the turn takes its place.
  */
 function conversationMoved(
   v: Record<'responseId' | 'createdAt' | 'updatedAt' | 'assistantId' | 'title', string>,
 ) {
+  const headIsNewer = `coalesce(conversations.last_response_created_at,
+                                (SELECT head.created_at FROM responses head
+                                  WHERE head.id = conversations.last_response_id
+                                    AND head.organization_id = conversations.organization_id)) > ${v.createdAt}`;
   return `updated_at = GREATEST(conversations.updated_at, ${v.updatedAt}),
-         last_response_id = CASE WHEN (SELECT head.created_at FROM responses head
-                                        WHERE head.id = conversations.last_response_id) > ${v.createdAt}
-                                 THEN conversations.last_response_id ELSE ${v.responseId} END,
+         last_response_id = CASE WHEN ${headIsNewer} THEN conversations.last_response_id ELSE ${v.responseId} END,
+         last_response_created_at = CASE WHEN ${headIsNewer} THEN conversations.last_response_created_at
+                                         ELSE ${v.createdAt} END,
          -- A conversation created through the Conversations API takes its first assistant and title here.
          assistant_id = COALESCE(conversations.assistant_id, ${v.assistantId}),
          title = CASE WHEN conversations.title = '' THEN ${v.title} ELSE conversations.title END`;
 }
 
-/** After a turn's start INSERT INTO conversations: an existing conversation of the organization moves on. */
-const TOUCHED = conversationMoved({
-  responseId: 'EXCLUDED.last_response_id',
-  createdAt: 'EXCLUDED.created_at',
-  updatedAt: 'EXCLUDED.updated_at',
-  assistantId: 'EXCLUDED.assistant_id',
-  title: 'EXCLUDED.title',
+/** A continuing turn's start moves its conversation on (StartRecords, `s`: the start's row). */
+export const CONVERSATION_MOVED_BY_START = conversationMoved({
+  responseId: 's.response_id',
+  createdAt: 's.created_at',
+  updatedAt: 's.created_at',
+  assistantId: 's.assistant_id',
+  title: 's.title',
 });
-export const CONVERSATION_TOUCHED = `ON CONFLICT (id) DO UPDATE
-     SET ${TOUCHED}
-   WHERE conversations.organization_id = EXCLUDED.organization_id`;
 
 /** The `responses` columns of TURN_ROW_KEYS, and their values as the statements' SELECT lists them. */
 export const TURN_ROW_COLUMNS =

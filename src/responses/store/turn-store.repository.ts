@@ -120,7 +120,8 @@ export class TurnStore {
             AND NOT EXISTS (SELECT 1 FROM responses r WHERE r.conversation_id = c.id AND r.id <> d.id)
          RETURNING c.id
        ), moved AS (
-         UPDATE conversations c SET last_response_id = d.previous_response_id
+         -- The previous turn's start time is read from its row when a turn next compares (NULL).
+         UPDATE conversations c SET last_response_id = d.previous_response_id, last_response_created_at = NULL
            FROM deleted d
           WHERE c.id = d.conversation_id AND c.organization_id = $2 AND c.last_response_id = d.id
             AND c.id NOT IN (SELECT id FROM emptied)
@@ -135,8 +136,9 @@ export class TurnStore {
   /**
    * Stores a finished turn atomically in one statement: the conversation (moved on, if it still
    * exists), the response (completing its start row), its chat-history messages and its pending
-   * usage. False when the row was no longer running (cancelled or swept meanwhile): then nothing
-   * was written, usage included.
+   * usage. True when the turn's end is stored, or its conversation is gone (deleted, or its user
+   * erased, while it ran: only its usage is kept, under no user). False when the row was no longer
+   * running (cancelled or swept meanwhile): then nothing was written, usage included.
    */
   saveTurn(turn: TurnRecord, events: StoredEvent[][] = []): Promise<boolean> {
     const batches = events.filter((batch) => batch.length > 0);
@@ -149,10 +151,10 @@ export class TurnStore {
 
   /**
    * Stores a whole turn that wrote no start row (a foreground JSON turn), in one statement of
-   * INSERTs: the conversation when the turn starts it, the response, all its messages, its usage.
-   * False when it wrote nothing: the response is inserted FROM the conversation's upsert, which
-   * writes no row when the conversation is another organization's (the caller then answers an
-   * error, as GET would find nothing).
+   * INSERTs: the conversation when the turn starts it (else it is only updated), the response, all
+   * its messages, its usage. True as for saveTurn (a conversation gone: usage kept, nothing else
+   * stored). False when it wrote nothing: the conversation id is another organization's (the
+   * update finds no row of this one); the caller then answers what GET would, 404.
    */
   insertTurn(turn: TurnRecord): Promise<boolean> {
     const statement = turn.newConversation ? INSERT_TURN_NEW : INSERT_TURN;

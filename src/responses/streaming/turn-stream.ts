@@ -98,7 +98,7 @@ export class TurnStream implements TurnSink {
     const end = conclude(failure);
     // Swept while this replica stalled: the row says failed already, only the usage is stored.
     // The client is told the stored end: this failure when its write stored it, else the row's.
-    const stored = (this.lost?.aborted ? end.saveUsage() : end.save()).then(
+    const stored = (this.lost?.aborted ? end.saveUsage().then(() => end.storedEnd()) : end.save()).then(
       (ended): EndedElsewhere => ended ?? { response: end.response, error: failure },
       (persistError: unknown): EndedElsewhere => {
         logUnexpected(this.logger, persistError, 'could not store a failed response');
