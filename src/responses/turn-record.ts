@@ -41,11 +41,18 @@ export class TurnRecording {
   /** The input as the model sees it: the start row's thread, and a failed turn's. */
   private readonly inputTranscript: ChatMessage[];
   private readonly newConversation: boolean;
+  private readonly continued: TurnStart['continued'];
   private readonly apiKeyId: string;
 
   constructor(turn: PreparedTurn) {
     const { request, previous, assistant } = turn;
     this.responseId = turn.responseId;
+    this.continued =
+      request.conversationId !== null
+        ? { kind: 'conversation', id: request.conversationId }
+        : request.previousResponseId !== null
+          ? { kind: 'response', id: request.previousResponseId }
+          : undefined;
     this.stored = request.options.store;
     this.background = turn.params.background;
     this.userTexts = request.input.flatMap((item) =>
@@ -130,6 +137,7 @@ export class TurnRecording {
       transcript: this.inputTranscript,
       background: this.background,
       newConversation: this.newConversation,
+      continued: this.continued,
       body: JSON.stringify(this.announced(status)),
       ownerId: lease.ownerId,
       leaseMs: lease.leaseMs,

@@ -84,6 +84,11 @@ export interface TurnStart extends TurnRow {
   background: boolean;
   /** The turn starts its conversation: the start inserts it; any other turn's start only updates it. */
   newConversation: boolean;
+  /**
+   * What the request continues, as its client named it: a start whose conversation is gone
+   * answers the preparer's not-found error for it. Absent for a turn that starts a conversation.
+   */
+  continued?: { kind: 'conversation' | 'response'; id: string };
   /** The Response object the start announces (JSON text), until the final write replaces it. */
   body: string;
   ownerId: string;

@@ -142,6 +142,31 @@ describe('StartRecords', () => {
     records.onModuleDestroy();
   });
 
+  it('answers a gone start with the not-found error of what its request continued', async () => {
+    const db = fakePool(20);
+    const records = new StartRecords(db.dataSource);
+    db.unwritten.add('by-conversation');
+    db.unwritten.add('by-response');
+    const byConversation = records.record({
+      ...start('by-conversation'),
+      continued: { kind: 'conversation', id: 'conv_1' },
+    });
+    const byResponse = records.record({
+      ...start('by-response'),
+      continued: { kind: 'response', id: 'resp_2' },
+    });
+    const errors = Promise.all(
+      [byConversation, byResponse].map((record) => record.catch((error: unknown) => error)),
+    );
+    await db.answer();
+    await db.answer();
+    expect(await errors).toMatchObject([
+      { code: 'conversation_not_found', message: 'No conversation conv_1' },
+      { code: 'response_not_found', message: 'No response resp_2' },
+    ]);
+    records.onModuleDestroy();
+  });
+
   it('retries a refused statement start by start: only the refused start fails', async () => {
     const db = fakePool(20);
     const records = new StartRecords(db.dataSource);

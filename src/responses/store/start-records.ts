@@ -263,8 +263,13 @@ export class StartRecords implements OnModuleDestroy {
  * as a request naming a conversation that does not exist does (docs/architecture.md).
  */
 function settle(pending: Pending, written: Set<string>): void {
-  if (written.has(pending.start.responseId)) pending.resolve();
-  else pending.reject(new ApiError('conversation_not_found', 'No conversation with that id'));
+  if (written.has(pending.start.responseId)) return pending.resolve();
+  const continued = pending.start.continued;
+  pending.reject(
+    continued?.kind === 'response'
+      ? new ApiError('response_not_found', `No response ${continued.id}`)
+      : new ApiError('conversation_not_found', `No conversation ${continued?.id ?? 'with that id'}`),
+  );
 }
 
 /** One start as an element of the statement's JSON array (`body` spliced in as the text it is). */

@@ -120,8 +120,11 @@ export class TurnStore {
             AND NOT EXISTS (SELECT 1 FROM responses r WHERE r.conversation_id = c.id AND r.id <> d.id)
          RETURNING c.id
        ), moved AS (
-         -- The previous turn's start time is read from its row when a turn next compares (NULL).
-         UPDATE conversations c SET last_response_id = d.previous_response_id, last_response_created_at = NULL
+         -- The previous turn becomes the head, with its start time (read here, so the next turn's
+         -- comparison stays on the conversation's locked row).
+         UPDATE conversations c SET last_response_id = d.previous_response_id,
+                last_response_created_at = (SELECT p.created_at FROM responses p
+                                             WHERE p.id = d.previous_response_id AND p.organization_id = $2)
            FROM deleted d
           WHERE c.id = d.conversation_id AND c.organization_id = $2 AND c.last_response_id = d.id
             AND c.id NOT IN (SELECT id FROM emptied)
