@@ -16,6 +16,8 @@ import type { TurnStart } from '../../turns/turn.types.js';
  * read it stays deleted, and the turn's response row is not written (the statement answers the
  * ids of the rows it wrote; StartRecords fails the others). A batch names each conversation once
  * (an UPDATE touches a row once per statement), so each response joins its own conversation's row.
+ * The continued ids are also given as an array, so that the update probes the primary key instead
+ * of scanning the organization's conversations (docs/benchmarks.md, round "headplan").
  */
 const RECORD_STARTS = {
   name: 'turn_starts',
@@ -38,6 +40,7 @@ const RECORD_STARTS = {
       FROM s
      WHERE NOT s.new_conversation AND conversations.id = s.conversation_id
        AND conversations.organization_id = s.organization_id
+       AND conversations.id = ANY (ARRAY(SELECT conversation_id FROM s WHERE NOT s.new_conversation))
     RETURNING conversations.id
   ), conversation AS (
     SELECT id FROM started UNION ALL SELECT id FROM continued

@@ -104,10 +104,14 @@ export function conversationCte(p: TurnRowParams): string {
     assistantId: `${p.assistantId}::uuid`,
     title: `${p.newConversationTitle}::varchar`,
   });
+  // `IS NOT DISTINCT FROM` keeps the tenant check out of index selection: with `=`, a generic plan
+  // could tie the (organization_id, user_id, updated_at) index with the primary key and walk every
+  // conversation of the organization (docs/benchmarks.md, round "headplan").
   return `conversation AS (
   UPDATE conversations
      SET ${moved}
-   WHERE id = ${p.conversationId}::uuid AND organization_id = ${p.organizationId}::uuid
+   WHERE id = ${p.conversationId}::uuid
+     AND organization_id IS NOT DISTINCT FROM ${p.organizationId}::uuid
   RETURNING id
 )`;
 }
