@@ -18,4 +18,10 @@ export default {
   testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
   testTimeout: 60000,
   maxWorkers: 2,
+  // A worker keeps every test file it ran: Node's vm modules (jest's ESM mode) are never freed, so
+  // each file's module graph and booted app stay (~25-40 MB a file; ~2 GB for a worker running half
+  // the suite), and every later file pays to garbage-collect them (twice the CPU at 0.5 GB; see
+  // docs/benchmarks.md, cispeed). A worker whose heap passes this after a file is replaced.
+  // It also makes jest use a worker for a single file, never the main process.
+  workerIdleMemoryLimit: '512MB',
 };
