@@ -1,8 +1,4 @@
-import {
-  MAX_MALFORMED_EVENTS,
-  readChatCompletionChunks,
-  type ChunkStreamState,
-} from './chat-completion-chunks.js';
+import { ChatCompletionChunks, MAX_MALFORMED_EVENTS } from './chat-completion-chunks.js';
 import { PassThrough } from 'node:stream';
 import { MalformedStreamError, StreamErrorEvent } from './upstream-failure.js';
 
@@ -16,22 +12,29 @@ function streamOf(...reads: string[]): ReadableStream<Uint8Array> {
   });
 }
 
-async function collect(body: Parameters<typeof readChatCompletionChunks>[0]): Promise<unknown[][]> {
+type Body = ConstructorParameters<typeof ChatCompletionChunks>[0];
+
+async function collect(body: Body, reader = new ChatCompletionChunks(body)): Promise<unknown[][]> {
   const batches: unknown[][] = [];
-  for await (const batch of readChatCompletionChunks(body)) batches.push(batch);
+  try {
+    for (let batch = await reader.next(); batch !== undefined; batch = await reader.next())
+      batches.push(batch);
+  } finally {
+    reader.release();
+  }
   return batches;
 }
 
 const chunk = (content: string) => ({ id: 'c1', choices: [{ index: 0, delta: { content } }] });
 const event = (content: string, eol = '\n') => `data: ${JSON.stringify(chunk(content))}${eol}${eol}`;
 
-describe('readChatCompletionChunks', () => {
+describe('ChatCompletionChunks', () => {
   it('fails, rather than waits forever, on a body destroyed before it is read', async () => {
     const body = new PassThrough();
     body.destroy();
     await new Promise((resolve) => body.once('close', resolve));
     // What undici hands over is a Node Readable; a PassThrough is one.
-    const upstreamBody = body as unknown as Parameters<typeof readChatCompletionChunks>[0];
+    const upstreamBody = body as unknown as Body;
     await expect(collect(upstreamBody)).rejects.toThrow(/premature close/i);
   });
 
@@ -74,14 +77,12 @@ describe('readChatCompletionChunks', () => {
   });
 
   it('skips malformed events and counts them; notes whether [DONE] came', async () => {
-    const state: ChunkStreamState = { done: false, malformed: 0 };
-    const batches: unknown[][] = [];
     const body = streamOf(
       event('a') + 'data: {"broken\n\n' + 'data: 42\n\n' + event('b') + 'data: [DONE]\n\n',
     );
-    for await (const batch of readChatCompletionChunks(body, state)) batches.push(batch);
-    expect(batches).toEqual([[chunk('a'), chunk('b')]]);
-    expect(state).toEqual({ done: true, malformed: 2 });
+    const reader = new ChatCompletionChunks(body);
+    expect(await collect(body, reader)).toEqual([[chunk('a'), chunk('b')]]);
+    expect({ done: reader.done, malformed: reader.malformed }).toEqual({ done: true, malformed: 2 });
   });
 
   it('abandons a stream of mostly malformed events, and ends at an error event', async () => {

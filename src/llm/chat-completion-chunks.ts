@@ -2,13 +2,6 @@ import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { MalformedStreamError, StreamErrorEvent } from './upstream-failure.js';
 import type { UpstreamBodyStream } from './upstream-fetch.js';
 
-/** What the reader saw besides chunks: whether `[DONE]` came, how many events it skipped. */
-export interface ChunkStreamState {
-  done: boolean;
-  /** Events whose data is not a JSON object (skipped; see docs/resilience.md). */
-  malformed: number;
-}
-
 /** More malformed events than this in one stream abandon it: it is not a glitch any more. */
 export const MAX_MALFORMED_EVENTS = 16;
 
@@ -16,24 +9,32 @@ export const MAX_MALFORMED_EVENTS = 16;
 const DRAIN_LIMIT_BYTES = 128 * 1024;
 
 /**
- * Reads a Chat Completions event stream and yields, per network read, the chunks it completed.
- * The SDK's own stream iterator yields one chunk at a time through several async generators;
- * batching per read lets a turn relay a burst of tokens in one socket write. A malformed event
- * is skipped and counted in `state`; an `{"error": …}` event ends the stream with its error.
+ * Reads a Chat Completions event stream: each `next()` gives the chunks one network read
+ * completed (undefined at the end). The SDK's own stream iterator yields one chunk at a time
+ * through several async generators; batching per read lets a turn relay a burst of tokens in one
+ * socket write. A malformed event is skipped and counted; an `{"error": …}` event ends the
+ * stream with its error. A class rather than an async generator: a slow stream waits here for
+ * minutes, and a suspended generator holds its frame, its pending request and promise besides
+ * this object's few fields. Call `release()` when done with it, whatever happened.
  */
-export async function* readChatCompletionChunks(
-  body: UpstreamBodyStream | ReadableStream<Uint8Array>,
-  state: ChunkStreamState = { done: false, malformed: 0 },
-  drainTimeoutMs = 30_000,
-): AsyncIterable<ChatCompletionChunk[]> {
-  const source: TextSource =
-    'getReader' in body ? new WebBodyText(body) : new NodeBodyText(body, drainTimeoutMs);
-  let buffer = '';
-  try {
-    for (;;) {
-      const value = await source.next();
-      if (value === undefined) break;
-      buffer += value;
+export class ChatCompletionChunks {
+  /** `[DONE]` came. */
+  done = false;
+  /** Events whose data is not a JSON object (skipped; see docs/resilience.md). */
+  malformed = 0;
+  private readonly source: TextSource;
+  private buffer = '';
+
+  constructor(body: UpstreamBodyStream | ReadableStream<Uint8Array>, drainTimeoutMs = 30_000) {
+    this.source = 'getReader' in body ? new WebBodyText(body) : new NodeBodyText(body, drainTimeoutMs);
+  }
+
+  /** The chunks of the next read that completed any; undefined once the stream ended or said `[DONE]`. */
+  async next(): Promise<ChatCompletionChunk[] | undefined> {
+    while (!this.done) {
+      const value = await this.source.next();
+      if (value === undefined) return undefined;
+      const buffer = this.buffer + value;
       const chunks: ChatCompletionChunk[] = [];
       // Walk the read with an offset and keep only the unfinished tail: one copy per read.
       let from = 0;
@@ -46,24 +47,28 @@ export async function* readChatCompletionChunks(
         from = buffer.charCodeAt(end) === CR ? end + 4 : end + 2;
         if (data === undefined) continue;
         if (data === '[DONE]') {
-          state.done = true;
-          if (chunks.length > 0) yield chunks;
-          return;
+          this.done = true;
+          this.buffer = '';
+          return chunks.length > 0 ? chunks : undefined;
         }
         const parsed = parseChunk(data);
         if (parsed === undefined) {
-          state.malformed += 1;
-          if (state.malformed > MAX_MALFORMED_EVENTS) throw new MalformedStreamError(state.malformed);
+          this.malformed += 1;
+          if (this.malformed > MAX_MALFORMED_EVENTS) throw new MalformedStreamError(this.malformed);
           continue;
         }
         if (parsed.error) throw new StreamErrorEvent(parsed.error);
         chunks.push(parsed);
       }
-      if (from > 0) buffer = buffer.slice(from);
-      if (chunks.length > 0) yield chunks;
+      this.buffer = from > 0 ? buffer.slice(from) : buffer;
+      if (chunks.length > 0) return chunks;
     }
-  } finally {
-    source.release();
+    return undefined;
+  }
+
+  /** Stops reading (at the end, or early); never destroys the body. */
+  release(): void {
+    this.source.release();
   }
 }
 

@@ -5,7 +5,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import { traceHeaders } from '../common/tracing/tracing.js';
 import type { OpenAiCompatibleModelSettings } from './model-settings.js';
-import { readChatCompletionChunks, type ChunkStreamState } from './chat-completion-chunks.js';
+import { ChatCompletionChunks } from './chat-completion-chunks.js';
 import { upstreamBody, upstreamFetch } from './upstream-fetch.js';
 import { UpstreamDeadlines, type UpstreamDeadlineLimits } from './upstream-deadlines.js';
 import { classifyUpstreamFailure, StreamEndedEarlyError } from './upstream-failure.js';
@@ -45,77 +45,68 @@ export class OpenAiCompatibleProvider implements LlmProvider {
       request.retry?.maxRetries ?? this.options.maxRetries,
       request.retry?.budgetMs ?? this.options.retryBudgetMs,
     );
+    // One generator for the retries and each attempt (no inner generator per attempt): a slow
+    // stream holds every suspended level for minutes, each with its frame and pending promises.
     for (;;) {
-      let delivered = false;
+      const controller = new AbortController();
+      const deadlines = new UpstreamDeadlines(limits, controller);
+      const onClientAbort = () => controller.abort();
+      request.signal.addEventListener('abort', onClientAbort, { once: true });
+      let chunks: ChatCompletionChunks | undefined;
+      let outputStarted = false;
+      let finished = false;
+      let failure: Error;
       try {
-        for await (const events of this.attempt(settings, request, limits)) {
-          delivered = true;
-          yield events;
+        // The SDK builds, authenticates and checks the request; the body is read here in batches.
+        const response = await this.client(settings, request.access)
+          .chat.completions.create(this.params(settings, request), {
+            signal: controller.signal,
+            // W3C trace context to the platform's upstreams, so their spans join the turn's trace (empty when off).
+            headers: request.access?.traceContext ? traceHeaders() : {},
+          })
+          .asResponse();
+        deadlines.headersArrived();
+        const body = upstreamBody(response);
+        if (!body) throw new StreamEndedEarlyError(0);
+        chunks = new ChatCompletionChunks(body, limits.stallMs);
+        let usage = false;
+        const text = new WellFormedDeltas();
+        for (let read = await chunks.next(); read !== undefined; read = await chunks.next()) {
+          const events: ModelEvent[] = [];
+          for (const chunk of read) {
+            if (chunk.choices?.[0]?.finish_reason) finished = true;
+            if (chunk.usage) usage = true;
+            translate(chunk, text, events);
+          }
+          deadlines.progressed(events.length > 0);
+          if (events.length > 0) {
+            outputStarted = true;
+            yield events;
+          }
+          // Finished and counted: the answer is whole, whether or not `[DONE]` follows.
+          if (finished && usage) break;
         }
+        // The SDK may end an aborted stream quietly; an abort is never a complete answer.
+        if (controller.signal.aborted && !finished) throw new Error('aborted');
+        if (!finished) throw new StreamEndedEarlyError(chunks.malformed, chunks.done);
         return;
       } catch (error) {
-        if (!(error instanceof RetryableUpstreamError)) throw error;
-        if (delivered) throw error.upstream;
-        await pause(retries.next(error), request.signal);
+        // Silent after its finish reason: the answer is whole, only its usage (or `[DONE]`) is missing.
+        if (finished && deadlines.expired !== null && !request.signal.aborted) return;
+        failure = classifyUpstreamFailure(error, {
+          deadlines,
+          clientAborted: request.signal.aborted,
+          outputStarted,
+        });
+      } finally {
+        chunks?.release();
+        deadlines.clear();
+        request.signal.removeEventListener('abort', onClientAbort);
       }
-    }
-  }
-
-  private async *attempt(
-    settings: OpenAiCompatibleModelSettings,
-    request: ModelRequest,
-    limits: UpstreamDeadlineLimits,
-  ): AsyncIterable<ModelEvent[]> {
-    const controller = new AbortController();
-    const deadlines = new UpstreamDeadlines(limits, controller);
-    const onClientAbort = () => controller.abort();
-    request.signal.addEventListener('abort', onClientAbort, { once: true });
-    const stream: ChunkStreamState = { done: false, malformed: 0 };
-    let outputStarted = false;
-    let finished = false;
-    try {
-      // The SDK builds, authenticates and checks the request; the body is read here in batches.
-      const response = await this.client(settings, request.access)
-        .chat.completions.create(this.params(settings, request), {
-          signal: controller.signal,
-          // W3C trace context to the platform's upstreams, so their spans join the turn's trace (empty when off).
-          headers: request.access?.traceContext ? traceHeaders() : {},
-        })
-        .asResponse();
-      deadlines.headersArrived();
-      const body = upstreamBody(response);
-      if (!body) throw new StreamEndedEarlyError(0);
-      let usage = false;
-      const text = new WellFormedDeltas();
-      for await (const chunks of readChatCompletionChunks(body, stream, limits.stallMs)) {
-        const events: ModelEvent[] = [];
-        for (const chunk of chunks) {
-          if (chunk.choices?.[0]?.finish_reason) finished = true;
-          if (chunk.usage) usage = true;
-          translate(chunk, text, events);
-        }
-        deadlines.progressed(events.length > 0);
-        if (events.length > 0) {
-          outputStarted = true;
-          yield events;
-        }
-        // Finished and counted: the answer is whole, whether or not `[DONE]` follows.
-        if (finished && usage) break;
-      }
-      // The SDK may end an aborted stream quietly; an abort is never a complete answer.
-      if (controller.signal.aborted && !finished) throw new Error('aborted');
-      if (!finished) throw new StreamEndedEarlyError(stream.malformed, stream.done);
-    } catch (error) {
-      // Silent after its finish reason: the answer is whole, only its usage (or `[DONE]`) is missing.
-      if (finished && deadlines.expired !== null && !request.signal.aborted) return;
-      throw classifyUpstreamFailure(error, {
-        deadlines,
-        clientAborted: request.signal.aborted,
-        outputStarted,
-      });
-    } finally {
-      deadlines.clear();
-      request.signal.removeEventListener('abort', onClientAbort);
+      // Retried only before the first output: once a token reached the turn, a failure ends it.
+      if (!(failure instanceof RetryableUpstreamError)) throw failure;
+      if (outputStarted) throw failure.upstream;
+      await pause(retries.next(failure), request.signal);
     }
   }
 

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readChatCompletionChunks } from './chat-completion-chunks.js';
+import { ChatCompletionChunks } from './chat-completion-chunks.js';
 import { upstreamBody, upstreamFetch } from './upstream-fetch.js';
 
 const chunk = (content: string) => ({ id: 'c1', choices: [{ index: 0, delta: { content } }] });
@@ -42,7 +42,10 @@ describe('upstreamFetch', () => {
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toBe('text/event-stream');
       const batches: unknown[] = [];
-      for await (const batch of readChatCompletionChunks(upstreamBody(response)!)) batches.push(...batch);
+      const reader = new ChatCompletionChunks(upstreamBody(response)!);
+      for (let batch = await reader.next(); batch !== undefined; batch = await reader.next())
+        batches.push(...batch);
+      reader.release();
       expect(batches).toEqual([chunk('hé'), chunk('llo')]);
       // undici hands a kept-alive socket back one event-loop cycle after the answer's end
       // (setImmediate in its HTTP/1.1 client); a turn storing its answer always takes that long.

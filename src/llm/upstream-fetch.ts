@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { Agent, request, type buildConnector, type Dispatcher } from 'undici';
 
 /** undici's Node stream of an answer's body. */
@@ -18,11 +19,15 @@ export function upstreamFetch(connect?: buildConnector.connector): typeof fetch 
   const dispatcher = new Agent(connect ? { connect } : {});
   const send = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const requestHeaders = init?.headers as Iterable<[string, string]> | undefined;
+    const bytes = requestBytes(init?.body as string | undefined);
     const { statusCode, headers, body } = await request(url, {
       dispatcher,
       method: (init?.method ?? 'GET') as 'POST',
-      headers: init?.headers as Iterable<[string, string]> | undefined,
-      body: requestBytes(init?.body as string | undefined),
+      // Its length stated, the body goes out as one write, as a buffer would (the same bytes).
+      headers: bytes ? withLength(requestHeaders, bytes.byteLength) : requestHeaders,
+      // An iterable body is documented (docs/api/Dispatcher.md) but missing from undici's types.
+      body: bytes ? (new BodyOnce(bytes) as unknown as Readable) : undefined,
       signal: init?.signal ?? undefined,
     });
     const responseHeaders = new Headers();
@@ -51,6 +56,34 @@ const encoder = new TextEncoder();
  */
 function requestBytes(body: string | undefined): Uint8Array | undefined {
   return typeof body === 'string' ? encoder.encode(body) : body;
+}
+
+/** The headers as undici's flat name, value list, with the body's length. */
+function withLength(headers: Iterable<[string, string]> | undefined, length: number): string[] {
+  const flat: string[] = [];
+  for (const [name, value] of headers ?? []) flat.push(name, value);
+  flat.push('content-length', String(length));
+  return flat;
+}
+
+/**
+ * The request body, handed out once. undici's request keeps the body it was given until the
+ * answer ends, and a streamed answer lasts minutes: given bytes, each open stream would hold its
+ * whole prompt as bytes the whole time. Given this, undici writes the bytes and is left with an
+ * empty iterable (undici does not retry a request whose body it has read).
+ */
+class BodyOnce implements IterableIterator<Uint8Array> {
+  constructor(private bytes: Uint8Array | undefined) {}
+
+  [Symbol.iterator](): this {
+    return this;
+  }
+
+  next(): IteratorResult<Uint8Array> {
+    const bytes = this.bytes;
+    this.bytes = undefined;
+    return bytes ? { done: false, value: bytes } : { done: true, value: undefined };
+  }
 }
 
 /** The body of an upstream answer: undici's stream when `upstreamFetch` made it, else the web stream. */

@@ -27,6 +27,7 @@ import type { InputItemList } from './input-item-view.js';
 import type { ResponseObject } from './response-view.js';
 import { ResponsesService, type ResponseDeleted } from './responses.service.js';
 import type { EventStyle } from './streaming/response-recorder.js';
+import { ClientDeparture } from './streaming/client-departure.js';
 import { SseWriter } from './streaming/sse-writer.js';
 
 type RequestHeaders = Record<string, string | string[] | undefined>;
@@ -52,7 +53,8 @@ export class ResponsesController {
     const user = parseUserHeaders(headers);
     const request = parseCreateResponse(body);
     const turn = await this.responses.prepare(principal, request, user);
-    const signal = abortWhenClientLeaves(res);
+    const departure = new ClientDeparture(res);
+    const signal = departure.signal;
     if (request.background) {
       // Stored events include `response.status` only when asked for: any client may resume them.
       const { response } = await this.background.create(turn, {
@@ -75,7 +77,7 @@ export class ResponsesController {
       );
     } else if (request.stream) {
       const writer = new SseWriter(res, this.config.streaming.heartbeatMs);
-      await this.responses.stream(turn, writer, signal, {
+      await this.responses.stream(turn, writer, departure, {
         status: wantsStatusEvents(headers),
         reasoning: reasoningEvents(headers),
       });
@@ -130,7 +132,7 @@ export class ResponsesController {
       responseId,
       after,
       writer,
-      abortWhenClientLeaves(res),
+      new ClientDeparture(res).signal,
       true,
     );
   }
@@ -177,15 +179,6 @@ function parseStartingAfter(value: unknown): number {
     throw new ApiError('invalid_request', 'starting_after must be a sequence number (a whole number from 0)');
   }
   return Number(value);
-}
-
-/** Aborts the turn (and so the upstream call) as soon as the client goes away. */
-function abortWhenClientLeaves(res: Response): AbortSignal {
-  const controller = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) controller.abort();
-  });
-  return controller.signal;
 }
 
 /** OpenAI's SDKs know the reasoning events by their own names; others get the specification's. */

@@ -7,6 +7,7 @@ import { inputItemPage, type InputItemList } from './input-item-view.js';
 import { storedToObject, type ResponseObject } from './response-view.js';
 import { TurnStore } from './store/turn-store.repository.js';
 import { ResponseRecorder, type EventStyle } from './streaming/response-recorder.js';
+import type { ClientDeparture } from './streaming/client-departure.js';
 import { TurnStreams, type StreamTarget } from './streaming/turn-stream.js';
 import { turnFailure } from './turn-failure.js';
 import { TurnExecutor, type TurnEnd, type TurnSink } from './turn-executor.js';
@@ -56,10 +57,10 @@ export class ResponsesService {
   stream(
     turn: PreparedTurn,
     target: StreamTarget,
-    clientGone: AbortSignal,
+    departure: ClientDeparture,
     style: EventStyle,
   ): Promise<void> {
-    return this.executor.runTurn(turn, (lost) => this.streams.create(target, clientGone, style, lost));
+    return this.executor.runTurn(turn, (lost) => this.streams.create(target, departure, style, lost));
   }
 
   /** The stored response; the end user must match, as for threads (another user's is a 404). */

@@ -7,6 +7,7 @@ import type { ResponseObject } from '../response-view.js';
 import type { EndedElsewhere } from '../turn-ended.js';
 import type { TurnEnd, TurnSink } from '../turn-executor.js';
 import { turnFailure } from '../turn-failure.js';
+import type { ClientDeparture } from './client-departure.js';
 import { ResponseRecorder, type EventSink, type EventStyle } from './response-recorder.js';
 
 /** Where a streamed turn's events are written (SseWriter on the HTTP response). */
@@ -26,15 +27,15 @@ export class TurnStream implements TurnSink {
   /** `response.created` hands out the id only once the start row exists. */
   readonly waitsForStart = true;
   readonly recordsStart = true;
-  /** Aborted when the client leaves or the shutdown grace period ends. */
+  /** Aborted when the client leaves, the lease is lost or the shutdown grace period ends. */
   readonly signal: AbortSignal;
-  private readonly aborter = new AbortController();
   private opened = false;
-  private readonly abortFrom = (event: Event) => this.aborter.abort((event.target as AbortSignal).reason);
+  private readonly abortFrom = (event: Event) => this.departure.abort((event.target as AbortSignal).reason);
 
   constructor(
     private readonly target: StreamTarget,
-    private readonly clientGone: AbortSignal,
+    /** The client's departure, aborted here for the stream's other reasons as well (one controller). */
+    private readonly departure: ClientDeparture,
     style: EventStyle,
     private readonly lifecycle: LifecycleState,
     private readonly metrics: Metrics,
@@ -46,12 +47,12 @@ export class TurnStream implements TurnSink {
     // Not AbortSignal.any: on Node 20 a composite signal that has an abort listener is held in a
     // process-wide set until a source aborts, and the replica's drain deadline never does in
     // normal operation, so each stream would be kept (~1.2 KiB and what its listeners hold).
-    // Listening on every source and unlistening in end() leaves nothing behind.
-    this.signal = this.aborter.signal;
-    const already = [clientGone, lost, lifecycle.drainDeadline].find((source) => source?.aborted);
-    if (already) this.aborter.abort(already.reason);
+    // Listening on every source and unlistening in close() leaves nothing behind.
+    this.signal = departure.signal;
+    if (departure.signal.aborted) return;
+    const already = [lost, lifecycle.drainDeadline].find((source) => source?.aborted);
+    if (already) departure.abort(already.reason);
     else {
-      clientGone.addEventListener('abort', this.abortFrom, { once: true });
       lost?.addEventListener('abort', this.abortFrom, { once: true });
       lifecycle.drainDeadline.addEventListener('abort', this.abortFrom, { once: true });
     }
@@ -59,7 +60,7 @@ export class TurnStream implements TurnSink {
 
   /** The client left, or the turn is no longer this replica's: nobody is listening here. */
   private get abandoned(): boolean {
-    return this.clientGone.aborted || this.lost?.aborted === true;
+    return this.departure.left || this.lost?.aborted === true;
   }
 
   /** Sends the headers (the turn is committed to answering as a stream from here on), then the start. */
@@ -122,7 +123,7 @@ export class TurnStream implements TurnSink {
    * A lost lease does not silence it: the client of a foreground stream is still listening.
    */
   private endAsStored({ response, error }: EndedElsewhere): void {
-    if (!this.clientGone.aborted) {
+    if (!this.departure.left) {
       if (response?.status === 'failed') this.recorder.emit('response.failed', { response });
       this.recorder.emit('response.error', { error: error.toBody().error });
     }
@@ -131,7 +132,6 @@ export class TurnStream implements TurnSink {
 
   /** Always called last, whatever happened. */
   close(): void {
-    this.clientGone.removeEventListener('abort', this.abortFrom);
     this.lost?.removeEventListener('abort', this.abortFrom);
     this.lifecycle.drainDeadline.removeEventListener('abort', this.abortFrom);
     if (this.opened) this.metrics.streamClosed();
@@ -148,7 +148,12 @@ export class TurnStreams {
     private readonly metrics: Metrics,
   ) {}
 
-  create(target: StreamTarget, clientGone: AbortSignal, style: EventStyle, lost?: AbortSignal): TurnStream {
-    return new TurnStream(target, clientGone, style, this.lifecycle, this.metrics, this.logger, lost);
+  create(
+    target: StreamTarget,
+    departure: ClientDeparture,
+    style: EventStyle,
+    lost?: AbortSignal,
+  ): TurnStream {
+    return new TurnStream(target, departure, style, this.lifecycle, this.metrics, this.logger, lost);
   }
 }
