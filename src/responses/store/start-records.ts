@@ -3,66 +3,10 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { preparedQueryOn } from '../../database/prepared-query.js';
-import { CONVERSATION_MOVED_BY_START, responseRowWritten, TURN_ROW_COLUMNS } from './turn-sql.js';
+import { responseRowWritten } from './turn-sql.js';
+import { startsStatement } from './start-records-sql.js';
 import { ApiError } from '../../common/errors/error-catalogue.js';
 import type { TurnStart } from '../../turns/turn.types.js';
-
-/**
- * The start records of many turns in one statement, the rows as one JSON array: for each, the
- * conversation (inserted for a turn that starts one, else moved on), the response `in_progress`
- * under this replica's lease, and the user's messages; the same rows `turn_start` writes for one.
- * `body` is `json`, so the text the start announced is kept as written. A continuing turn's
- * conversation is only UPDATEd, never inserted: one deleted (or its user erased) since the turn
- * read it stays deleted, and the turn's response row is not written (the statement answers the
- * ids of the rows it wrote; StartRecords fails the others). A batch names each conversation once
- * (an UPDATE touches a row once per statement), so each response joins its own conversation's row.
- * The continued ids are also given as an array, so that the update probes the primary key instead
- * of scanning the organization's conversations (docs/benchmarks.md, round "headplan").
- */
-const RECORD_STARTS = {
-  name: 'turn_starts',
-  text: `WITH s AS (
-    SELECT * FROM json_to_recordset($1::json) AS s(
-      response_id uuid, organization_id uuid, assistant_id uuid, conversation_id uuid, title varchar,
-      new_conversation boolean, previous_response_id uuid, user_id varchar, status varchar, depth int,
-      active_agent varchar, instructions text, input jsonb, transcript jsonb, created_at timestamptz,
-      background boolean, body json, messages jsonb)
-  ), started AS (
-    INSERT INTO conversations (id, organization_id, assistant_id, user_id, title, last_response_id,
-                               last_response_created_at, created_at, updated_at)
-    SELECT conversation_id, organization_id, assistant_id, user_id, title, response_id, created_at, created_at,
-           created_at
-      FROM s WHERE s.new_conversation
-    RETURNING id
-  ), continued AS (
-    UPDATE conversations
-       SET ${CONVERSATION_MOVED_BY_START}
-      FROM s
-     WHERE NOT s.new_conversation AND conversations.id = s.conversation_id
-       AND conversations.organization_id = s.organization_id
-       AND conversations.id = ANY (ARRAY(SELECT conversation_id FROM s WHERE NOT s.new_conversation))
-    RETURNING conversations.id
-  ), conversation AS (
-    SELECT id FROM started UNION ALL SELECT id FROM continued
-  ), response AS (
-    INSERT INTO responses (${TURN_ROW_COLUMNS}, output, output_text, transcript,
-                           created_at, background, owner_id, lease_expires_at, body)
-    SELECT s.response_id, s.organization_id, s.assistant_id, conversation.id, s.previous_response_id, s.user_id,
-           s.status, s.depth, s.active_agent, s.instructions, s.input, '[]'::jsonb, '', s.transcript,
-           s.created_at, s.background, $2::varchar, now() + $3::int * interval '1 millisecond', s.body
-      FROM s JOIN conversation ON conversation.id = s.conversation_id
-    RETURNING id, organization_id, conversation_id, user_id
-  ), stored_messages AS (
-    INSERT INTO messages (id, organization_id, conversation_id, response_id, user_id, role, content, position,
-                          created_at)
-    SELECT m.id, response.organization_id, response.conversation_id, response.id, response.user_id, m.role,
-           m.content, m.position, m.created_at
-      FROM response JOIN s ON s.response_id = response.id,
-           jsonb_to_recordset(s.messages) AS m(id uuid, role varchar, content text, position smallint,
-                                               created_at timestamptz)
-  )
-  SELECT id FROM response`,
-};
 
 /** The most starts, and bytes of rows, one statement carries (a burst beyond is written by the next ones). */
 const MAX_BATCH = 64;
@@ -191,10 +135,12 @@ export class StartRecords implements OnModuleDestroy {
     const { ownerId, leaseMs } = batch[0].start;
     let failed = true;
     try {
-      const written = await preparedQueryOn<{ id: string }>(connection.client, RECORD_STARTS, [
+      const { statement, more } = startsStatement(batch.map((pending) => pending.start));
+      const written = await preparedQueryOn<{ id: string }>(connection.client, statement, [
         rows,
         ownerId,
         leaseMs,
+        ...more,
       ]);
       failed = false;
       return new Set(written.map((row) => row.id));

@@ -49,7 +49,8 @@ function insertResponse(p: TurnEndParams): string {
  * its own, so that concurrent turns of a tenant no longer upsert, and wait on, one shared rollup row.
  * A turn whose conversation is gone (deleted, or its user erased, while it ran: the CTE
  * `conversation` is empty) stores nothing else, but the upstream billed it: its usage is kept,
- * under no user, as an erasure folds a user's usage into the anonymous one.
+ * under no user, as an erasure folds a user's usage into the anonymous one. `outcome` (one row,
+ * read once): whether the response row was written, and whether the conversation is gone.
  */
 function pendingUsage(p: TurnEndParams): string {
   return `pending_usage AS (
@@ -57,9 +58,9 @@ function pendingUsage(p: TurnEndParams): string {
                                user_id, usage_rows)
     SELECT ${p.responseId}::uuid, ${p.organizationId}::uuid, ${p.updatedAt}::timestamptz, ${p.assistantId}::uuid,
            coalesce(${p.activeAgent}::varchar, ''), ${p.apiKeyId}::uuid,
-           CASE WHEN ${conversationGone(p)} THEN '' ELSE coalesce(${p.userId}::varchar, '') END,
-           ${p.usageRows}::jsonb
-     WHERE ${p.usageRows}::jsonb IS NOT NULL AND (EXISTS (SELECT 1 FROM response) OR ${conversationGone(p)})
+           CASE WHEN outcome.gone THEN '' ELSE coalesce(${p.userId}::varchar, '') END, ${p.usageRows}::jsonb
+      FROM outcome
+     WHERE ${p.usageRows}::jsonb IS NOT NULL AND (outcome.stored OR outcome.gone)
     -- A gone conversation's write has no row to guard it: run again (a retry after a lost reply), it
     -- finds its pending row and counts nothing twice (unless a flush took the row meanwhile).
     ON CONFLICT (response_id) DO NOTHING
@@ -67,28 +68,34 @@ function pendingUsage(p: TurnEndParams): string {
 }
 
 /**
- * No conversation under the turn's id any more (not: one of another organization, which writes
- * nothing). The CTE `conversation` updated nothing, and no conversation of another organization
- * holds the id: a conversation never changes organization, so that read cannot be misled by the
- * statement's snapshot, whereas "no conversation at all" read in the snapshot still sees one whose
- * deletion committed while the UPDATE waited on its row lock (the UPDATE then skips it).
+ * The write's outcome, computed once for the statement (the usage and the answer read it): `stored`,
+ * the response row was written; `gone`, no conversation under the turn's id any more (not: one of
+ * another organization, which writes nothing). Gone: the CTE `conversation` updated nothing, and
+ * no conversation of another organization holds the id: a conversation never changes
+ * organization, so that read cannot be misled by the statement's snapshot, whereas "no
+ * conversation at all" read in the snapshot still sees one whose deletion committed while the
+ * UPDATE waited on its row lock (the UPDATE then skips it).
  */
-function conversationGone(p: TurnEndParams): string {
-  return `(NOT EXISTS (SELECT 1 FROM conversation)
-        AND NOT EXISTS (SELECT 1 FROM conversations
-                         WHERE id = ${p.conversationId}::uuid AND organization_id <> ${p.organizationId}::uuid))`;
+function outcomeCte(p: TurnEndParams): string {
+  return `outcome AS (
+    SELECT EXISTS (SELECT 1 FROM response) AS stored,
+           NOT EXISTS (SELECT 1 FROM conversation)
+             AND NOT EXISTS (SELECT 1 FROM conversations
+                              WHERE id = ${p.conversationId}::uuid AND organization_id <> ${p.organizationId}::uuid) AS gone
+  )`;
 }
 
 /**
- * The turn's chat-history messages, then the statement's answer: `stored`, 1 when the final write
- * is done, its pending usage written (the row won, or the conversation gone), 0 when the turn was
- * cancelled or swept meanwhile (TurnStore.saveTurn's caller then records the usage the turn knows, once).
+ * The outcome, the pending usage and the chat-history messages of a write whose conversation may
+ * be gone, then the statement's answer: `stored`, 1 when the final write is done, its pending
+ * usage written (the row won, or the conversation gone), 0 when the turn was cancelled or swept
+ * meanwhile (TurnStore.saveTurn's caller then records the usage the turn knows, once).
  */
-function storedMessages(p: TurnEndParams): string {
-  return `stored_messages AS (
+function turnEndTail(p: TurnEndParams, more = ''): string {
+  return `${outcomeCte(p)}, ${pendingUsage(p)}${more}, stored_messages AS (
     ${insertMessages(p)}
   )
-  SELECT (count(*) + CASE WHEN ${conversationGone(p)} THEN 1 ELSE 0 END)::integer AS stored FROM response`;
+  SELECT (stored OR gone)::integer AS stored FROM outcome`;
 }
 
 /**
@@ -106,7 +113,7 @@ const saveTurnSql = (p: TurnEndParams, more = '') => `WITH ${conversationCte(p)}
            upstream_attempts = EXCLUDED.upstream_attempts, lease_expires_at = NULL
      WHERE responses.status IN ('queued', 'in_progress') AND responses.organization_id = EXCLUDED.organization_id
     RETURNING id, conversation_id
-  ), ${pendingUsage(p)}${more}, ${storedMessages(p)}`;
+  ), ${turnEndTail(p, more)}`;
 export const SAVE_TURN = namedStatement('turn_save', TURN_END_KEYS, (p) => saveTurnSql(p));
 
 /** A stream event as a background turn stores it: `data` is its JSON text exactly as sent. */
@@ -169,20 +176,42 @@ function newConversationCte(p: TurnEndParams): string {
 /**
  * A whole turn with no start row (a foreground JSON turn: nothing of it is observable before its
  * reply, docs/architecture.md), in one statement of plain INSERTs: no row exists under its
- * response id, so no ON CONFLICT on `responses`; its conversation is inserted too when the turn
- * starts it (else moved on, as by every turn, and then only if it still exists).
+ * response id, so no ON CONFLICT on `responses`. A turn that continues a conversation moves it on
+ * (only if it still exists: turnEndTail); one that starts it inserts it in the same statement, so
+ * that conversation cannot be gone and the statement has no `outcome` to compute: its usage and its
+ * answer follow the response row alone, as every write did before conversations could go mid-turn.
  */
-const insertTurn = (name: string, conversation: (p: TurnEndParams) => string) =>
+const insertTurn = (
+  name: string,
+  conversation: (p: TurnEndParams) => string,
+  tail: (p: TurnEndParams) => string,
+) =>
   namedStatement(
     name,
     TURN_END_KEYS,
     (p) => `WITH ${conversation(p)}, response AS (
     ${insertResponse(p)}
     RETURNING id, conversation_id
-  ), ${pendingUsage(p)}, ${storedMessages(p)}`,
+  ), ${tail(p)}`,
   );
-export const INSERT_TURN_NEW = insertTurn('turn_insert_new', newConversationCte);
-export const INSERT_TURN = insertTurn('turn_insert', conversationCte);
+
+/** After the response of a turn that starts its conversation: its usage, its messages, the answer. */
+function newTurnTail(p: TurnEndParams): string {
+  return `pending_usage AS (
+    INSERT INTO usage_pending (response_id, organization_id, completed_at, assistant_id, specialist, api_key_id,
+                               user_id, usage_rows)
+    SELECT response.id, ${p.organizationId}::uuid, ${p.updatedAt}::timestamptz, ${p.assistantId}::uuid,
+           coalesce(${p.activeAgent}::varchar, ''), ${p.apiKeyId}::uuid, coalesce(${p.userId}::varchar, ''),
+           ${p.usageRows}::jsonb
+      FROM response WHERE ${p.usageRows}::jsonb IS NOT NULL
+  ), stored_messages AS (
+    ${insertMessages(p)}
+  )
+  SELECT count(*)::integer AS stored FROM response`;
+}
+
+export const INSERT_TURN_NEW = insertTurn('turn_insert_new', newConversationCte, newTurnTail);
+export const INSERT_TURN = insertTurn('turn_insert', conversationCte, (p) => turnEndTail(p));
 
 /** The usage rows parameter: the columns of the rollups, as the flush reads them (usage_pending.usage_rows). */
 export function usageRowsParam(rows: TurnRecord['usageRows']): string {

@@ -1,0 +1,104 @@
+import type { PreparedStatement } from '../../database/prepared-query.js';
+import type { TurnStart } from '../../turns/turn.types.js';
+import { CONVERSATION_MOVED_BY_START, TURN_ROW_COLUMNS } from './turn-sql.js';
+
+/**
+ * The start records of many turns in one statement, the rows as one JSON array: for each, the
+ * conversation (inserted for a turn that starts one, else moved on), the response `in_progress`
+ * under this replica's lease, and the user's messages; the same rows `turn_start` writes for one.
+ * `body` is `json`, so the text the start announced is kept as written. A continuing turn's
+ * conversation is only UPDATEd, never inserted: one deleted (or its user erased) since the turn
+ * read it stays deleted, and the turn's response row is not written (the statement answers the
+ * ids of the rows it wrote; StartRecords fails the others). A batch names each conversation once
+ * (an UPDATE touches a row once per statement), so each response joins its own conversation's row.
+ * The continued ids are also given as an array, so that the update probes the primary key instead
+ * of scanning the organization's conversations (docs/benchmarks.md, round "headplan").
+ * `conversation`: the CTE (or CTEs) that answer the batch's conversations' ids.
+ */
+const recordStarts = (name: string, conversation: string) => ({
+  name,
+  text: `WITH s AS (
+    SELECT * FROM json_to_recordset($1::json) AS s(
+      response_id uuid, organization_id uuid, assistant_id uuid, conversation_id uuid, title varchar,
+      new_conversation boolean, previous_response_id uuid, user_id varchar, status varchar, depth int,
+      active_agent varchar, instructions text, input jsonb, transcript jsonb, created_at timestamptz,
+      background boolean, body json, messages jsonb)
+  ), ${conversation}, response AS (
+    INSERT INTO responses (${TURN_ROW_COLUMNS}, output, output_text, transcript,
+                           created_at, background, owner_id, lease_expires_at, body)
+    SELECT s.response_id, s.organization_id, s.assistant_id, conversation.id, s.previous_response_id, s.user_id,
+           s.status, s.depth, s.active_agent, s.instructions, s.input, '[]'::jsonb, '', s.transcript,
+           s.created_at, s.background, $2::varchar, now() + $3::int * interval '1 millisecond', s.body
+      FROM s JOIN conversation ON conversation.id = s.conversation_id
+    RETURNING id, organization_id, conversation_id, user_id
+  ), stored_messages AS (
+    INSERT INTO messages (id, organization_id, conversation_id, response_id, user_id, role, content, position,
+                          created_at)
+    SELECT m.id, response.organization_id, response.conversation_id, response.id, response.user_id, m.role,
+           m.content, m.position, m.created_at
+      FROM response JOIN s ON s.response_id = response.id,
+           jsonb_to_recordset(s.messages) AS m(id uuid, role varchar, content text, position smallint,
+                                               created_at timestamptz)
+  )
+  SELECT id FROM response`,
+});
+
+/** The conversations a batch starts (in a batch of starts that all start one, every row of `s`). */
+const startedConversations = (
+  where: string,
+) => `INSERT INTO conversations (id, organization_id, assistant_id, user_id, title, last_response_id,
+                               last_response_created_at, created_at, updated_at)
+    SELECT conversation_id, organization_id, assistant_id, user_id, title, response_id, created_at, created_at,
+           created_at
+      FROM s${where}
+    RETURNING id`;
+
+/** A continuing start's conversation moved on: the rows of `conversations` that `where` selects, joined to `s`. */
+const continuedConversations = (where: string) => `UPDATE conversations
+       SET ${CONVERSATION_MOVED_BY_START}
+      FROM s
+     WHERE NOT s.new_conversation AND conversations.id = s.conversation_id AND ${where}
+    RETURNING conversations.id`;
+
+/**
+ * Three shapes of one statement, chosen per batch (startsStatement). A batch with continuing
+ * turns: the conversations started are inserted, the others moved on. Its generic plan, on a
+ * table without statistics (the bench's, and any before its first ANALYZE), scans all
+ * conversations for the batch's ids (docs/benchmarks.md, round "dbcost"), so a batch of one
+ * continuing start (the usual batch) takes RECORD_CONTINUED_START, which names the conversation
+ * as parameters: always one primary-key probe. A batch of starts that all start their
+ * conversation (the first turn of every conversation) takes RECORD_NEW_STARTS: the same rows
+ * without the update, its join and its subqueries, which its executor set up on every call.
+ */
+const RECORD_STARTS = recordStarts(
+  'turn_starts',
+  `started AS (
+    ${startedConversations(' WHERE s.new_conversation')}
+  ), continued AS (
+    ${continuedConversations(`conversations.organization_id = s.organization_id
+       AND conversations.id = ANY (ARRAY(SELECT conversation_id FROM s WHERE NOT s.new_conversation))`)}
+  ), conversation AS (
+    SELECT id FROM started UNION ALL SELECT id FROM continued
+  )`,
+);
+// `IS NOT DISTINCT FROM`: the tenant check kept out of index selection (turn-sql.ts, conversationCte).
+const RECORD_CONTINUED_START = recordStarts(
+  'turn_start_continued',
+  `conversation AS (
+    ${continuedConversations('conversations.id = $4::uuid AND conversations.organization_id IS NOT DISTINCT FROM $5::uuid')}
+  )`,
+);
+const RECORD_NEW_STARTS = recordStarts(
+  'turn_starts_new',
+  `conversation AS (
+    ${startedConversations('')}
+  )`,
+);
+
+/** The statement for a batch, and its parameters after the rows, owner and lease. */
+export function startsStatement(batch: TurnStart[]): { statement: PreparedStatement; more: unknown[] } {
+  if (batch.every((start) => start.newConversation)) return { statement: RECORD_NEW_STARTS, more: [] };
+  if (batch.length > 1) return { statement: RECORD_STARTS, more: [] };
+  const { conversationId, organizationId } = batch[0];
+  return { statement: RECORD_CONTINUED_START, more: [conversationId, organizationId] };
+}
