@@ -13,6 +13,18 @@ describe('upstreamFetch', () => {
   beforeAll(async () => {
     server = http.createServer((req, res) => {
       sockets.add(req.socket);
+      if (req.url === '/echo') {
+        let received = '';
+        req.setEncoding('utf8');
+        req.on('data', (text: string) => (received += text));
+        req.on('end', () => {
+          res.writeHead(400, { 'content-type': 'application/json' });
+          res.end(
+            JSON.stringify({ length: req.headers['content-length'], tag: req.headers['x-tag'], received }),
+          );
+        });
+        return;
+      }
       if (req.url === '/error') {
         res.writeHead(400, { 'content-type': 'application/json', 'x-request-id': 'req_1' });
         res.end('{"error":{"message":"bad","param":"top_p"}}');
@@ -53,6 +65,19 @@ describe('upstreamFetch', () => {
       await new Promise((resolve) => setImmediate(resolve));
     }
     expect(sockets.size).toBe(1);
+  });
+
+  it('sends the body with its byte length, whatever form the headers take', async () => {
+    const body = JSON.stringify({ x: 'héllo 😀 日本' });
+    for (const headers of [
+      { 'x-tag': 'object', 'Content-Length': '3' },
+      [['x-tag', 'pairs']] as [string, string][],
+      new Headers({ 'x-tag': 'headers' }),
+    ]) {
+      const response = await upstreamFetch()(`${base}/echo`, { method: 'POST', headers, body });
+      const tag = headers instanceof Headers ? 'headers' : Array.isArray(headers) ? 'pairs' : 'object';
+      expect(await response.json()).toEqual({ length: String(Buffer.byteLength(body)), tag, received: body });
+    }
   });
 
   it('gives an error answer its text, status and headers', async () => {

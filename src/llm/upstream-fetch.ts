@@ -19,15 +19,19 @@ export function upstreamFetch(connect?: buildConnector.connector): typeof fetch 
   const dispatcher = new Agent(connect ? { connect } : {});
   const send = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    const requestHeaders = init?.headers as Iterable<[string, string]> | undefined;
-    const bytes = requestBytes(init?.body as string | undefined);
+    const bytes = requestBytes(init?.body);
     const { statusCode, headers, body } = await request(url, {
       dispatcher,
       method: (init?.method ?? 'GET') as 'POST',
       // Its length stated, the body goes out as one write, as a buffer would (the same bytes).
-      headers: bytes ? withLength(requestHeaders, bytes.byteLength) : requestHeaders,
+      headers: bytes
+        ? withLength(init?.headers, bytes.byteLength)
+        : (init?.headers as Iterable<[string, string]> | undefined),
       // An iterable body is documented (docs/api/Dispatcher.md) but missing from undici's types.
-      body: bytes ? (new BodyOnce(bytes) as unknown as Readable) : undefined,
+      // Any other kind of body (never sent by the SDK's JSON calls) goes to undici as it came.
+      body: bytes
+        ? (new BodyOnce(bytes) as unknown as Readable)
+        : (init?.body as Readable | null | undefined),
       signal: init?.signal ?? undefined,
     });
     const responseHeaders = new Headers();
@@ -54,14 +58,17 @@ const encoder = new TextEncoder();
  * 4 KiB is a slice of Node's shared 8 KiB pool: the request holds it for the whole answer, so each
  * open stream would keep a whole pool slab alive (~5 KiB per stream measured at 1,000 streams).
  */
-function requestBytes(body: string | undefined): Uint8Array | undefined {
-  return typeof body === 'string' ? encoder.encode(body) : body;
+function requestBytes(body: RequestInit['body']): Uint8Array | undefined {
+  if (typeof body === 'string') return encoder.encode(body);
+  return body instanceof Uint8Array ? body : undefined;
 }
 
-/** The headers as undici's flat name, value list, with the body's length. */
-function withLength(headers: Iterable<[string, string]> | undefined, length: number): string[] {
+/** The headers (any form `fetch` takes) as undici's flat name, value list, with the body's length. */
+function withLength(headers: RequestInit['headers'], length: number): string[] {
   const flat: string[] = [];
-  for (const [name, value] of headers ?? []) flat.push(name, value);
+  for (const [name, value] of new Headers(headers)) {
+    if (name.toLowerCase() !== 'content-length') flat.push(name, value);
+  }
   flat.push('content-length', String(length));
   return flat;
 }
