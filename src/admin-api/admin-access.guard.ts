@@ -2,7 +2,7 @@ import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/commo
 import type { Request, Response } from 'express';
 import { isWellFormedApiKey } from '../api-keys/api-key-format.js';
 import { ApiKeysService } from '../api-keys/api-keys.service.js';
-import { presentedApiKey } from '../auth/api-key.strategy.js';
+import { presentedApiKey } from '../auth/presented-api-key.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { currentRequestContext } from '../common/logging/request-context.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';

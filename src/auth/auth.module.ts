@@ -1,12 +1,11 @@
 import { Module } from '@nestjs/common';
 import { ApiKeysModule } from '../api-keys/api-keys.module.js';
 import { ApiKeyGuard } from './api-key.guard.js';
-import { ApiKeyStrategy } from './api-key.strategy.js';
 
 /** API-key authentication; AppModule makes its guard the first global guard. */
 @Module({
   imports: [ApiKeysModule],
-  providers: [ApiKeyStrategy, ApiKeyGuard],
+  providers: [ApiKeyGuard],
   exports: [ApiKeyGuard],
 })
 export class AuthModule {}

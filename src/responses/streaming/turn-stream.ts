@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { logUnexpected } from '../../common/errors/all-exceptions.filter.js';
+import { AbortOnAny } from '../../common/runtime/abort-on-any.js';
 import type { ApiError } from '../../common/errors/error-catalogue.js';
 import { LifecycleState, shutdownError } from '../../lifecycle/lifecycle.state.js';
 import { Metrics } from '../../metrics/metrics.service.js';
@@ -28,9 +29,8 @@ export class TurnStream implements TurnSink {
   readonly recordsStart = true;
   /** Aborted when the client leaves or the shutdown grace period ends. */
   readonly signal: AbortSignal;
-  private readonly aborter = new AbortController();
+  private readonly stops: AbortOnAny;
   private opened = false;
-  private readonly abortFrom = (event: Event) => this.aborter.abort((event.target as AbortSignal).reason);
 
   constructor(
     private readonly target: StreamTarget,
@@ -43,18 +43,10 @@ export class TurnStream implements TurnSink {
     private readonly lost?: AbortSignal,
   ) {
     this.recorder = new ResponseRecorder(target, style);
-    // Not AbortSignal.any: on Node 20 a composite signal that has an abort listener is held in a
-    // process-wide set until a source aborts, and the replica's drain deadline never does in
-    // normal operation, so each stream would be kept (~1.2 KiB and what its listeners hold).
-    // Listening on every source and unlistening in end() leaves nothing behind.
-    this.signal = this.aborter.signal;
-    const already = [clientGone, lost, lifecycle.drainDeadline].find((source) => source?.aborted);
-    if (already) this.aborter.abort(already.reason);
-    else {
-      clientGone.addEventListener('abort', this.abortFrom, { once: true });
-      lost?.addEventListener('abort', this.abortFrom, { once: true });
-      lifecycle.drainDeadline.addEventListener('abort', this.abortFrom, { once: true });
-    }
+    // Not AbortSignal.any (see AbortOnAny): the replica's drain deadline never aborts in normal
+    // operation, so each stream would be kept (~1.2 KiB and what its listeners hold).
+    this.stops = new AbortOnAny([clientGone, lost, lifecycle.drainDeadline]);
+    this.signal = this.stops.signal;
   }
 
   /** The client left, or the turn is no longer this replica's: nobody is listening here. */
@@ -131,9 +123,7 @@ export class TurnStream implements TurnSink {
 
   /** Always called last, whatever happened. */
   close(): void {
-    this.clientGone.removeEventListener('abort', this.abortFrom);
-    this.lost?.removeEventListener('abort', this.abortFrom);
-    this.lifecycle.drainDeadline.removeEventListener('abort', this.abortFrom);
+    this.stops.release();
     if (this.opened) this.metrics.streamClosed();
   }
 }
