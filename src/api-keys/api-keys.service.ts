@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { SharedLoads } from '../common/cache/shared-loads.js';
 import { assertUnderQuota } from '../common/errors/quota.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { describeUnexpected } from '../common/errors/all-exceptions.filter.js';
@@ -42,6 +43,8 @@ export class ApiKeysService {
   /** Hash → principal (or null for unknown/revoked), so a recently seen key costs no query. */
   private readonly cache = new Map<string, CacheEntry>();
   private readonly lastTouched = new Map<string, number>();
+  /** Lookups under way, by hash: a key's expired entry is reloaded by one query. */
+  private readonly loads = new SharedLoads<ApiKeyPrincipal | null>();
 
   constructor(
     private readonly repository: ApiKeysRepository,
@@ -62,11 +65,17 @@ export class ApiKeysService {
       if (cached.principal) this.touch(cached.principal.keyId, now);
       return cached.principal;
     }
-    const record = await this.repository.findActiveByHash(keyHash);
-    const principal = record
-      ? { keyId: record.id, organizationId: record.organizationId, scopes: record.scopes }
-      : null;
-    this.remember(keyHash, { principal, expiresAt: now + this.config.auth.apiKeyCacheTtlMs });
+    const principal = await this.loads.run(
+      keyHash,
+      async () => {
+        const record = await this.repository.findActiveByHash(keyHash);
+        return record
+          ? { keyId: record.id, organizationId: record.organizationId, scopes: record.scopes }
+          : null;
+      },
+      (loaded) =>
+        this.remember(keyHash, { principal: loaded, expiresAt: now + this.config.auth.apiKeyCacheTtlMs }),
+    );
     if (principal) this.touch(principal.keyId, now);
     return principal;
   }
@@ -182,6 +191,8 @@ export class ApiKeysService {
   /** This process stops trusting a changed key at once; other processes within the cache TTL. */
   private forget(keyId: string): void {
     for (const [hash, entry] of this.cache) if (entry.principal?.keyId === keyId) this.cache.delete(hash);
+    // A lookup under way names no key until it ends: none of them is kept (revocations are rare).
+    this.loads.forgetAll();
   }
 
   private newRecord(

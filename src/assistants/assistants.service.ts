@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { BoundedTtlCache } from '../common/cache/bounded-ttl-cache.js';
+import { SharedLoads } from '../common/cache/shared-loads.js';
 import { assertUnderQuota } from '../common/errors/quota.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { AssistantsRepository } from './assistants.repository.js';
@@ -36,6 +37,7 @@ export class AssistantsService {
     MAX_CACHED_ASSISTANTS,
     ASSISTANT_CACHE_TTL_MS,
   );
+  private readonly loads = new SharedLoads<AssistantEntity | null>();
 
   constructor(
     private readonly repository: AssistantsRepository,
@@ -48,9 +50,17 @@ export class AssistantsService {
     const cacheKey = `${organizationId}:${id}`;
     const cached = this.cache.get(cacheKey);
     if (cached !== undefined) return cached;
-    const assistant = await this.repository.findForOrganization(organizationId, id);
-    this.cache.set(cacheKey, assistant);
-    return assistant;
+    return this.loads.run(
+      cacheKey,
+      () => this.repository.findForOrganization(organizationId, id),
+      (assistant) => this.cache.set(cacheKey, assistant),
+    );
+  }
+
+  /** This process forgets an assistant at once (other replicas within the TTL). */
+  private forget(cacheKey: string): void {
+    this.cache.delete(cacheKey);
+    this.loads.forget(cacheKey);
   }
 
   find(organizationId: string, id: string): Promise<AssistantEntity | null> {
@@ -140,7 +150,7 @@ export class AssistantsService {
     // Settings declared again as they are change nothing, whoever declares them.
     if (comparable(existing) === before) return { assistant: existing, action: 'unchanged' };
     if (author) existing.configuredBy = author;
-    this.cache.delete(`${organizationId}:${existing.id}`);
+    this.forget(`${organizationId}:${existing.id}`);
     return { assistant: await this.repository.save(existing, manager), action: 'updated' };
   }
 
@@ -153,7 +163,7 @@ export class AssistantsService {
     if (!assistant) return null;
     this.apply(assistant, changes);
     if (changes.model !== undefined) assistant.configuredBy = await this.vetModel(assistant);
-    this.cache.delete(`${organizationId}:${id}`);
+    this.forget(`${organizationId}:${id}`);
     return this.repository.save(assistant);
   }
 
@@ -210,7 +220,7 @@ export class AssistantsService {
     manager: EntityManager,
   ): Promise<DeletedRow[]> {
     const deleted = await this.repository.deleteExcept(organizationId, keep, manager);
-    for (const { id } of deleted) this.cache.delete(`${organizationId}:${id}`);
+    for (const { id } of deleted) this.forget(`${organizationId}:${id}`);
     return deleted;
   }
 }

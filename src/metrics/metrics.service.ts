@@ -200,18 +200,17 @@ export class Metrics {
   ): void {
     const pair = `${organizationId}/${assistantId}`;
     if (!this.usagePairs.has(pair) && this.usagePairs.size < USAGE_LABEL_PAIRS_MAX) this.usagePairs.add(pair);
-    const labels = this.usagePairs.has(pair)
-      ? { organization: organizationId, assistant: assistantId }
-      : { organization: 'other', assistant: 'other' };
-    const counts = {
-      input: usage.inputTokens,
-      cached: usage.cachedTokens,
-      output: usage.outputTokens,
-      reasoning: usage.reasoningTokens,
+    const known = this.usagePairs.has(pair);
+    const organization = known ? organizationId : 'other';
+    const assistant = known ? assistantId : 'other';
+    // Every turn reports: one labels object per type counted, no entries array or spread copies.
+    const count = (type: string, tokens: number) => {
+      if (tokens > 0) this.usageTokensTotal.inc({ organization, assistant, type }, tokens);
     };
-    for (const [type, count] of Object.entries(counts)) {
-      if (count > 0) this.usageTokensTotal.inc({ ...labels, type }, count);
-    }
+    count('input', usage.inputTokens);
+    count('cached', usage.cachedTokens);
+    count('output', usage.outputTokens);
+    count('reasoning', usage.reasoningTokens);
   }
 
   streamOpened(): void {

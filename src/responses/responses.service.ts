@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
+import { AbortOnAny } from '../common/runtime/abort-on-any.js';
 import { parseResponseId, type CreateResponseDto, type UserHeaders } from './dto/create-response.dto.js';
 import type { ListInputItemsQuery } from './dto/list-input-items.dto.js';
 import { inputItemPage, type InputItemList } from './input-item-view.js';
@@ -47,7 +48,7 @@ export class ResponsesService {
   async respond(turn: PreparedTurn, signal: AbortSignal): Promise<ResponseObject> {
     let reply: JsonReply | undefined;
     await this.executor.runTurn(turn, (lost) => {
-      reply = new JsonReply(AbortSignal.any([signal, lost]), this.logger);
+      reply = new JsonReply(new AbortOnAny([signal, lost]), this.logger);
       return reply;
     });
     return reply!.answer();
@@ -102,13 +103,17 @@ class JsonReply implements TurnSink {
   readonly recorder = new ResponseRecorder(undefined);
   readonly waitsForStart = false;
   readonly recordsStart = false;
+  /** The client left, or the turn is no longer this replica's. */
+  readonly signal: AbortSignal;
   private response: ResponseObject | undefined;
   private notStored: ApiError | undefined;
 
   constructor(
-    readonly signal: AbortSignal,
+    private readonly stops: AbortOnAny,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.signal = stops.signal;
+  }
 
   started(): void {}
 
@@ -133,5 +138,7 @@ class JsonReply implements TurnSink {
     throw failure;
   }
 
-  close(): void {}
+  close(): void {
+    this.stops.release();
+  }
 }

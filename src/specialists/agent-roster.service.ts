@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { SharedLoads } from '../common/cache/shared-loads.js';
 import type { AssistantEntity } from '../assistants/entities/assistant.entity.js';
 import type { ModelSettings } from '../llm/model-settings.js';
 import type { ConfigAuthorKind } from '../tenant-config/config-author.js';
@@ -31,12 +32,14 @@ const ROSTER_CACHE_TTL_MS = 5_000;
 @Injectable()
 export class AgentRosterService {
   private readonly cache = new Map<string, { specialists: AgentProfile[]; expiresAt: number }>();
+  private readonly loads = new SharedLoads<{ specialists: AgentProfile[]; expiresAt: number }>();
 
   constructor(private readonly repository: SpecialistsRepository) {}
 
   /** Forgets an assistant's specialists in this process (other replicas within the TTL). */
   invalidate(organizationId: string, assistantId: string): void {
     this.cache.delete(`${organizationId}:${assistantId}`);
+    this.loads.forget(`${organizationId}:${assistantId}`);
   }
 
   async forAssistant(assistant: AssistantEntity): Promise<AgentRoster> {
@@ -44,20 +47,26 @@ export class AgentRosterService {
     const now = Date.now();
     let cached = this.cache.get(key);
     if (!cached || cached.expiresAt <= now) {
-      const rows = await this.repository.listForAssistant(assistant.organizationId, assistant.id);
-      cached = {
-        specialists: rows.map((row) => ({
-          name: row.name,
-          role: row.role,
-          instructions: row.instructions,
-          model: row.model ?? assistant.model,
-          modelConfiguredBy: row.model ? row.configuredBy : assistant.configuredBy,
-          toolNames: row.toolNames,
-        })),
-        expiresAt: now + ROSTER_CACHE_TTL_MS,
-      };
-      if (this.cache.size > 10_000) this.cache.clear();
-      this.cache.set(key, cached);
+      cached = await this.loads.run(
+        key,
+        async () => ({
+          specialists: (await this.repository.listForAssistant(assistant.organizationId, assistant.id)).map(
+            (row) => ({
+              name: row.name,
+              role: row.role,
+              instructions: row.instructions,
+              model: row.model ?? assistant.model,
+              modelConfiguredBy: row.model ? row.configuredBy : assistant.configuredBy,
+              toolNames: row.toolNames,
+            }),
+          ),
+          expiresAt: now + ROSTER_CACHE_TTL_MS,
+        }),
+        (loaded) => {
+          if (this.cache.size > 10_000) this.cache.clear();
+          this.cache.set(key, loaded);
+        },
+      );
     }
     return {
       generic: {

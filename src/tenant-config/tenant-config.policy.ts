@@ -2,6 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { SharedLoads } from '../common/cache/shared-loads.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { APP_CONFIG, parseSsrfAllowlist, type AppConfig, type SsrfAllowlist } from '../config/app-config.js';
 import type { OrganizationEntity } from '../organizations/entities/organization.entity.js';
@@ -40,6 +41,7 @@ const MAX_POLICIES = 256;
 @Injectable()
 export class TenantConfigPolicy {
   private readonly organizations = new Map<string, { row: OrganizationEntity | null; expiresAt: number }>();
+  private readonly organizationLoads = new SharedLoads<OrganizationEntity | null>();
   private readonly policies = new Map<string, SsrfPolicy>();
   private readonly platformSecrets: Environment;
 
@@ -118,10 +120,14 @@ export class TenantConfigPolicy {
     const now = Date.now();
     const cached = this.organizations.get(id);
     if (cached && cached.expiresAt > now) return cached.row;
-    const row = await this.repository.findById(id);
-    if (this.organizations.size > 10_000) this.organizations.clear();
-    this.organizations.set(id, { row, expiresAt: now + ORGANIZATION_CACHE_TTL_MS });
-    return row;
+    return this.organizationLoads.run(
+      id,
+      () => this.repository.findById(id),
+      (row) => {
+        if (this.organizations.size > 10_000) this.organizations.clear();
+        this.organizations.set(id, { row, expiresAt: now + ORGANIZATION_CACHE_TTL_MS });
+      },
+    );
   }
 
   /** The organization's allowlist, with the deployment's when the platform wrote the configuration. */

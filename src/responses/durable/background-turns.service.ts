@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { describeUnexpected } from '../../common/errors/all-exceptions.filter.js';
+import { AbortOnAny } from '../../common/runtime/abort-on-any.js';
 import { ApiError } from '../../common/errors/error-catalogue.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { LifecycleState } from '../../lifecycle/lifecycle.state.js';
@@ -48,20 +49,15 @@ export class BackgroundTurns implements OnModuleDestroy {
 
   /**
    * Runs `work` with a signal that aborts when the lease is lost or the grace period ends. Not
-   * AbortSignal.any: on Node 20 each composite leaves a WeakRef in the drain deadline's dependants
-   * for the life of the process (~60 B per turn; the whole turn while a listener stays attached).
+   * AbortSignal.any (see AbortOnAny): on Node 20 each composite leaves a WeakRef in the drain
+   * deadline's dependants for the life of the process (~60 B per turn).
    */
   private async runStoppable(turn: LiveTurn, lost: AbortSignal, work: BackgroundWork): Promise<void> {
-    const stop = new AbortController();
-    const abortFrom = (event: Event) => stop.abort((event.target as AbortSignal).reason);
-    const sources = [lost, this.lifecycle.drainDeadline];
-    const already = sources.find((source) => source.aborted);
-    if (already) stop.abort(already.reason);
-    else for (const source of sources) source.addEventListener('abort', abortFrom, { once: true });
+    const stop = new AbortOnAny([lost, this.lifecycle.drainDeadline]);
     try {
       await work(turn, stop.signal, lost);
     } finally {
-      for (const source of sources) source.removeEventListener('abort', abortFrom);
+      stop.release();
     }
   }
 

@@ -1,0 +1,30 @@
+import type { AppConfig } from '../config/app-config.js';
+import type { ApiKeysRepository } from './api-keys.repository.js';
+import { ApiKeysService } from './api-keys.service.js';
+
+const KEY = `swb_${'a'.repeat(43)}`;
+
+function service() {
+  let lookups = 0;
+  const repository = {
+    findActiveByHash: async () => {
+      lookups++;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      return { id: 'key-1', organizationId: 'org-1', scopes: ['assistant'] };
+    },
+    touchLastUsed: () => Promise.resolve(),
+  } as unknown as ApiKeysRepository;
+  const config = { auth: { apiKeyCacheTtlMs: 5_000 } } as AppConfig;
+  return { keys: new ApiKeysService(repository, config), lookups: () => lookups };
+}
+
+describe('ApiKeysService.authenticate', () => {
+  it('looks a key up once for the requests that arrive while its lookup runs', async () => {
+    const { keys, lookups } = service();
+    const principals = await Promise.all(Array.from({ length: 8 }, () => keys.authenticate(KEY)));
+    expect(principals.every((principal) => principal?.organizationId === 'org-1')).toBe(true);
+    expect(lookups()).toBe(1);
+    await keys.authenticate(KEY);
+    expect(lookups()).toBe(1);
+  });
+});
