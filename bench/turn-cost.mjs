@@ -4,7 +4,8 @@
 // generic plans (pg_prepared_statements). The turns go through the build's own StartRecords and
 // TurnStore on a pool of one connection. The database: migrated by that build, one organization and
 // one assistant (ids read from it). `explain`: auto_explain (analyze, buffers, WAL) on that session.
-// usage: node bench/turn-cost.mjs <worktree> <database> <op> <warm> <n> [explain]
+// usage: [DATABASE_URL=<server>] node bench/turn-cost.mjs <worktree> <database> <op> <warm> <n> [explain]
+// (after `npm run build && npx tsc -p bench/tsconfig.json` in <worktree>)
 // A database:
 //   createdb -h 127.0.0.1 -U postgres D && (cd <worktree> && DATABASE_URL=postgres://postgres@127.0.0.1:5432/D \
 //     node dist/src/database/migrations.cli.js run) && psql -h 127.0.0.1 -U postgres -d D -c "INSERT INTO
@@ -16,6 +17,7 @@
 import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { URL } from 'node:url';
 const [wt, db, op, warmArg, nArg, explain] = process.argv.slice(2);
 const require = createRequire(`${wt}/package.json`);
 require('reflect-metadata');
@@ -24,8 +26,9 @@ const { DataSource } = require('typeorm');
 const { StartRecords } = await import(`${wt}/dist/src/responses/store/start-records.js`);
 const { TurnStore } = await import(`${wt}/dist/src/responses/store/turn-store.repository.js`);
 const { openWalMeter } = await import(`${wt}/dist/bench/wal-meter.js`);
-const server = 'postgres://postgres@127.0.0.1:5432/postgres';
-const url = `postgres://postgres@127.0.0.1:5432/${db}`;
+// The server (a local Linux one: backends' CPU is read from /proc) and the database on it.
+const server = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const url = Object.assign(new URL(server), { pathname: `/${db}` }).href;
 const ds = new DataSource({ type: 'postgres', url, extra: { max: 1 } });
 await ds.initialize();
 const admin = new pg.Client({ connectionString: server });

@@ -11,8 +11,9 @@ import { CONVERSATION_MOVED_BY_START, TURN_ROW_COLUMNS } from './turn-sql.js';
  * read it stays deleted, and the turn's response row is not written (the statement answers the
  * ids of the rows it wrote; StartRecords fails the others). A batch names each conversation once
  * (an UPDATE touches a row once per statement), so each response joins its own conversation's row.
- * The continued ids are also given as an array, so that the update probes the primary key instead
- * of scanning the organization's conversations (docs/benchmarks.md, round "headplan").
+ * In the mixed batch (`turn_starts`), the continued ids are also given as an array, so that the
+ * update probes the primary key instead of scanning the organization's conversations
+ * (docs/benchmarks.md, round "headplan").
  * `conversation`: the CTE (or CTEs) that answer the batch's conversations' ids.
  */
 const recordStarts = (name: string, conversation: string) => ({
@@ -97,6 +98,7 @@ const RECORD_NEW_STARTS = recordStarts(
 
 /** The statement for a batch, and its parameters after the rows, owner and lease. */
 export function startsStatement(batch: TurnStart[]): { statement: PreparedStatement; more: unknown[] } {
+  if (batch.length === 0) throw new Error('A batch of starts is never empty');
   if (batch.every((start) => start.newConversation)) return { statement: RECORD_NEW_STARTS, more: [] };
   if (batch.length > 1) return { statement: RECORD_STARTS, more: [] };
   const { conversationId, organizationId } = batch[0];

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { DataSource } from 'typeorm';
 import type { TurnStart } from '../../turns/turn.types.js';
+import { startsStatement } from './start-records-sql.js';
 import { StartRecords } from './start-records.js';
 
 /** A statement the fake database got: the response ids of its rows. */
@@ -221,5 +222,42 @@ describe('StartRecords', () => {
     await db.answer();
     await one;
     expect(db.released).toEqual([{ destroyed: false }]);
+  });
+});
+
+describe('startsStatement', () => {
+  const starting = (id: string) => ({ ...start(id), newConversation: true });
+
+  it('takes the statement without an update when every start starts its conversation', () => {
+    for (const batch of [[starting('a')], [starting('a'), starting('b')]]) {
+      expect(startsStatement(batch)).toEqual({
+        statement: expect.objectContaining({ name: 'turn_starts_new' }),
+        more: [],
+      });
+    }
+  });
+
+  it('names the conversation and its organization as parameters for one continuing start', () => {
+    expect(startsStatement([start('a', 'conv-1')])).toEqual({
+      statement: expect.objectContaining({ name: 'turn_start_continued' }),
+      more: ['conv-1', 'org'],
+    });
+  });
+
+  it('takes the batch statement for several continuing starts, or new and continuing together', () => {
+    for (const batch of [
+      [start('a'), start('b')],
+      [starting('a'), start('b')],
+      [start('a'), starting('b')],
+    ]) {
+      expect(startsStatement(batch)).toEqual({
+        statement: expect.objectContaining({ name: 'turn_starts' }),
+        more: [],
+      });
+    }
+  });
+
+  it('refuses an empty batch', () => {
+    expect(() => startsStatement([])).toThrow();
   });
 });
