@@ -1,4 +1,6 @@
+import type { DataSource, EntityManager } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
+import { TransactionalConnection } from '../database/transactional-connection.js';
 import type { ApiKeysRepository } from './api-keys.repository.js';
 import { ApiKeysService } from './api-keys.service.js';
 
@@ -26,5 +28,32 @@ describe('ApiKeysService.authenticate', () => {
     expect(lookups()).toBe(1);
     await keys.authenticate(KEY);
     expect(lookups()).toBe(1);
+  });
+});
+
+describe('ApiKeysService.revoke', () => {
+  it('does not keep a lookup made between the revocation and its commit', async () => {
+    let committed = false;
+    const repository = {
+      // Another connection sees the key active until the revoking transaction commits.
+      findActiveByHash: () =>
+        Promise.resolve(committed ? null : { id: 'key-1', organizationId: 'org-1', scopes: ['assistant'] }),
+      revoke: () => Promise.resolve(true),
+      touchLastUsed: () => Promise.resolve(),
+    } as unknown as ApiKeysRepository;
+    const keys = new ApiKeysService(repository, { auth: { apiKeyCacheTtlMs: 5_000 } } as AppConfig);
+    const dataSource = {
+      transaction: async (work: (manager: EntityManager) => Promise<unknown>) => {
+        const value = await work({} as EntityManager);
+        committed = true;
+        return value;
+      },
+    } as unknown as DataSource;
+
+    await new TransactionalConnection(dataSource).withTransaction(async (manager) => {
+      expect(await keys.revoke('org-1', 'key-1', manager)).toBe(true);
+      expect(await keys.authenticate(KEY)).not.toBeNull();
+    });
+    expect(await keys.authenticate(KEY)).toBeNull();
   });
 });

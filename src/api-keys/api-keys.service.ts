@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { SharedLoads } from '../common/cache/shared-loads.js';
+import { afterCommit } from '../database/transactional-connection.js';
 import { assertUnderQuota } from '../common/errors/quota.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { describeUnexpected } from '../common/errors/all-exceptions.filter.js';
@@ -65,17 +66,19 @@ export class ApiKeysService {
       if (cached.principal) this.touch(cached.principal.keyId, now);
       return cached.principal;
     }
-    const principal = await this.loads.run(
-      keyHash,
-      async () => {
-        const record = await this.repository.findActiveByHash(keyHash);
-        return record
-          ? { keyId: record.id, organizationId: record.organizationId, scopes: record.scopes }
-          : null;
-      },
-      (loaded) =>
-        this.remember(keyHash, { principal: loaded, expiresAt: now + this.config.auth.apiKeyCacheTtlMs }),
-    );
+    const lookup = async () => {
+      const record = await this.repository.findActiveByHash(keyHash);
+      return record
+        ? { keyId: record.id, organizationId: record.organizationId, scopes: record.scopes }
+        : null;
+    };
+    // Without a cache (TTL 0) every request reads the key itself: a revocation applies at once.
+    const principal =
+      this.config.auth.apiKeyCacheTtlMs === 0
+        ? await lookup()
+        : await this.loads.run(keyHash, lookup, (loaded) =>
+            this.remember(keyHash, { principal: loaded, expiresAt: now + this.config.auth.apiKeyCacheTtlMs }),
+          );
     if (principal) this.touch(principal.keyId, now);
     return principal;
   }
@@ -139,7 +142,7 @@ export class ApiKeysService {
   async revoke(organizationId: string, keyId: string, manager?: EntityManager): Promise<boolean> {
     const revoked = await this.repository.revoke(organizationId, keyId, new Date(), manager);
     // This process forgets at once; other processes within the cache TTL.
-    if (revoked) this.forget(keyId);
+    if (revoked) this.forget(keyId, manager);
     return revoked;
   }
 
@@ -173,7 +176,7 @@ export class ApiKeysService {
     const sameScopes = [...existing.scopes].sort().join() === [...scopes].sort().join();
     if (existing.name === declaration.name && sameScopes) return { key: existing, action: 'unchanged' };
     Object.assign(existing, { name: declaration.name, scopes });
-    this.forget(existing.id);
+    this.forget(existing.id, manager);
     return { key: await this.repository.saveIn(existing, manager), action: 'updated' };
   }
 
@@ -184,15 +187,23 @@ export class ApiKeysService {
     manager: EntityManager,
   ): Promise<ApiKeyEntity[]> {
     const revoked = await this.repository.revokeExcept(organizationId, keepHashes, new Date(), manager);
-    for (const key of revoked) this.forget(key.id);
+    for (const key of revoked) this.forget(key.id, manager);
     return revoked;
   }
 
-  /** This process stops trusting a changed key at once; other processes within the cache TTL. */
-  private forget(keyId: string): void {
-    for (const [hash, entry] of this.cache) if (entry.principal?.keyId === keyId) this.cache.delete(hash);
-    // A lookup under way names no key until it ends: none of them is kept (revocations are rare).
-    this.loads.forgetAll();
+  /**
+   * This process stops trusting a changed key at once; other processes within the cache TTL.
+   * Forgotten again once `manager`'s transaction commits: a lookup between now and the commit
+   * reads the key as it was, on another connection, and would be kept.
+   */
+  private forget(keyId: string, manager?: EntityManager): void {
+    const forgetNow = () => {
+      for (const [hash, entry] of this.cache) if (entry.principal?.keyId === keyId) this.cache.delete(hash);
+      // A lookup under way names no key until it ends: none of them is kept (revocations are rare).
+      this.loads.forgetAll();
+    };
+    forgetNow();
+    afterCommit(manager, forgetNow);
   }
 
   private newRecord(

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { SharedLoads } from './shared-loads.js';
 
 /** A load the test finishes by hand, counting how often it was started. */
@@ -75,5 +76,32 @@ describe('SharedLoads', () => {
       ),
     ).toBe('row');
     expect(kept).toEqual(['row']);
+  });
+
+  it('does not join a load older than its bound: a miss after it starts a load of its own', async () => {
+    jest.useFakeTimers({ now: 0 });
+    try {
+      const loads = new SharedLoads<string>(2_000);
+      const hung = manualLoad<string>();
+      const kept: string[] = [];
+      const stuck = loads.run('key', hung.load, (value) => kept.push(value));
+      jest.setSystemTime(1_999);
+      const joined = loads.run('key', hung.load, (value) => kept.push(value));
+      expect(hung.calls.count).toBe(1);
+      jest.setSystemTime(2_000);
+      expect(
+        await loads.run(
+          'key',
+          () => Promise.resolve('fresh'),
+          (value) => kept.push(value),
+        ),
+      ).toBe('fresh');
+      expect(kept).toEqual(['fresh']);
+      hung.finish('late');
+      expect([await stuck, await joined]).toEqual(['late', 'late']);
+      expect(kept).toEqual(['fresh']);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });

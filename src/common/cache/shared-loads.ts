@@ -10,26 +10,34 @@
  * but its result is not kept, and the next miss starts a new load.
  */
 export class SharedLoads<V> {
-  private readonly pending = new Map<string, Promise<V>>();
+  private readonly pending = new Map<string, { loading: Promise<V>; startedAt: number }>();
+
+  /**
+   * `joinWithinMs`: a load older than this is not joined, and a new one replaces it. A query on a
+   * connection that died silently may never answer; without the bound, every later miss of its
+   * key would wait on it too, instead of on a connection of its own.
+   */
+  constructor(private readonly joinWithinMs = 2_000) {}
 
   /** Runs `load` unless one for `key` is running; `keep` stores its result unless `key` was forgotten meanwhile. */
   run(key: string, load: () => Promise<V>, keep: (value: V) => void): Promise<V> {
+    const now = Date.now();
     const running = this.pending.get(key);
-    if (running) return running;
+    if (running && now - running.startedAt < this.joinWithinMs) return running.loading;
     const loading: Promise<V> = load().then(
       (value) => {
-        if (this.pending.get(key) === loading) {
+        if (this.pending.get(key)?.loading === loading) {
           this.pending.delete(key);
           keep(value);
         }
         return value;
       },
       (error: unknown) => {
-        if (this.pending.get(key) === loading) this.pending.delete(key);
+        if (this.pending.get(key)?.loading === loading) this.pending.delete(key);
         throw error;
       },
     );
-    this.pending.set(key, loading);
+    this.pending.set(key, { loading, startedAt: now });
     return loading;
   }
 
