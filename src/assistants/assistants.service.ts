@@ -10,6 +10,7 @@ import { AssistantEntity } from './entities/assistant.entity.js';
 import { isUuid } from '../organizations/organizations.service.js';
 import { ModelSettingsError, parseModelSettings } from '../llm/model-settings.js';
 import type { DeletedRow } from '../database/delete-except.js';
+import { afterCommit } from '../database/transactional-connection.js';
 import type { ConfigAuthorKind } from '../tenant-config/config-author.js';
 import { modelReferences } from '../tenant-config/config-references.js';
 import { TenantConfigPolicy } from '../tenant-config/tenant-config.policy.js';
@@ -57,10 +58,17 @@ export class AssistantsService {
     );
   }
 
-  /** This process forgets an assistant at once (other replicas within the TTL). */
-  private forget(cacheKey: string): void {
-    this.cache.delete(cacheKey);
-    this.loads.forget(cacheKey);
+  /**
+   * This process forgets an assistant at once (other replicas within the TTL), and again once
+   * `manager`'s transaction commits: a lookup before the commit reads the old row and is kept.
+   */
+  private forget(cacheKey: string, manager?: EntityManager): void {
+    const forgetNow = () => {
+      this.cache.delete(cacheKey);
+      this.loads.forget(cacheKey);
+    };
+    forgetNow();
+    afterCommit(manager, forgetNow);
   }
 
   find(organizationId: string, id: string): Promise<AssistantEntity | null> {
@@ -150,8 +158,9 @@ export class AssistantsService {
     // Settings declared again as they are change nothing, whoever declares them.
     if (comparable(existing) === before) return { assistant: existing, action: 'unchanged' };
     if (author) existing.configuredBy = author;
-    this.forget(`${organizationId}:${existing.id}`);
-    return { assistant: await this.repository.save(existing, manager), action: 'updated' };
+    const saved = await this.repository.save(existing, manager);
+    this.forget(`${organizationId}:${existing.id}`, manager);
+    return { assistant: saved, action: 'updated' };
   }
 
   async update(
@@ -163,8 +172,9 @@ export class AssistantsService {
     if (!assistant) return null;
     this.apply(assistant, changes);
     if (changes.model !== undefined) assistant.configuredBy = await this.vetModel(assistant);
+    const saved = await this.repository.save(assistant);
     this.forget(`${organizationId}:${id}`);
-    return this.repository.save(assistant);
+    return saved;
   }
 
   private newAssistant(
@@ -220,7 +230,7 @@ export class AssistantsService {
     manager: EntityManager,
   ): Promise<DeletedRow[]> {
     const deleted = await this.repository.deleteExcept(organizationId, keep, manager);
-    for (const { id } of deleted) this.forget(`${organizationId}:${id}`);
+    for (const { id } of deleted) this.forget(`${organizationId}:${id}`, manager);
     return deleted;
   }
 }

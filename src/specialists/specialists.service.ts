@@ -9,6 +9,7 @@ import { AgentRosterService } from './agent-roster.service.js';
 import { GENERIC_AGENT, SPECIALIST_NAME } from './specialist-names.js';
 import { SpecialistsRepository } from './specialists.repository.js';
 import type { DeletedRow } from '../database/delete-except.js';
+import { afterCommit } from '../database/transactional-connection.js';
 import { modelReferences } from '../tenant-config/config-references.js';
 import { TenantConfigPolicy } from '../tenant-config/tenant-config.policy.js';
 
@@ -55,7 +56,7 @@ export class SpecialistsService {
     manager?: EntityManager,
   ): Promise<boolean> {
     const removed = await this.repository.deleteByName(organizationId, assistantId, name, manager);
-    this.rosters.invalidate(organizationId, assistantId);
+    this.forgetRoster(organizationId, assistantId, manager);
     return removed;
   }
 
@@ -110,7 +111,7 @@ export class SpecialistsService {
       );
     }
     const saved = await this.repository.save(specialist, manager);
-    this.rosters.invalidate(organizationId, assistantId);
+    this.forgetRoster(organizationId, assistantId, manager);
     return { specialist: saved, action: existing ? 'updated' : 'created' };
   }
 
@@ -122,8 +123,14 @@ export class SpecialistsService {
     manager: EntityManager,
   ): Promise<DeletedRow[]> {
     const deleted = await this.repository.deleteExcept(organizationId, assistantId, keep, manager);
-    if (deleted.length > 0) this.rosters.invalidate(organizationId, assistantId);
+    if (deleted.length > 0) this.forgetRoster(organizationId, assistantId, manager);
     return deleted;
+  }
+
+  /** The roster this process caches, forgotten at once and again once `manager`'s transaction commits. */
+  private forgetRoster(organizationId: string, assistantId: string, manager?: EntityManager): void {
+    this.rosters.invalidate(organizationId, assistantId);
+    afterCommit(manager, () => this.rosters.invalidate(organizationId, assistantId));
   }
 }
 
