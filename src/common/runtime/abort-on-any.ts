@@ -8,16 +8,22 @@
  */
 export class AbortOnAny {
   readonly signal: AbortSignal;
-  private readonly aborter = new AbortController();
   private readonly sources: readonly AbortSignal[];
   private readonly abortFrom = (event: Event) => this.aborter.abort((event.target as AbortSignal).reason);
 
-  /** Sources that are undefined are left out. */
-  constructor(sources: readonly (AbortSignal | undefined)[]) {
-    this.signal = this.aborter.signal;
+  /**
+   * Sources that are undefined are left out. `aborter`, when given, is the controller to abort
+   * (a caller that already holds one for its own reasons saves a second one per request).
+   */
+  constructor(
+    sources: readonly (AbortSignal | undefined)[],
+    private readonly aborter = new AbortController(),
+  ) {
+    this.signal = aborter.signal;
     this.sources = sources.filter((source) => source !== undefined);
+    if (this.signal.aborted) return;
     const already = this.sources.find((source) => source.aborted);
-    if (already) this.aborter.abort(already.reason);
+    if (already) aborter.abort(already.reason);
     else for (const source of this.sources) source.addEventListener('abort', this.abortFrom, { once: true });
   }
 

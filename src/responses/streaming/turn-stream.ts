@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { logUnexpected } from '../../common/errors/all-exceptions.filter.js';
+import { AbortOnAny } from '../../common/runtime/abort-on-any.js';
 import type { ApiError } from '../../common/errors/error-catalogue.js';
 import { LifecycleState, shutdownError } from '../../lifecycle/lifecycle.state.js';
 import { Metrics } from '../../metrics/metrics.service.js';
@@ -30,7 +31,7 @@ export class TurnStream implements TurnSink {
   /** Aborted when the client leaves, the lease is lost or the shutdown grace period ends. */
   readonly signal: AbortSignal;
   private opened = false;
-  private readonly abortFrom = (event: Event) => this.departure.abort((event.target as AbortSignal).reason);
+  private readonly stops: AbortOnAny;
 
   constructor(
     private readonly target: StreamTarget,
@@ -44,18 +45,9 @@ export class TurnStream implements TurnSink {
     private readonly lost?: AbortSignal,
   ) {
     this.recorder = new ResponseRecorder(target, style);
-    // Not AbortSignal.any: on Node 20 a composite signal that has an abort listener is held in a
-    // process-wide set until a source aborts, and the replica's drain deadline never does in
-    // normal operation, so each stream would be kept (~1.2 KiB and what its listeners hold).
-    // Listening on every source and unlistening in close() leaves nothing behind.
-    this.signal = departure.signal;
-    if (departure.signal.aborted) return;
-    const already = [lost, lifecycle.drainDeadline].find((source) => source?.aborted);
-    if (already) departure.abort(already.reason);
-    else {
-      lost?.addEventListener('abort', this.abortFrom, { once: true });
-      lifecycle.drainDeadline.addEventListener('abort', this.abortFrom, { once: true });
-    }
+    // The departure's own controller is aborted for the other reasons too; close() lets go of them.
+    this.stops = new AbortOnAny([lost, lifecycle.drainDeadline], departure);
+    this.signal = this.stops.signal;
   }
 
   /** The client left, or the turn is no longer this replica's: nobody is listening here. */
@@ -132,8 +124,7 @@ export class TurnStream implements TurnSink {
 
   /** Always called last, whatever happened. */
   close(): void {
-    this.lost?.removeEventListener('abort', this.abortFrom);
-    this.lifecycle.drainDeadline.removeEventListener('abort', this.abortFrom);
+    this.stops.release();
     if (this.opened) this.metrics.streamClosed();
   }
 }
