@@ -87,3 +87,12 @@ export interface ServerTool {
   /** Never throws: failures and timeouts come back as `{ ok: false }`. */
   execute(args: Record<string, unknown>, context: ToolExecutionContext): Promise<ToolResult>;
 }
+
+/** The request's credentials, needed already to list the tools of MCP servers. */
+export interface ResolveOptions {
+  /** `x-user-token`. */
+  userToken?: string;
+  /** `x-user-tokens`. */
+  userTokens?: Record<string, string>;
+  signal?: AbortSignal;
+}

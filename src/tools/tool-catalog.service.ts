@@ -2,41 +2,17 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { describeUnexpected } from '../common/errors/all-exceptions.filter.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { ToolEntity } from './entities/tool.entity.js';
-import { McpClientService, type McpTarget, type RemoteTool } from './mcp/mcp-client.service.js';
+import { McpServerTools } from './mcp/mcp-server-tools.service.js';
 import { restDefinition, runRestTool } from './rest/rest-tool.js';
-import type {
-  ServerTool,
-  ServerToolDefinition,
-  ServerToolKind,
-  ToolResult,
-  WebSearchSource,
-} from './server-tool.js';
-import { TenantConfigPolicy, type ConfigAccess } from '../tenant-config/tenant-config.policy.js';
+import type { ResolveOptions, ServerTool, WebSearchSource } from './server-tool.js';
+import { TenantConfigPolicy } from '../tenant-config/tenant-config.policy.js';
 import { GuardedFetchPool } from './ssrf/guarded-fetch-pool.js';
-import { TOOL_NAME, type McpServerConfig, type RestToolConfig, type WebSearchConfig } from './tool-config.js';
-import {
-  deadline,
-  describeFailure,
-  guardedTool,
-  redactSecrets,
-  resolveHeaders,
-  signInRequired,
-  ToolFailure,
-  type ToolWork,
-} from './tool-runtime.js';
+import type { RestToolConfig, WebSearchConfig } from './tool-config.js';
+import { guardedTool, toolLimits } from './tool-runtime.js';
 import { ToolsRepository } from './tools.repository.js';
 import { WebSearchCacheRepository } from './web-search/web-search-cache.repository.js';
 import { createWebSearchProvider } from './web-search/web-search-provider.factory.js';
 import { runWebSearch, webSearchDefinition } from './web-search/web-search.tool.js';
-
-/** The request's credentials, needed already to list the tools of MCP servers. */
-export interface ResolveOptions {
-  /** `x-user-token`. */
-  userToken?: string;
-  /** `x-user-tokens`. */
-  userTokens?: Record<string, string>;
-  signal?: AbortSignal;
-}
 
 /** Catalogue rows read ahead of use, by tool name. */
 export interface LoadedCatalogue {
@@ -58,7 +34,7 @@ export class ToolCatalogService {
     private readonly repository: ToolsRepository,
     private readonly policy: TenantConfigPolicy,
     private readonly guards: GuardedFetchPool,
-    private readonly mcp: McpClientService,
+    private readonly mcpServer: McpServerTools,
     private readonly webSearchCache: WebSearchCacheRepository,
   ) {}
 
@@ -135,11 +111,14 @@ export class ToolCatalogService {
       const config = row.config as WebSearchConfig;
       const provider = createWebSearchProvider(config, http, access.secrets);
       return [
-        this.executor(
-          row,
-          'web_search',
-          webSearchDefinition(row.name, row.description),
-          config.timeoutMs,
+        guardedTool(
+          {
+            kind: 'web_search',
+            definition: webSearchDefinition(row.name, row.description),
+            plugin: row.plugin ?? null,
+          },
+          toolLimits(this.config.tools, config.timeoutMs),
+          this.logger,
           async (args, context, signal) => {
             const result = await runWebSearch(provider, args, config.maxResults, signal);
             if (result.ok && result.webSearch) await this.remember(context.organizationId, result.webSearch);
@@ -151,11 +130,14 @@ export class ToolCatalogService {
     if (row.kind === 'rest') {
       const config = row.config as RestToolConfig;
       return [
-        this.executor(
-          row,
-          'rest',
-          restDefinition(row.name, row.description, config),
-          config.timeoutMs,
+        guardedTool(
+          {
+            kind: 'rest',
+            definition: restDefinition(row.name, row.description, config),
+            plugin: row.plugin ?? null,
+          },
+          toolLimits(this.config.tools, config.timeoutMs),
+          this.logger,
           (args, context, signal) =>
             runRestTool(
               config,
@@ -167,102 +149,7 @@ export class ToolCatalogService {
         ),
       ];
     }
-    return this.mcpTools(row, access, options);
-  }
-
-  private async mcpTools(
-    row: ToolEntity,
-    access: ConfigAccess,
-    options: ResolveOptions,
-  ): Promise<ServerTool[]> {
-    const config = row.config as McpServerConfig;
-    const plugin = row.plugin ?? null;
-    const timeoutMs = config.timeoutMs ?? this.config.tools.timeoutMs;
-    // A server that cannot be listed stays visible as one tool, so the model can still reach for
-    // it and learn why it fails (or the user is asked to sign in).
-    const placeholder = (reason: string, result: ToolResult) => [
-      this.executor(row, 'mcp', this.placeholderDefinition(row, reason), config.timeoutMs, () =>
-        Promise.resolve(result),
-      ),
-    ];
-    const signIn = plugin?.oauth ? signInRequired(plugin) : undefined;
-    if (plugin && signIn && !options.userTokens?.[plugin.oauth?.providerId ?? '']) {
-      return placeholder(`requires signing in to ${plugin.name}`, signIn);
-    }
-    const turnSignal = options.signal ?? new AbortController().signal;
-    let remote: RemoteTool[];
-    try {
-      remote = await this.mcp.listTools(
-        this.mcpTarget(row, config, access, options),
-        deadline(turnSignal, timeoutMs),
-      );
-    } catch (error) {
-      if (error instanceof ToolFailure && error.unauthorized && plugin && signIn) {
-        return placeholder(`requires signing in to ${plugin.name}`, signIn);
-      }
-      const reason =
-        describeFailure(error, turnSignal, timeoutMs) ?? `The MCP server ${row.name} could not be reached`;
-      this.logger.warn({ msg: 'could not list MCP tools', tool: row.name, reason });
-      return placeholder(reason, { ok: false, error: reason });
-    }
-    const prefix = config.toolPrefix ?? `${row.name}_`;
-    const allowed = config.allowedTools ? new Set(config.allowedTools) : undefined;
-    return remote.flatMap((tool) => {
-      if (allowed && !allowed.has(tool.name)) return [];
-      const name = `${prefix}${tool.name}`;
-      if (!TOOL_NAME.test(name)) {
-        this.logger.warn({ msg: 'MCP tool name unusable by models; skipped', server: row.name, tool: name });
-        return [];
-      }
-      const definition = { name, description: tool.description, parameters: tool.inputSchema };
-      return [
-        this.executor(row, 'mcp', definition, config.timeoutMs, async (args, context, signal) => {
-          const target = this.mcpTarget(row, config, access, context);
-          const result = await this.mcp.callTool(target, tool.name, args, signal);
-          // A server that echoes its request must not put a token into the transcript.
-          const text = redactSecrets(result.text, [...target.secretValues, target.bearerToken]);
-          return result.isError ? { ok: false, error: text || `${name} failed` } : { ok: true, output: text };
-        }),
-      ];
-    });
-  }
-
-  private mcpTarget(
-    row: ToolEntity,
-    config: McpServerConfig,
-    access: ConfigAccess,
-    credentials: ResolveOptions,
-  ): McpTarget & { secretValues: string[] } {
-    const { headers, sensitive, secretValues } = resolveHeaders(config.headers, access.secrets);
-    const oauth = row.plugin?.oauth;
-    return {
-      serverId: row.id,
-      version: row.updatedAt.getTime(),
-      name: row.name,
-      url: config.url,
-      transport: config.transport,
-      headers,
-      sensitiveHeaders: sensitive,
-      // The plugin's provider token when the server is in an OAuth plugin, else the forwarded x-user-token.
-      bearerToken: oauth
-        ? credentials.userTokens?.[oauth.providerId]
-        : config.forwardUserToken
-          ? credentials.userToken
-          : undefined,
-      timeoutMs: config.timeoutMs ?? this.config.tools.timeoutMs,
-      http: this.guards.for(access.policyKey, access.policy),
-      traceContext: config.traceContext,
-      secretValues,
-    };
-  }
-
-  private placeholderDefinition(row: ToolEntity, reason: string): ServerToolDefinition {
-    const about = row.description || `Tools of the ${row.name} service`;
-    return {
-      name: row.name,
-      description: `${about} (currently unavailable: ${reason})`,
-      parameters: { type: 'object', properties: {} },
-    };
+    return this.mcpServer.tools(row, access, options);
   }
 
   /**
@@ -278,20 +165,5 @@ export class ToolCatalogService {
     } catch (error) {
       this.logger.warn({ ...describeUnexpected(error), msg: 'web search cache not written' });
     }
-  }
-
-  /** The row's tool, with this replica's time limit (unless the row sets one) and output cap. */
-  private executor(
-    row: ToolEntity,
-    kind: ServerToolKind,
-    definition: ServerToolDefinition,
-    ownTimeoutMs: number | undefined,
-    work: ToolWork,
-  ): ServerTool {
-    const limits = {
-      timeoutMs: ownTimeoutMs ?? this.config.tools.timeoutMs,
-      maxOutputBytes: this.config.tools.maxOutputBytes,
-    };
-    return guardedTool({ kind, definition, plugin: row.plugin ?? null }, limits, this.logger, work);
   }
 }

@@ -145,6 +145,14 @@ export type ToolWork = (
   signal: AbortSignal,
 ) => Promise<ToolResult>;
 
+/** A tool's limits: its own time limit if its row sets one, else this replica's; the replica's output cap. */
+export function toolLimits(
+  replica: { timeoutMs: number; maxOutputBytes: number },
+  ownTimeoutMs: number | undefined,
+): { timeoutMs: number; maxOutputBytes: number } {
+  return { timeoutMs: ownTimeoutMs ?? replica.timeoutMs, maxOutputBytes: replica.maxOutputBytes };
+}
+
 /**
  * Wraps a tool's work with what every tool shares: the plugin's sign-in requirement, the time
  * limit, never throwing, and the output cap.

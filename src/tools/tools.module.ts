@@ -4,6 +4,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { ToolsApplySection } from './admin/tools.apply-section.js';
 import { McpClientService } from './mcp/mcp-client.service.js';
+import { McpServerTools } from './mcp/mcp-server-tools.service.js';
 import { GuardedFetch } from './ssrf/guarded-fetch.js';
 import { GuardedFetchPool } from './ssrf/guarded-fetch-pool.js';
 import { SsrfPolicy } from '../common/network/ssrf-policy.js';
@@ -24,6 +25,7 @@ import { WebSearchCacheRepository } from './web-search/web-search-cache.reposito
     ToolsService,
     ToolCatalogService,
     McpClientService,
+    McpServerTools,
     GuardedFetchPool,
     {
       provide: GuardedFetch,
