@@ -31,6 +31,6 @@ export class TurnColumnsLz41796660000001 implements MigrationInterface {
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(alter('pglz'));
+    await queryRunner.query(alter('default'));
   }
 }
