@@ -22,6 +22,7 @@ import { UsagePending1796450000001 } from './1796450000001-usage-pending.js';
 import { ResponseEventBatches1796510000001 } from './1796510000001-response-event-batches.js';
 import { MessagesByConversation1796530000001 } from './1796530000001-messages-by-conversation.js';
 import { ConversationHeadCreatedAt1796650000001 } from './1796650000001-conversation-head-created-at.js';
+import { TurnColumnsLz41796660000001 } from './1796660000001-turn-columns-lz4.js';
 
 /** Every migration in order. `npm run migration:generate` appends to this list. */
 export const MIGRATIONS: Function[] = [
@@ -49,4 +50,5 @@ export const MIGRATIONS: Function[] = [
   ResponseEventBatches1796510000001,
   MessagesByConversation1796530000001,
   ConversationHeadCreatedAt1796650000001,
+  TurnColumnsLz41796660000001,
 ];
