@@ -42,6 +42,10 @@ export class AppModule implements NestModule {
       imports: [
         ConfigModule.forRoot(config),
         DatabaseModule.forRoot(database, config.database.poolMax, ENTITIES),
+        // First of the modules with controllers: Nest registers routes in module order, and Express
+        // tests each route layer in turn, so the turn routes match before the ~80 others
+        // (test/route-order.e2e-spec.ts).
+        ResponsesModule,
         LifecycleModule,
         MetricsModule,
         LimitsModule,
@@ -55,7 +59,6 @@ export class AppModule implements NestModule {
         MemoryModule,
         FilesModule,
         VectorStoresModule,
-        ResponsesModule,
         UsageModule,
         ConversationsModule,
         McpGatewayModule,

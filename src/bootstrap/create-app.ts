@@ -6,6 +6,7 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { AppModule } from '../app.module.js';
 import { JsonLogger } from '../common/logging/json-logger.js';
+import { HttpObservability } from '../metrics/http-observability.js';
 import { answerMalformedHttp } from '../common/http/client-error.js';
 import { applyServerTimeouts } from '../common/http/server-timeouts.js';
 import { RequestEdge } from '../common/http/request-edge.middleware.js';
@@ -66,6 +67,7 @@ export async function createApp(
       },
     );
     if (logger !== false) Logger.overrideLogger(logger);
+    app.get(HttpObservability).useLogger(logger);
     app.set('trust proxy', config.server.trustProxy);
     app.disable('x-powered-by');
     // No ETag on API replies: no client does conditional requests on them (the spec defines none),

@@ -13,6 +13,9 @@ import { pause, RetryableUpstreamError, RetryPolicy } from './upstream-retry.js'
 import { WellFormedDeltas } from './well-formed-text.js';
 import type { LlmProvider, ModelEvent, ModelRequest, TokenLogprob, UpstreamAccess } from './llm.types.js';
 
+/** Read-only and the same for every call (the SDK only serializes it). */
+const INCLUDE_USAGE = Object.freeze({ include_usage: true as const });
+
 export interface OpenAiCompatibleOptions {
   headersTimeoutMs: number;
   firstTokenTimeoutMs: number;
@@ -59,11 +62,14 @@ export class OpenAiCompatibleProvider implements LlmProvider {
       try {
         // The SDK builds, authenticates and checks the request; the body is read here in batches.
         const response = await this.client(settings, request.access)
-          .chat.completions.create(this.params(settings, request), {
-            signal: controller.signal,
-            // W3C trace context to the platform's upstreams, so their spans join the turn's trace (empty when off).
-            headers: request.access?.traceContext ? traceHeaders() : {},
-          })
+          .chat.completions.create(
+            this.params(settings, request),
+            // W3C trace context to the platform's upstreams, so their spans join the turn's trace;
+            // no headers object otherwise (the SDK walks each one it is given, twice).
+            request.access?.traceContext
+              ? { signal: controller.signal, headers: traceHeaders() }
+              : { signal: controller.signal },
+          )
           .asResponse();
         deadlines.headersArrived();
         const body = upstreamBody(response);
@@ -120,7 +126,7 @@ export class OpenAiCompatibleProvider implements LlmProvider {
       model: settings.model,
       messages: request.messages,
       stream: true,
-      stream_options: { include_usage: true },
+      stream_options: INCLUDE_USAGE,
     };
     if (request.tools.length > 0) {
       params.tools = request.tools.map((tool) => ({

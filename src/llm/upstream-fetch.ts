@@ -34,10 +34,12 @@ export function upstreamFetch(connect?: buildConnector.connector): typeof fetch 
         : (init?.body as Readable | null | undefined),
       signal: init?.signal ?? undefined,
     });
-    const responseHeaders = new Headers();
+    // A plain record: the Response makes its own Headers from it (a Headers given here would be
+    // one more object, iterated and sorted to be copied).
+    const responseHeaders: Record<string, string> = {};
     for (const name in headers) {
       const value = headers[name];
-      if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
+      if (value !== undefined) responseHeaders[name] = Array.isArray(value) ? value.join(', ') : value;
     }
     if (statusCode < 200 || statusCode >= 300) {
       return new Response(await body.text(), { status: statusCode, headers: responseHeaders });
@@ -66,8 +68,11 @@ function requestBytes(body: RequestInit['body']): Uint8Array | undefined {
 /** The headers (any form `fetch` takes) as undici's flat name, value list, with the body's length. */
 function withLength(headers: RequestInit['headers'], length: number): string[] {
   const flat: string[] = [];
-  for (const [name, value] of new Headers(headers)) {
-    if (name.toLowerCase() !== 'content-length') flat.push(name, value);
+  // The SDK passes a Headers: read as it is (its names lowercase, its sorted list already made by
+  // the SDK's request log), not copied into another one first.
+  const list = headers instanceof Headers ? headers : new Headers(headers);
+  for (const [name, value] of list) {
+    if (name !== 'content-length') flat.push(name, value);
   }
   flat.push('content-length', String(length));
   return flat;

@@ -1,6 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import type { JsonLogger } from '../common/logging/json-logger.js';
 import type { RequestContext } from '../common/logging/request-context.js';
+import type { LogLevel } from '../config/app-config.js';
 import { Metrics } from './metrics.service.js';
 
 const PROCESSING_TIME_HEADER = 'x-processing-time-ms';
@@ -21,8 +23,15 @@ type ObservedResponse = Response & { [OBSERVED_SINCE]?: number };
 @Injectable()
 export class HttpObservability {
   private readonly logger = new Logger('Http');
+  /** Whether the app's logger writes a line of this level; every level until `useLogger`. */
+  private writes: (level: LogLevel) => boolean = () => true;
 
   constructor(private readonly metrics: Metrics) {}
+
+  /** The app's logger (false: none), so that an access line is built only when it will be written. */
+  useLogger(logger: JsonLogger | false): void {
+    this.writes = logger === false ? () => false : (level) => logger.writes(level);
+  }
 
   /** Starts the clock of `res`; returns the start for `finish`. */
   begin(res: Response): number {
@@ -38,6 +47,9 @@ export class HttpObservability {
     // 499 (as nginx logs it): the client left before any response was sent.
     const status = res.headersSent ? res.statusCode : 499;
     this.metrics.httpRequest(req.method, route, status, durationMs / 1000);
+    const quiet = QUIET_ROUTES.has(route);
+    // Not built when dropped: the bench and many deployments run at LOG_LEVEL=error.
+    if (!this.writes(quiet ? 'debug' : 'log')) return;
     const line = {
       msg: 'request',
       method: req.method,
@@ -49,7 +61,7 @@ export class HttpObservability {
       organizationId: context.organizationId,
       assistantId: context.assistantId,
     };
-    if (QUIET_ROUTES.has(route)) this.logger.debug(line);
+    if (quiet) this.logger.debug(line);
     else this.logger.log(line);
   }
 }

@@ -36,8 +36,13 @@ export class JsonLogger implements LoggerService {
     this.write('debug', message, context);
   }
 
+  /** Whether a line of this level is written: callers skip building a line that would be dropped. */
+  writes(level: LogLevel): boolean {
+    return SEVERITY[level] <= SEVERITY[this.level];
+  }
+
   private write(level: LogLevel, message: unknown, context: string | undefined): void {
-    if (SEVERITY[level] > SEVERITY[this.level]) return;
+    if (!this.writes(level)) return;
     const request = currentRequestContext();
     const fields = typeof message === 'object' && message !== null ? message : { msg: String(message) };
     const line = JSON.stringify({
