@@ -13,7 +13,8 @@
 //     (id, organization_id, name, model) SELECT gen_random_uuid(), id, 'a', '{}' FROM organizations"
 //   then `node bench/turn-cost.mjs <worktree> D json-new 1500 1` for a bench-sized organization.
 // ops: stream-new (turn_starts + turn_save, new conversation), json-new (turn_insert_new),
-//      stream-cont (continuing: turn_starts + turn_save), json-cont (turn_insert), thread (thread_load)
+//      stream-cont (continuing: turn_starts + turn_save), json-cont (turn_insert), thread (thread_load
+//      of a thread of THREAD_TURNS turns, 20 unless set)
 import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -173,8 +174,8 @@ async function dbStats() {
 const warm = Number(warmArg),
   n = Number(nArg);
 if (op === 'thread') {
-  // a 20-turn thread through json-cont turns
-  for (let i = 0; i < 20; i++) {
+  // a thread of THREAD_TURNS turns (20 unless set) through json-cont turns
+  for (let i = 0; i < Number(process.env.THREAD_TURNS ?? 20); i++) {
     const s = turn(last !== null);
     await store.insertTurn(finished(s));
     last = { conversationId: s.conversationId, responseId: s.responseId, depth: s.depth };

@@ -259,6 +259,6 @@ export class ConversationStore {
       threadWalk('id = $1 AND organization_id = $2 AND conversation_id = $3', '$2'),
       [conversation.lastResponseId, organizationId, conversation.id],
     );
-    return { conversation, head: threadHead(rows, conversation.id) };
+    return { conversation, head: threadHead(rows) };
   }
 }

@@ -189,21 +189,27 @@ export function messagesParam(messages: TurnRecord['messages']): string {
  * primary-key probe per turn on any table of more than a page (the cheaper plan on one page),
  * also as a generic plan, so the walk can be prepared. As a join, on a small table or as a
  * generic plan, it hashed a sequential scan of all responses at every step (200 turns: 16.8 ms
- * against 0.5 ms, docs/benchmarks.md). Only the newest row carries its conversation, status,
- * output and agent; rows come in walk order (threadHead sorts them, not the database).
+ * against 0.5 ms, docs/benchmarks.md). Rows come in walk order (threadHead sorts them).
+ *
+ * A row is three columns: the depth, the transcript as JSON text, and `head`, the newest turn's
+ * own columns as one JSON object (null on older rows). Fewer columns per row cut the service's
+ * work per turn of the thread (a row object and a field each); one string aggregate of all
+ * transcripts cost the database more than it saved (docs/benchmarks.md, round "threadcost").
  */
 export function threadWalk(start: string, organization: string): string {
   return `WITH RECURSIVE chain AS (
-    SELECT id, previous_response_id, conversation_id, depth, status::varchar, output, active_agent::varchar, transcript
+    SELECT previous_response_id, depth, transcript,
+           json_build_object('id', id, 'conversation_id', conversation_id, 'status', status,
+                             'output', output, 'active_agent', active_agent) AS head
       FROM responses
      WHERE ${start}
     UNION ALL
-    SELECT r.id, r.previous_response_id, NULL::uuid, r.depth, NULL::varchar, NULL::jsonb, NULL::varchar, r.transcript
+    SELECT r.previous_response_id, r.depth, r.transcript, NULL::json
       FROM chain c,
-           LATERAL (SELECT id, previous_response_id, depth, transcript FROM responses
+           LATERAL (SELECT previous_response_id, depth, transcript FROM responses
                      WHERE id = c.previous_response_id AND organization_id = ${organization} LIMIT 1) r
   )
-  SELECT id, conversation_id, depth, status, output, active_agent, transcript FROM chain`;
+  SELECT head, depth, transcript::text AS transcript FROM chain`;
 }
 
 /**
@@ -219,30 +225,40 @@ export const LOAD_THREAD: PreparedStatement = {
   ),
 };
 
-/** A row of a thread's walk along `previous_response_id` (only the newest has conversation, status, output). */
-export interface ChainRow {
+/** The newest turn's columns, in the first row of a thread's walk. */
+interface ThreadWalkHead {
   id: string;
-  conversation_id: string | null;
-  depth: number;
-  status: TurnStatus | null;
-  output: OutputItem[] | null;
+  conversation_id: string;
+  status: TurnStatus;
+  output: OutputItem[];
   active_agent: string | null;
-  transcript: ChatMessage[];
 }
 
-/** The end of a thread from its walk (rows in any order); null for none. */
-export function threadHead(walk: ChainRow[], conversationId: string): ThreadHead | null {
+/** A row of a thread's walk (threadWalk); only the newest carries `head`. */
+export interface ChainRow {
+  head: ThreadWalkHead | null;
+  depth: number;
+  /** The turn's transcript, a JSON array as text (parsed once here rather than by the driver). */
+  transcript: string;
+}
+
+/** The end of a thread from its walk (rows in any order); null when the walk found no turn. */
+export function threadHead(walk: ChainRow[]): ThreadHead | null {
+  const newest = walk.find((row) => row.head !== null);
+  if (!newest?.head) return null;
   const rows = walk.toSorted((a, b) => a.depth - b.depth);
-  const head = rows[rows.length - 1];
-  if (!head) return null;
+  const transcript: ChatMessage[] = [];
+  for (const row of rows)
+    for (const message of JSON.parse(row.transcript) as ChatMessage[]) transcript.push(message);
+  const head = newest.head;
   return {
     responseId: head.id,
-    conversationId,
-    depth: head.depth,
-    status: head.status as TurnStatus,
-    output: head.output ?? [],
+    conversationId: head.conversation_id,
+    depth: newest.depth,
+    status: head.status,
+    output: head.output,
     activeAgent: head.active_agent,
-    transcript: rows.flatMap((row) => row.transcript),
+    transcript,
     // The walk reaches depth 1 unless a turn on the way was deleted (DELETE /v1/responses/{id}).
     complete: rows[0].depth === 1,
   };

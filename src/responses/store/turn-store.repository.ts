@@ -80,9 +80,7 @@ export class TurnStore {
       assistantId,
       userId,
     ]);
-    // Only the row the walk started from (the newest) carries its conversation.
-    const conversationId = rows.find((row) => row.conversation_id !== null)?.conversation_id;
-    return conversationId ? threadHead(rows, conversationId) : null;
+    return threadHead(rows);
   }
 
   /**
