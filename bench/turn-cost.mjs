@@ -175,7 +175,9 @@ const warm = Number(warmArg),
   n = Number(nArg);
 if (op === 'thread') {
   // a thread of THREAD_TURNS turns (20 unless set) through json-cont turns
-  for (let i = 0; i < Number(process.env.THREAD_TURNS ?? 20); i++) {
+  const threadTurns = Number(process.env.THREAD_TURNS ?? 20);
+  if (!Number.isInteger(threadTurns) || threadTurns < 1) throw new Error('THREAD_TURNS: a positive integer');
+  for (let i = 0; i < threadTurns; i++) {
     const s = turn(last !== null);
     await store.insertTurn(finished(s));
     last = { conversationId: s.conversationId, responseId: s.responseId, depth: s.depth };

@@ -26,7 +26,11 @@ describe('upstreamFetch', () => {
         return;
       }
       if (req.url === '/error') {
-        res.writeHead(400, { 'content-type': 'application/json', 'x-request-id': 'req_1' });
+        res.writeHead(400, {
+          'content-type': 'application/json',
+          'x-request-id': 'req_1',
+          'x-multi': ['a', 'b'],
+        });
         res.end('{"error":{"message":"bad","param":"top_p"}}');
         return;
       }
@@ -72,7 +76,7 @@ describe('upstreamFetch', () => {
     for (const headers of [
       { 'x-tag': 'object', 'Content-Length': '3' },
       [['x-tag', 'pairs']] as [string, string][],
-      new Headers({ 'x-tag': 'headers' }),
+      new Headers({ 'x-tag': 'headers', 'content-length': '3' }),
     ]) {
       const response = await upstreamFetch()(`${base}/echo`, { method: 'POST', headers, body });
       const tag = headers instanceof Headers ? 'headers' : Array.isArray(headers) ? 'pairs' : 'object';
@@ -85,6 +89,8 @@ describe('upstreamFetch', () => {
     expect(response.ok).toBe(false);
     expect(response.status).toBe(400);
     expect(response.headers.get('x-request-id')).toBe('req_1');
+    // A repeated header reaches the SDK as one value, as fetch would give it; no name is lost.
+    expect(response.headers.get('x-multi')).toBe('a, b');
     expect(await response.json()).toEqual({ error: { message: 'bad', param: 'top_p' } });
   });
 });

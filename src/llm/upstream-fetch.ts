@@ -36,7 +36,8 @@ export function upstreamFetch(connect?: buildConnector.connector): typeof fetch 
     });
     // A plain record: the Response makes its own Headers from it (a Headers given here would be
     // one more object, iterated and sorted to be copied).
-    const responseHeaders: Record<string, string> = {};
+    // No prototype: a header named `__proto__` is kept as a header, not taken as one.
+    const responseHeaders = Object.create(null) as Record<string, string>;
     for (const name in headers) {
       const value = headers[name];
       if (value !== undefined) responseHeaders[name] = Array.isArray(value) ? value.join(', ') : value;
@@ -68,8 +69,8 @@ function requestBytes(body: RequestInit['body']): Uint8Array | undefined {
 /** The headers (any form `fetch` takes) as undici's flat name, value list, with the body's length. */
 function withLength(headers: RequestInit['headers'], length: number): string[] {
   const flat: string[] = [];
-  // The SDK passes a Headers: read as it is (its names lowercase, its sorted list already made by
-  // the SDK's request log), not copied into another one first.
+  // The SDK passes a Headers: read as it is (its names lowercase, duplicates combined), not
+  // copied into another one first.
   const list = headers instanceof Headers ? headers : new Headers(headers);
   for (const [name, value] of list) {
     if (name !== 'content-length') flat.push(name, value);

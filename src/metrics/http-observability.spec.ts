@@ -14,7 +14,8 @@ function accessLines(level: LogLevel | false, path: string): Record<string, unkn
   } as unknown as Metrics;
   const observability = new HttpObservability(metrics);
   const logger = level === false ? false : new JsonLogger(level);
-  if (logger !== false) Logger.overrideLogger(logger);
+  // Without a logger of its own, the static Logger would write everything: the skip must be the reason for silence.
+  Logger.overrideLogger(logger === false ? new JsonLogger('debug') : logger);
   observability.useLogger(logger);
   const req = { method: 'GET', baseUrl: '', route: { path } } as unknown as Request;
   const res = {
