@@ -32,10 +32,17 @@ export class ChatCompletionChunks {
   /** The chunks of the next read that completed any; undefined once the stream ended or said `[DONE]`. */
   async next(): Promise<ChatCompletionChunk[] | undefined> {
     while (!this.done) {
-      const value = await this.source.next();
+      // Text already read costs no promise; only an empty buffer waits (one promise per wait).
+      let value = this.source.read();
+      while (value === null) {
+        await this.source.readable();
+        value = this.source.read();
+      }
       if (value === undefined) return undefined;
       const buffer = this.buffer + value;
-      const chunks: ChatCompletionChunk[] = [];
+      // Made on the first chunk as `[chunk]`: a read usually has one, and an empty array grown
+      // by push() takes room for 17.
+      let chunks: ChatCompletionChunk[] | undefined;
       // Walk the read with an offset and keep only the unfinished tail: one copy per read.
       let from = 0;
       // Most upstreams end lines with LF alone; only look for CRLF blank lines when a CR came.
@@ -49,7 +56,7 @@ export class ChatCompletionChunks {
         if (data === '[DONE]') {
           this.done = true;
           this.buffer = '';
-          return chunks.length > 0 ? chunks : undefined;
+          return chunks;
         }
         const parsed = parseChunk(data);
         if (parsed === undefined) {
@@ -58,10 +65,11 @@ export class ChatCompletionChunks {
           continue;
         }
         if (parsed.error) throw new StreamErrorEvent(parsed.error);
-        chunks.push(parsed);
+        if (chunks === undefined) chunks = [parsed];
+        else chunks.push(parsed);
       }
       this.buffer = from > 0 ? buffer.slice(from) : buffer;
-      if (chunks.length > 0) return chunks;
+      if (chunks !== undefined) return chunks;
     }
     return undefined;
   }
@@ -84,15 +92,19 @@ function parseChunk(data: string): (ChatCompletionChunk & { error?: unknown }) |
   }
 }
 
-/** The text of an answer's body, one `next()` per batch of what arrived; undefined at its end. */
+/**
+ * The text of an answer's body: `read()` takes what arrived (null when nothing yet, undefined at
+ * its end; it throws the body's failure), `readable()` resolves once `read()` has news.
+ */
 interface TextSource {
-  next(): Promise<string | undefined>;
+  read(): string | null | undefined;
+  readable(): Promise<void>;
   /** Stops reading (at the end, or early); never destroys the body. */
   release(): void;
 }
 
 /**
- * undici's stream, decoded by the stream itself: each `next()` takes everything read so far. Four
+ * undici's stream, decoded by the stream itself: each `read()` takes everything read so far. Four
  * listeners and one promise per wait, held for the whole answer: the stream's own async iterator
  * (`body.iterator()`) keeps an end-of-stream watcher, some twenty closures and a generator per
  * open stream, which a slow stream holds for minutes. It behaves the same: buffered text comes
@@ -118,14 +130,15 @@ class NodeBodyText implements TextSource {
     body.on('close', this.onClose);
   }
 
-  async next(): Promise<string | undefined> {
-    for (;;) {
-      const text = this.body.destroyed ? null : (this.body.read() as string | null);
-      if (text !== null) return text;
-      if (this.failure) throw this.failure;
-      if (this.ended) return undefined;
-      await new Promise<void>((resolve) => (this.wake = resolve));
-    }
+  read(): string | null | undefined {
+    const text = this.body.destroyed ? null : (this.body.read() as string | null);
+    if (text !== null) return text;
+    if (this.failure) throw this.failure;
+    return this.ended ? undefined : null;
+  }
+
+  readable(): Promise<void> {
+    return new Promise<void>((resolve) => (this.wake = resolve));
   }
 
   release(): void {
@@ -183,9 +196,18 @@ class WebBodyText implements TextSource {
     this.reader = body.getReader();
   }
 
-  async next(): Promise<string | undefined> {
+  /** What the last `readable()` fetched: null until then, undefined at the end. */
+  private fetched: string | null | undefined = null;
+
+  read(): string | null | undefined {
+    const text = this.fetched;
+    if (text !== undefined) this.fetched = null;
+    return text;
+  }
+
+  async readable(): Promise<void> {
     const { done, value } = await this.reader.read();
-    return done ? undefined : this.decoder.decode(value, { stream: true });
+    this.fetched = done ? undefined : this.decoder.decode(value, { stream: true });
   }
 
   release(): void {

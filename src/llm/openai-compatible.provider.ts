@@ -199,30 +199,29 @@ type ReasoningDelta = { reasoning_content?: string | null; reasoning?: string | 
 
 /** Appends the events one chunk carries to `events`, their text made well-formed by `text`. */
 function translate(chunk: ChatCompletionChunk, text: WellFormedDeltas, events: ModelEvent[]): void {
-  const push = (event: ModelEvent) => {
-    const relayed = text.take(event);
-    if (relayed) events.push(relayed);
-  };
   const choice = chunk.choices?.[0];
   const delta = choice?.delta as (NonNullable<typeof choice>['delta'] & ReasoningDelta) | undefined;
   const reasoning = delta?.reasoning_content || delta?.reasoning;
-  if (reasoning) push({ type: 'reasoning', delta: reasoning });
+  if (reasoning) relay(text, { type: 'reasoning', delta: reasoning }, events);
   if (delta?.content) {
     const logprobs = choice?.logprobs?.content;
-    push(
+    relay(
+      text,
       logprobs
         ? { type: 'text', delta: delta.content, logprobs: logprobs.map(toLogprob) }
         : { type: 'text', delta: delta.content },
+      events,
     );
   }
   for (const call of delta?.tool_calls ?? []) {
-    push({
+    const event: ModelEvent = {
       type: 'tool_call',
       index: call.index,
       id: call.id ?? undefined,
       name: call.function?.name ?? undefined,
       argumentsDelta: call.function?.arguments ?? undefined,
-    });
+    };
+    relay(text, event, events);
   }
   // The answer is over: a surrogate still waiting for its other half never gets it.
   if (choice?.finish_reason) events.push(...text.flush());
@@ -242,6 +241,12 @@ function translate(chunk: ChatCompletionChunk, text: WellFormedDeltas, events: M
       },
     });
   }
+}
+
+/** Appends the event as `text` lets it be relayed (well-formed; nothing while a half is held). */
+function relay(text: WellFormedDeltas, event: ModelEvent, events: ModelEvent[]): void {
+  const relayed = text.take(event);
+  if (relayed) events.push(relayed);
 }
 
 function toLogprob(entry: {

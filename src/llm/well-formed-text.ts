@@ -26,11 +26,12 @@ export class WellFormedDeltas {
         const delta = this.text('text', event.delta, event);
         // Log probabilities keep their event even when its text waits for the next one.
         if (event.logprobs) return { ...event, delta, logprobs: event.logprobs.map(wellFormedLogprob) };
-        return delta === '' ? undefined : { ...event, delta };
+        // The event itself when its text needed no repair (nearly always): no copy per token.
+        return delta === '' ? undefined : delta === event.delta ? event : { ...event, delta };
       }
       case 'reasoning': {
         const delta = this.text('reasoning', event.delta, event);
-        return delta === '' ? undefined : { ...event, delta };
+        return delta === '' ? undefined : delta === event.delta ? event : { ...event, delta };
       }
       case 'tool_call': {
         const repaired = { ...event };
@@ -59,13 +60,17 @@ export class WellFormedDeltas {
   }
 
   private text(channel: string, delta: string, event: ModelEvent): string {
-    let text = (this.pending.get(channel)?.half ?? '') + delta;
-    this.pending.delete(channel);
+    let text = delta;
+    // Nothing held (the usual case): no map lookups per token.
+    if (this.pending.size > 0) {
+      text = (this.pending.get(channel)?.half ?? '') + delta;
+      this.pending.delete(channel);
+    }
     if (text.length > 0 && isHighSurrogate(text.charCodeAt(text.length - 1))) {
       this.pending.set(channel, { half: text.slice(-1), event });
       text = text.slice(0, -1);
     }
-    return text.toWellFormed();
+    return text.isWellFormed() ? text : text.toWellFormed();
   }
 }
 

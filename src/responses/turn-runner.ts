@@ -201,7 +201,8 @@ export class TurnRunner {
           if (plan.beforeFirstEvents) await plan.beforeFirstEvents;
         }
         // One upstream read, one socket write; wait only when the client is not keeping up.
-        recorder.batch(() => {
+        recorder.cork();
+        try {
           for (const event of batch) {
             if (event.type === 'text') {
               deltas += 1;
@@ -237,7 +238,9 @@ export class TurnRunner {
               );
             }
           }
-        });
+        } finally {
+          recorder.uncork();
+        }
         const drained = recorder.drain();
         if (drained) await drained;
       }

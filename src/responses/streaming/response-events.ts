@@ -38,6 +38,18 @@ export function deltaIds(itemId: string, outputIndex: number, contentIndex: bool
   return `,"item_id":${JSON.stringify(itemId)},"output_index":${outputIndex}${contentIndex ? ',"content_index":0' : ''},"delta":`;
 }
 
+/** `{"type":…,"sequence_number":` of each delta event type, serialized once per process. */
+const deltaHeads = new Map<string, string>();
+
+function deltaHead(type: string): string {
+  let head = deltaHeads.get(type);
+  if (head === undefined) {
+    head = `{"type":${JSON.stringify(type)},"sequence_number":`;
+    deltaHeads.set(type, head);
+  }
+  return head;
+}
+
 /**
  * The event side of a response being recorded: numbers every event (`sequence_number`), writes
  * it to the sink (none for a JSON reply), batches writes and passes back-pressure on.
@@ -73,19 +85,20 @@ export class ResponseEvents {
     this.sink?.eventJson?.(
       type,
       sequence,
-      `{"type":${JSON.stringify(type)},"sequence_number":${sequence}${ids}${JSON.stringify(delta)}${tail}`,
+      `${deltaHead(type)}${sequence}${ids}${JSON.stringify(delta)}${tail}`,
     );
   }
 
-  /** Groups the events emitted by `work` into one socket write. */
-  batch(work: () => void): void {
-    if (!this.sink) return work();
-    this.sink.cork();
-    try {
-      work();
-    } finally {
-      this.sink.uncork();
-    }
+  /**
+   * The events emitted until `uncork()` go out in one socket write; the turn's per-read loop
+   * calls these in a try/finally (no closure per read).
+   */
+  cork(): void {
+    this.sink?.cork();
+  }
+
+  uncork(): void {
+    this.sink?.uncork();
   }
 
   /** Undefined when the client keeps up; otherwise resolves when it has read enough. */

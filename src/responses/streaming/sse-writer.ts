@@ -11,6 +11,8 @@ import type { EventSink } from './response-recorder.js';
  */
 export class SseWriter implements EventSink {
   private heartbeat: NodeJS.Timeout | undefined;
+  /** When the last write went out (performance.now()): the heartbeat's timer checks it. */
+  private lastWrite = 0;
   private closed = false;
   private full = false;
   /** Nested cork() calls, and the text of the events written while corked. */
@@ -98,22 +100,29 @@ export class SseWriter implements EventSink {
 
   private send(chunk: string): void {
     if (this.isClosed) return;
-    this.armHeartbeat();
+    // A stamp per write, not a timer re-armed per token: the timer looks at it when it fires.
+    if (this.heartbeat === undefined) this.armHeartbeat();
+    else this.lastWrite = performance.now();
     if (!this.res.write(chunk)) this.full = true;
   }
 
-  /** Restarts the quiet-period timer; `refresh()` reuses one timer for the whole stream. */
+  /** One timer for the whole stream: it fires when the period since the last write may be over. */
   private armHeartbeat(): void {
-    if (this.heartbeat) {
-      this.heartbeat.refresh();
-      return;
-    }
-    this.heartbeat = setTimeout(() => {
-      if (this.isClosed) return;
-      this.res.write(': heartbeat\n\n');
-      this.heartbeat = undefined;
-      this.armHeartbeat();
-    }, this.heartbeatMs);
+    this.lastWrite = performance.now();
+    this.heartbeat = setTimeout(this.beat, this.heartbeatMs);
     this.heartbeat.unref();
   }
+
+  /** `: heartbeat` once `heartbeatMs` passed without a write; otherwise waits out the rest. */
+  private readonly beat = (): void => {
+    if (this.isClosed) return;
+    const quiet = performance.now() - this.lastWrite;
+    if (quiet + 1 < this.heartbeatMs) {
+      this.heartbeat = setTimeout(this.beat, this.heartbeatMs - quiet);
+      this.heartbeat.unref();
+      return;
+    }
+    this.res.write(': heartbeat\n\n');
+    this.armHeartbeat();
+  };
 }
