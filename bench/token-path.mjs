@@ -10,7 +10,7 @@
 import { fork } from 'node:child_process';
 import http from 'node:http';
 import { Session } from 'node:inspector';
-import { writeFileSync } from 'node:fs';
+import { unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
@@ -212,4 +212,5 @@ console.table(out);
 client.kill();
 up.kill();
 server.close();
+unlinkSync(clientFile);
 process.exit(0);

@@ -117,8 +117,9 @@ export class SseWriter implements EventSink {
   private readonly beat = (): void => {
     if (this.isClosed) return;
     const quiet = performance.now() - this.lastWrite;
-    if (quiet + 1 < this.heartbeatMs) {
-      this.heartbeat = setTimeout(this.beat, this.heartbeatMs - quiet);
+    if (quiet < this.heartbeatMs) {
+      // Whole milliseconds: a fractional delay would start a timer list of its own per re-arm.
+      this.heartbeat = setTimeout(this.beat, Math.ceil(this.heartbeatMs - quiet));
       this.heartbeat.unref();
       return;
     }
