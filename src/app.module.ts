@@ -41,7 +41,7 @@ export class AppModule implements NestModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        DatabaseModule.forRoot(database, config.database.poolMax, ENTITIES),
+        DatabaseModule.forRoot(database, config.database.poolMax, ENTITIES, { maintain: true }),
         LifecycleModule,
         MetricsModule,
         LimitsModule,
