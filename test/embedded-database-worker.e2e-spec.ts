@@ -98,6 +98,44 @@ describe('the embedded database of the built service', () => {
     }
   }, 180_000); // two starts of the built service, each migrating an embedded database
 
+  it('vacuums its busy tables from the worker thread (it has no autovacuum)', async () => {
+    const env = {
+      EMBEDDED_DATA_DIR: join(dir, 'data'),
+      QUICKSTART: 'true',
+      EMBEDDED_MAINTENANCE_SECONDS: '1',
+      LOG_LEVEL: 'debug',
+    };
+    const service = await startService(build, env);
+    try {
+      const exported = (variable: string) =>
+        service
+          .logged((line) => String(line.msg).startsWith(`export ${variable}=`))
+          .then((line) => String(line.msg).slice(`export ${variable}=`.length).trim());
+      const apiKey = await exported('SWITCHBOARD_KEY');
+      const assistantId = await exported('ASSISTANT_ID');
+      // One thread of 60 turns: each moves the conversation's head, leaving its old row dead.
+      let previous: string | undefined;
+      for (let turn = 0; turn < 60; turn++) {
+        const reply = await call(service.baseUrl, 'POST', '/v1/responses', {
+          key: apiKey,
+          body: { model: assistantId, input: 'hello', previous_response_id: previous },
+        });
+        expect(reply.status).toBe(200);
+        previous = reply.body.id;
+      }
+      const vacuumed = await service.logged(
+        (line) => line.msg === 'vacuumed and analyzed a table' && line.table === 'conversations',
+      );
+      expect(vacuumed).toMatchObject({ level: 'debug', context: 'EmbeddedMaintenance' });
+      expect(
+        service.logs.filter((line) => line.context === 'EmbeddedMaintenance' && line.level !== 'debug'),
+      ).toEqual([]);
+    } finally {
+      service.child.kill('SIGTERM');
+      await service.exit;
+    }
+  }, 120_000);
+
   it('exits 1 with a clear message when the data directory is damaged, leaving no lock', async () => {
     const dataDir = await damagedDataDir(dir);
     const service = await spawnService(build, { EMBEDDED_DATA_DIR: dataDir });
