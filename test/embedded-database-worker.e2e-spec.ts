@@ -2,7 +2,13 @@ import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/database/embedded-postgres.js';
-import { buildService, spawnService, startService, type ServiceBuild } from './support/built-service.js';
+import {
+  buildService,
+  spawnService,
+  startService,
+  type ServiceBuild,
+  type ServiceProcess,
+} from './support/built-service.js';
 import { call } from './support/http.js';
 
 /**
@@ -16,6 +22,12 @@ async function exists(path: string): Promise<boolean> {
     () => true,
     () => false,
   );
+}
+
+/** A quickstart banner's `export` line's value, as a reader pastes it (README, Quickstart). */
+async function exported(service: ServiceProcess, variable: string): Promise<string> {
+  const line = await service.logged((candidate) => String(candidate.msg).startsWith(`export ${variable}=`));
+  return String(line.msg).slice(`export ${variable}=`.length).trim();
 }
 
 /** A data directory PGlite cannot open: it claims to be PostgreSQL's but holds nothing else. */
@@ -49,13 +61,8 @@ describe('the embedded database of the built service', () => {
         level: 'log',
         thread: 'worker',
       });
-      // The quickstart banner's `export` lines, as a reader pastes them (README, Quickstart).
-      const exported = (variable: string) =>
-        first
-          .logged((line) => String(line.msg).startsWith(`export ${variable}=`))
-          .then((line) => String(line.msg).slice(`export ${variable}=`.length).trim());
-      const apiKey = await exported('SWITCHBOARD_KEY');
-      const assistantId = await exported('ASSISTANT_ID');
+      const apiKey = await exported(first, 'SWITCHBOARD_KEY');
+      const assistantId = await exported(first, 'ASSISTANT_ID');
 
       const ready = await call(first.baseUrl, 'GET', '/readyz');
       expect(ready.status).toBe(200);
@@ -107,12 +114,8 @@ describe('the embedded database of the built service', () => {
     };
     const service = await startService(build, env);
     try {
-      const exported = (variable: string) =>
-        service
-          .logged((line) => String(line.msg).startsWith(`export ${variable}=`))
-          .then((line) => String(line.msg).slice(`export ${variable}=`.length).trim());
-      const apiKey = await exported('SWITCHBOARD_KEY');
-      const assistantId = await exported('ASSISTANT_ID');
+      const apiKey = await exported(service, 'SWITCHBOARD_KEY');
+      const assistantId = await exported(service, 'ASSISTANT_ID');
       // One thread of 60 turns: each moves the conversation's head, leaving its old row dead.
       let previous: string | undefined;
       for (let turn = 0; turn < 60; turn++) {

@@ -17,9 +17,9 @@ class FakeTables {
   private release: (() => void) | undefined;
   failWith: Error | undefined;
 
-  async dueTables(): Promise<DueTable[]> {
+  dueTables(): Promise<DueTable[]> {
     this.listings++;
-    return this.due;
+    return Promise.resolve(this.due);
   }
 
   async maintain(due: DueTable): Promise<void> {
