@@ -41,7 +41,7 @@ export class AppModule implements NestModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        DatabaseModule.forRoot(database, config.database.poolMax, ENTITIES),
+        DatabaseModule.forRoot(database, config.database.poolMax, ENTITIES, { maintain: true }),
         // First of the modules with controllers: Nest registers routes in module order, and Express
         // tests each route layer in turn, so the turn routes match before the ~80 others
         // (test/route-order.e2e-spec.ts).

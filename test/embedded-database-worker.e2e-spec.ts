@@ -2,7 +2,13 @@ import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/database/embedded-postgres.js';
-import { buildService, spawnService, startService, type ServiceBuild } from './support/built-service.js';
+import {
+  buildService,
+  spawnService,
+  startService,
+  type ServiceBuild,
+  type ServiceProcess,
+} from './support/built-service.js';
 import { call } from './support/http.js';
 
 /**
@@ -16,6 +22,12 @@ async function exists(path: string): Promise<boolean> {
     () => true,
     () => false,
   );
+}
+
+/** A quickstart banner's `export` line's value, as a reader pastes it (README, Quickstart). */
+async function exported(service: ServiceProcess, variable: string): Promise<string> {
+  const line = await service.logged((candidate) => String(candidate.msg).startsWith(`export ${variable}=`));
+  return String(line.msg).slice(`export ${variable}=`.length).trim();
 }
 
 /** A data directory PGlite cannot open: it claims to be PostgreSQL's but holds nothing else. */
@@ -49,13 +61,8 @@ describe('the embedded database of the built service', () => {
         level: 'log',
         thread: 'worker',
       });
-      // The quickstart banner's `export` lines, as a reader pastes them (README, Quickstart).
-      const exported = (variable: string) =>
-        first
-          .logged((line) => String(line.msg).startsWith(`export ${variable}=`))
-          .then((line) => String(line.msg).slice(`export ${variable}=`.length).trim());
-      const apiKey = await exported('SWITCHBOARD_KEY');
-      const assistantId = await exported('ASSISTANT_ID');
+      const apiKey = await exported(first, 'SWITCHBOARD_KEY');
+      const assistantId = await exported(first, 'ASSISTANT_ID');
 
       const ready = await call(first.baseUrl, 'GET', '/readyz');
       expect(ready.status).toBe(200);
@@ -97,6 +104,40 @@ describe('the embedded database of the built service', () => {
       if (first.child.exitCode === null) first.child.kill('SIGKILL');
     }
   }, 180_000); // two starts of the built service, each migrating an embedded database
+
+  it('vacuums its busy tables from the worker thread (it has no autovacuum)', async () => {
+    const env = {
+      EMBEDDED_DATA_DIR: join(dir, 'data'),
+      QUICKSTART: 'true',
+      EMBEDDED_MAINTENANCE_SECONDS: '1',
+      LOG_LEVEL: 'debug',
+    };
+    const service = await startService(build, env);
+    try {
+      const apiKey = await exported(service, 'SWITCHBOARD_KEY');
+      const assistantId = await exported(service, 'ASSISTANT_ID');
+      // One thread of 60 turns: each moves the conversation's head, leaving its old row dead.
+      let previous: string | undefined;
+      for (let turn = 0; turn < 60; turn++) {
+        const reply = await call(service.baseUrl, 'POST', '/v1/responses', {
+          key: apiKey,
+          body: { model: assistantId, input: 'hello', previous_response_id: previous },
+        });
+        expect(reply.status).toBe(200);
+        previous = reply.body.id;
+      }
+      const vacuumed = await service.logged(
+        (line) => line.msg === 'vacuumed and analyzed a table' && line.table === 'conversations',
+      );
+      expect(vacuumed).toMatchObject({ level: 'debug', context: 'EmbeddedMaintenance' });
+      expect(
+        service.logs.filter((line) => line.context === 'EmbeddedMaintenance' && line.level !== 'debug'),
+      ).toEqual([]);
+    } finally {
+      service.child.kill('SIGTERM');
+      await service.exit;
+    }
+  }, 120_000);
 
   it('exits 1 with a clear message when the data directory is damaged, leaving no lock', async () => {
     const dataDir = await damagedDataDir(dir);

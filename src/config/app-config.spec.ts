@@ -15,6 +15,7 @@ describe('loadConfig', () => {
       url: undefined,
       embeddedDataDir: resolve('.switchboard/data'),
       runMigrationsOnBoot: true,
+      embeddedMaintenanceMs: 60_000,
     });
     expect(config.auth.apiKeyCacheTtlMs).toBe(5000);
     expect(config.quickstart.enabled).toBe(true);
@@ -63,6 +64,7 @@ describe('loadConfig', () => {
     ['DATABASE_URL', 'mysql://db/x', 'must use postgres: or postgresql:'],
     ['DATABASE_URL', 'not a url', 'must be an absolute URL'],
     ['API_KEY_CACHE_TTL_SECONDS', '-1', 'must be between 0 and 300'],
+    ['EMBEDDED_MAINTENANCE_SECONDS', '86401', 'must be between 0 and 86400'],
     ['TRUST_PROXY', 'maybe', 'must be true or false'],
     ['HTTP_KEEP_ALIVE_TIMEOUT_SECONDS', '0', 'must be between 1 and 3600'],
     ['LOG_LEVEL', 'verbose', 'must be one of'],

@@ -28,6 +28,11 @@ export interface AppConfig {
     embeddedDataDir: string;
     poolMax: number;
     runMigrationsOnBoot: boolean;
+    /**
+     * How often the embedded database's tables are checked for a VACUUM or ANALYZE that is due
+     * (it has no autovacuum); 0 turns it off. Unused on PostgreSQL.
+     */
+    embeddedMaintenanceMs: number;
   };
   auth: {
     apiKeyCacheTtlMs: number;
@@ -698,6 +703,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       embeddedDataDir: resolve(raw(env, 'EMBEDDED_DATA_DIR') ?? '.switchboard/data'),
       poolMax: integer(env, 'DATABASE_POOL_MAX', 20, 1, 500),
       runMigrationsOnBoot: boolean(env, 'MIGRATIONS_RUN_ON_BOOT', true),
+      embeddedMaintenanceMs: integer(env, 'EMBEDDED_MAINTENANCE_SECONDS', 60, 0, 86_400) * 1000,
     },
     auth: {
       apiKeyCacheTtlMs: integer(env, 'API_KEY_CACHE_TTL_SECONDS', 5, 0, 300) * 1000,
