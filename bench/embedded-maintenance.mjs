@@ -19,14 +19,8 @@ import pg from 'pg';
 const { startPgliteServer } = await import('../dist/src/database/pglite-server.js');
 const [template, mode, ...args] = process.argv.slice(2);
 
-/** The service's due-tables query (src/database/table-maintenance.repository.ts). */
-const DUE_TABLES = `
-  SELECT s.schemaname AS "schema", s.relname AS "table",
-         s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0) AS "vacuum"
-    FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
-   WHERE s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0)
-      OR s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0)
-   ORDER BY s.n_dead_tup + s.n_mod_since_analyze DESC`;
+// The service's own due-tables query.
+const { DUE_TABLES } = await import('../dist/src/database/table-maintenance.repository.js');
 
 async function open() {
   const dir = await mkdtemp(join(tmpdir(), 'embedvac-'));
@@ -97,7 +91,8 @@ async function turns(client, count, conversations) {
 async function maintain(client) {
   const due = (await client.query(DUE_TABLES)).rows;
   for (const table of due) {
-    await client.query(`${table.vacuum ? 'VACUUM (ANALYZE)' : 'ANALYZE'} "${table.schema}"."${table.table}"`);
+    const name = [table.schema, table.table].map((part) => `"${part.replace(/"/g, '""')}"`).join('.');
+    await client.query(`${table.vacuum ? 'VACUUM (ANALYZE)' : 'ANALYZE'} ${name}`);
   }
   return due.map((table) => `${table.table}${table.vacuum ? '(v)' : '(a)'}`);
 }

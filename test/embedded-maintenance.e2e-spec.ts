@@ -86,12 +86,14 @@ describe('embedded database maintenance', () => {
       expect(stats.conversations.last_vacuum).not.toBeNull();
       expect(stats.conversations.last_analyze).not.toBeNull();
       expect(stats.conversations.n_dead_tup).toBeLessThan(50);
-      // 80 responses inserted: analyzed, so their statements are planned on the real row count.
+      // 80 responses inserted: analyzed once past the threshold (50), so their statements are
+      // planned on a real row count (a pass may come while the turns are still being written).
       expect(stats.responses.last_analyze).not.toBeNull();
-      expect(stats.responses.reltuples).toBeGreaterThanOrEqual(80);
+      expect(stats.responses.reltuples).toBeGreaterThan(50);
     } else {
-      const stats = await settledStats(app);
+      // Passes would have come by now (every second in this app).
       await sleep(1500);
+      const stats = await settledStats(app);
       expect(stats.conversations.last_vacuum).toBeNull();
       expect(stats.conversations.last_analyze).toBeNull();
       expect(stats.responses.last_analyze).toBeNull();

@@ -1,5 +1,6 @@
 import { jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
+import { databaseOutage } from '../common/errors/database-outage.js';
 import { loadConfig } from '../config/app-config.js';
 import { LifecycleState } from '../lifecycle/lifecycle.state.js';
 import { EmbeddedMaintenance } from './embedded-maintenance.service.js';
@@ -100,5 +101,34 @@ describe('EmbeddedMaintenance', () => {
     await tables.finishOne();
     await next;
     expect(tables.maintained).toEqual(['conversations']);
+  });
+
+  it('leaves an outage to its tracker: no warning per pass, and no pass until it ends', async () => {
+    const tables = new FakeTables();
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    const worker = maintenance(tables);
+    tables.failWith = Object.assign(new Error('Connection terminated unexpectedly'), {
+      driverError: { code: 'ECONNRESET' },
+    });
+    try {
+      const failed = worker.pass();
+      await tables.finishOne();
+      await failed;
+      expect(databaseOutage.down).toBe(true);
+      expect(warn).not.toHaveBeenCalled();
+      await worker.pass();
+      expect(tables.listings).toBe(1);
+    } finally {
+      databaseOutage.recovered();
+    }
+    tables.failWith = undefined;
+    const next = worker.pass();
+    await tables.finishOne();
+    await tables.finishOne();
+    await next;
+    expect(tables.listings).toBe(2);
+    expect(tables.maintained).toEqual(['conversations', 'responses']);
   });
 });

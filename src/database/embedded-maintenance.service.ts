@@ -1,5 +1,6 @@
 import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
 import { describeUnexpected } from '../common/errors/all-exceptions.filter.js';
+import { databaseOutage, isDatabaseUnavailable } from '../common/errors/database-outage.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { LifecycleState } from '../lifecycle/lifecycle.state.js';
 import { BackgroundWorker } from './background-worker.js';
@@ -45,7 +46,8 @@ export class EmbeddedMaintenance
 
   /** One pass over the tables that are due; nothing while another runs or the replica stops. */
   async pass(): Promise<void> {
-    if (this.running || this.lifecycle.shuttingDown) return;
+    // An outage is logged once by its tracker and ended by its probe; a pass waits for that.
+    if (this.running || this.lifecycle.shuttingDown || databaseOutage.down) return;
     this.running = true;
     let table: string | undefined;
     try {
@@ -62,7 +64,13 @@ export class EmbeddedMaintenance
       }
     } catch (error) {
       // The next pass tries again: a table still due is still listed.
-      this.logger.warn({ ...describeUnexpected(error), msg: 'embedded database maintenance failed', table });
+      if (isDatabaseUnavailable(error)) databaseOutage.failed(error);
+      else
+        this.logger.warn({
+          ...describeUnexpected(error),
+          msg: 'embedded database maintenance failed',
+          table,
+        });
     } finally {
       this.running = false;
     }

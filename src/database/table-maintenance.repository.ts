@@ -6,7 +6,10 @@ import type { DataSource } from 'typeorm';
 export interface DueTable {
   schema: string;
   table: string;
-  /** Dead tuples above the vacuum threshold: VACUUM (ANALYZE); otherwise ANALYZE only. */
+  /**
+   * Dead tuples above the vacuum threshold, on a table without an HNSW index: VACUUM (ANALYZE);
+   * otherwise ANALYZE only.
+   */
   vacuum: boolean;
 }
 
@@ -14,11 +17,17 @@ export interface DueTable {
  * PostgreSQL's default autovacuum thresholds (autovacuum_vacuum_threshold and _scale_factor,
  * autovacuum_analyze_threshold and _scale_factor), on the statistics PGlite keeps like a server
  * (pg_stat_user_tables, flushed about once a second) and the row estimate in pg_class (-1 before
- * the first pass: counted as 0, as autovacuum does). The most changed tables come first.
+ * the first pass: counted as 0, as autovacuum does). The most changed tables come first. A table
+ * with an HNSW index (the vector store's chunks) is only analyzed: vacuuming an HNSW index
+ * repairs its graph, slowly, and on PGlite every request would wait behind it.
  */
-const DUE_TABLES = `
+export const DUE_TABLES = `
   SELECT s.schemaname AS "schema", s.relname AS "table",
-         s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0) AS "vacuum"
+         s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0)
+           AND NOT EXISTS (SELECT 1 FROM pg_index i
+                             JOIN pg_class ic ON ic.oid = i.indexrelid
+                             JOIN pg_am am ON am.oid = ic.relam
+                            WHERE i.indrelid = s.relid AND am.amname = 'hnsw') AS "vacuum"
     FROM pg_stat_user_tables s
     JOIN pg_class c ON c.oid = s.relid
    WHERE s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0)
