@@ -213,7 +213,7 @@ describe('Helm chart deploy/helm/switchboard', () => {
       'REDIS_URL',
     ];
     // Only for the embedded database of a single process.
-    const notForKubernetes = ['EMBEDDED_DATA_DIR', 'QUICKSTART'];
+    const notForKubernetes = ['EMBEDDED_DATA_DIR', 'EMBEDDED_MAINTENANCE_SECONDS', 'QUICKSTART'];
     const allTemplates = templates.map((t) => t.text).join('\n') + JSON.stringify(values.secretEnv);
     for (const name of setByChart)
       expect({ name, set: allTemplates.includes(name) }).toEqual({ name, set: true });
