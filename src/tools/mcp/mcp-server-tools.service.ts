@@ -35,13 +35,13 @@ export class McpServerTools {
   async tools(row: ToolEntity, access: ConfigAccess, options: ResolveOptions): Promise<ServerTool[]> {
     const config = row.config as McpServerConfig;
     const plugin = row.plugin ?? null;
-    const timeoutMs = config.timeoutMs ?? this.config.tools.timeoutMs;
+    const limits = toolLimits(this.config.tools, config.timeoutMs);
     // A server that cannot be listed stays visible as one tool, so the model can still reach for
     // it and learn why it fails (or the user is asked to sign in).
     const placeholder = (reason: string, result: ToolResult) => [
       guardedTool(
         { kind: 'mcp', definition: placeholderDefinition(row, reason), plugin },
-        toolLimits(this.config.tools, config.timeoutMs),
+        limits,
         this.logger,
         () => Promise.resolve(result),
       ),
@@ -54,15 +54,16 @@ export class McpServerTools {
     let remote: RemoteTool[];
     try {
       remote = await this.mcp.listTools(
-        this.mcpTarget(row, config, access, options),
-        deadline(turnSignal, timeoutMs),
+        this.mcpTarget(row, config, access, options, limits.timeoutMs),
+        deadline(turnSignal, limits.timeoutMs),
       );
     } catch (error) {
       if (error instanceof ToolFailure && error.unauthorized && plugin && signIn) {
         return placeholder(`requires signing in to ${plugin.name}`, signIn);
       }
       const reason =
-        describeFailure(error, turnSignal, timeoutMs) ?? `The MCP server ${row.name} could not be reached`;
+        describeFailure(error, turnSignal, limits.timeoutMs) ??
+        `The MCP server ${row.name} could not be reached`;
       this.logger.warn({ msg: 'could not list MCP tools', tool: row.name, reason });
       return placeholder(reason, { ok: false, error: reason });
     }
@@ -79,10 +80,10 @@ export class McpServerTools {
       return [
         guardedTool(
           { kind: 'mcp', definition, plugin },
-          toolLimits(this.config.tools, config.timeoutMs),
+          limits,
           this.logger,
           async (args, context, signal) => {
-            const target = this.mcpTarget(row, config, access, context);
+            const target = this.mcpTarget(row, config, access, context, limits.timeoutMs);
             const result = await this.mcp.callTool(target, tool.name, args, signal);
             // A server that echoes its request must not put a token into the transcript.
             const text = redactSecrets(result.text, [...target.secretValues, target.bearerToken]);
@@ -100,6 +101,7 @@ export class McpServerTools {
     config: McpServerConfig,
     access: ConfigAccess,
     credentials: ResolveOptions,
+    timeoutMs: number,
   ): McpTarget & { secretValues: string[] } {
     const { headers, sensitive, secretValues } = resolveHeaders(config.headers, access.secrets);
     const oauth = row.plugin?.oauth;
@@ -117,7 +119,7 @@ export class McpServerTools {
         : config.forwardUserToken
           ? credentials.userToken
           : undefined,
-      timeoutMs: config.timeoutMs ?? this.config.tools.timeoutMs,
+      timeoutMs,
       http: this.guards.for(access.policyKey, access.policy),
       traceContext: config.traceContext,
       secretValues,
