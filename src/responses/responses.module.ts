@@ -20,6 +20,7 @@ import { ResponsesService } from './responses.service.js';
 import { TurnStoreModule } from './store/turn-store.module.js';
 import { TurnStreams } from './streaming/turn-stream.js';
 import { ModelAccess } from './model-access.js';
+import { ModelCallStreamer } from './model-call-streamer.js';
 import { TurnPreparer } from './turn-preparer.js';
 import { TurnExecutor } from './turn-executor.js';
 import { TurnRunner } from './turn-runner.js';
@@ -44,6 +45,7 @@ import { TurnRunner } from './turn-runner.js';
     CompactionService,
     TurnPreparer,
     TurnRunner,
+    ModelCallStreamer,
     TurnExecutor,
     ModelAccess,
     TurnStreams,

@@ -5,6 +5,7 @@ import type { Metrics } from '../metrics/metrics.service.js';
 import type { AgentProfile } from '../specialists/agent-roster.service.js';
 import type { ServerTool, ToolExecutionContext } from '../tools/server-tool.js';
 import { ResponseRecorder, type EventSink } from './streaming/response-recorder.js';
+import { ModelCallStreamer } from './model-call-streamer.js';
 import { TurnRunner } from './turn-runner.js';
 import { TurnProgress, type TurnPlan } from '../turns/turn-plan.js';
 
@@ -98,7 +99,7 @@ function setUp(
     ...overrides,
   };
   return {
-    runner: new TurnRunner(providers, metrics),
+    runner: new TurnRunner(new ModelCallStreamer(providers, metrics)),
     provider,
     plan,
     recorder: new ResponseRecorder(sink, { status: false, reasoning: 'response.reasoning' }),

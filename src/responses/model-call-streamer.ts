@@ -1,0 +1,190 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { LlmProvidersService } from '../llm/llm-providers.service.js';
+import { Metrics } from '../metrics/metrics.service.js';
+import {
+  TurnAbortedError,
+  UpstreamError,
+  type ChatMessage,
+  type ChatToolCall,
+  type ModelTool,
+  type UpstreamCallLog,
+} from '../llm/llm.types.js';
+import { modelName } from '../llm/model-settings.js';
+import { upstreamSpanAttributes } from '../llm/upstream-trace.js';
+import { HANDOVER_PREFIX } from './agent-handovers.js';
+import { fitToContextWindow } from './context-window.js';
+import type { CollectedCall } from './server-tool-calls.js';
+import { callOptions } from './turn-options.js';
+import type { ServerTool } from '../tools/server-tool.js';
+import type { AgentProfile } from '../specialists/agent-roster.service.js';
+import type { ResponseRecorder } from './streaming/response-recorder.js';
+import type { TurnPlan, TurnProgress } from '../turns/turn-plan.js';
+
+/**
+ * One model call of a turn (the one model call site): builds its messages, tools and options,
+ * relays what the model streams to the recorder as it arrives, and leaves the assistant's message
+ * in the transcript. The per-token loop is here, in one method, so a token costs no extra hop.
+ */
+@Injectable()
+export class ModelCallStreamer {
+  constructor(
+    private readonly providers: LlmProvidersService,
+    private readonly metrics: Metrics,
+  ) {}
+
+  /** One model call; returns the tool calls it made (none means it answered). */
+  async stream(
+    plan: TurnPlan,
+    agent: AgentProfile,
+    serverTools: ServerTool[],
+    handoverTools: ModelTool[],
+    recorder: ResponseRecorder,
+    progress: TurnProgress,
+    forced: boolean,
+  ): Promise<CollectedCall[]> {
+    const clientNames = new Set(plan.clientTools.map((tool) => tool.name));
+    let tools: ModelTool[] = [
+      ...plan.clientTools,
+      ...serverTools.map((tool) => tool.definition).filter((tool) => !clientNames.has(tool.name)),
+      ...handoverTools,
+    ];
+    const allowed = plan.toolChoice.allowed;
+    if (allowed) tools = tools.filter((tool) => allowed.includes(tool.name));
+    const options = callOptions(plan, tools, serverTools, forced, progress.usage.outputTokens);
+    if (options === null) {
+      progress.incompleteReason = 'max_output_tokens';
+      progress.status = 'incomplete';
+      return [];
+    }
+    const system = this.systemMessages(plan, agent);
+    const history =
+      plan.truncation === 'auto' && agent.model.contextWindow !== undefined
+        ? fitToContextWindow(
+            system,
+            plan.history,
+            progress.transcript,
+            agent.model.contextWindow,
+            options.maxOutputTokens,
+          )
+        : plan.history;
+    const messages = [...system, ...history, ...progress.transcript];
+    const calls = new Map<number, CollectedCall>();
+    let text = '';
+
+    const provider = agent.model.provider;
+    const startedAt = performance.now();
+    let firstToken = true;
+    // The targets tried; usage is priced as the target that answered (a fallback's own prices).
+    const log: UpstreamCallLog = { attempts: [] };
+    let deltas = 0;
+    try {
+      const access = await plan.modelAccess(agent);
+      for await (const batch of this.providers.for(agent.model).stream({
+        settings: agent.model,
+        access,
+        messages,
+        tools,
+        options,
+        signal: plan.toolContext.signal,
+        log,
+        relayed: recorder.live,
+      })) {
+        if (firstToken) {
+          firstToken = false;
+          this.metrics.timeToFirstToken(provider, (performance.now() - startedAt) / 1000);
+          if (plan.beforeFirstEvents) await plan.beforeFirstEvents;
+        }
+        // One upstream read, one socket write; wait only when the client is not keeping up.
+        recorder.cork();
+        try {
+          for (const event of batch) {
+            if (event.type === 'text') {
+              deltas += 1;
+              text += event.delta;
+              recorder.text(event.delta, event.logprobs);
+            } else if (event.type === 'reasoning') {
+              recorder.reasoning(event.delta);
+            } else if (event.type === 'tool_call') {
+              let call = calls.get(event.index);
+              if (!call) {
+                const name = event.name ?? '';
+                const kind = clientNames.has(name)
+                  ? 'client'
+                  : name.startsWith(HANDOVER_PREFIX)
+                    ? 'handover'
+                    : 'server';
+                call = { id: event.id || `call_${randomUUID()}`, name, arguments: '', kind };
+                calls.set(event.index, call);
+                if (kind === 'client') call.handle = recorder.beginFunctionCall(call.id, name);
+              }
+              if (event.argumentsDelta) {
+                call.arguments += event.argumentsDelta;
+                if (call.handle !== undefined)
+                  recorder.functionCallArguments(call.handle, event.argumentsDelta);
+              }
+            } else if (event.type === 'stopped_short') {
+              progress.incompleteReason = event.reason;
+            } else {
+              progress.addUsage(
+                event.usage,
+                log.answeredBy ? log.answeredBy.prices : agent.model.prices,
+                log.answeredBy?.model ?? modelName(agent.model),
+              );
+            }
+          }
+        } finally {
+          recorder.uncork();
+        }
+        const drained = recorder.drain();
+        if (drained) await drained;
+      }
+      this.metrics.upstreamCall(provider, (performance.now() - startedAt) / 1000, 'ok');
+    } catch (error) {
+      const outcome = error instanceof UpstreamError ? error.code : 'aborted';
+      this.metrics.upstreamCall(provider, (performance.now() - startedAt) / 1000, outcome);
+      throw error;
+    } finally {
+      this.metrics.tokensRelayed(deltas);
+      progress.upstreamAttempts.push(...log.attempts);
+      upstreamSpanAttributes(log);
+      // The model that answered names the Response when the assistant asks for it (reportModel).
+      const answering = log.answeredBy?.model ?? (firstToken ? undefined : modelName(agent.model));
+      if (answering) progress.answeringModel = answering;
+    }
+    if (plan.toolContext.signal.aborted) throw new TurnAbortedError();
+    if (progress.incompleteReason) {
+      // Cut by max_output_tokens or a content filter: half-written calls are not run, and the
+      // response is incomplete.
+      progress.status = 'incomplete';
+      recorder.endMessage('incomplete');
+      recorder.interrupt();
+      progress.transcript.push({ role: 'assistant', content: text });
+      return [];
+    }
+    recorder.endMessage();
+    recorder.finishFunctionCalls();
+
+    const collected = [...calls.values()];
+    const toolCalls: ChatToolCall[] = collected.map((call) => ({
+      id: call.id,
+      type: 'function',
+      function: { name: call.name, arguments: call.arguments },
+    }));
+    progress.transcript.push(
+      toolCalls.length > 0
+        ? { role: 'assistant', content: text || null, tool_calls: toolCalls }
+        : { role: 'assistant', content: text },
+    );
+    return collected;
+  }
+
+  private systemMessages(plan: TurnPlan, agent: AgentProfile): ChatMessage[] {
+    const messages: ChatMessage[] = [];
+    if (agent.instructions.trim()) messages.push({ role: 'system', content: agent.instructions });
+    if (plan.requestInstructions?.trim())
+      messages.push({ role: 'system', content: plan.requestInstructions });
+    if (plan.userContext) messages.push({ role: 'system', content: plan.userContext });
+    return messages;
+  }
+}
