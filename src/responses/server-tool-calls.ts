@@ -3,6 +3,7 @@ import { inSpan } from '../common/tracing/tracing.js';
 import type { ChatMessage } from '../llm/llm.types.js';
 import type { ServerTool, ToolExecutionContext, ToolResult } from '../tools/server-tool.js';
 import { itemId, type ResponseRecorder } from './streaming/response-recorder.js';
+import { beginFileSearch, beginWebSearch } from './streaming/search-call-items.js';
 
 export interface CollectedCall {
   id: string;
@@ -29,9 +30,9 @@ export async function runServerTools(
     const query = typeof args?.query === 'string' ? args.query : '';
     let complete: ((result: ToolResult) => void) | undefined;
     if (tool?.kind === 'web_search' && args) {
-      complete = recorder.beginWebSearch(call.id, query, includeWebSearchSources);
+      complete = beginWebSearch(recorder, call.id, query, includeWebSearchSources);
     } else if (tool?.kind === 'file_search' && args) {
-      complete = recorder.beginFileSearch(call.id, [query]);
+      complete = beginFileSearch(recorder, call.id, [query]);
     }
     return { tool, args, complete };
   });

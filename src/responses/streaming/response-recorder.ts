@@ -1,4 +1,3 @@
-import type { ToolResult } from '../../tools/server-tool.js';
 import type { TokenLogprob } from '../../llm/llm.types.js';
 import type { OutputItem, OutputTextPart, ReasoningTextPart } from '../../turns/output-item.types.js';
 import { fileCitations, type SearchedPassage } from '../../turns/file-citations.js';
@@ -49,10 +48,6 @@ export class ResponseRecorder extends ResponseEvents {
     return this.output
       .flatMap((item) => (item.type === 'message' ? item.content.map((part) => part.text) : []))
       .join('');
-  }
-
-  get hasOpenFunctionCalls(): boolean {
-    return this.openCalls.length > 0;
   }
 
   text(delta: string, logprobs?: TokenLogprob[]): void {
@@ -182,7 +177,6 @@ export class ResponseRecorder extends ResponseEvents {
 
   /** Opens a client-side function call item; returns its handle for argument fragments. */
   beginFunctionCall(callId: string, name: string): number {
-    this.endMessage();
     const item: Extract<OutputItem, { type: 'function_call' }> = {
       type: 'function_call',
       id: itemId('fc'),
@@ -191,10 +185,22 @@ export class ResponseRecorder extends ResponseEvents {
       arguments: '',
       status: 'in_progress',
     };
-    const index = this.output.push(item) - 1;
+    const index = this.openItem(item);
     this.openCalls.push({ index, item, deltaIds: deltaIds(item.id, index, false) });
+    return index;
+  }
+
+  /** Appends and announces an item filled in later (a function call, a search); returns its index. */
+  openItem(item: OutputItem): number {
+    this.endMessage();
+    const index = this.output.push(item) - 1;
     this.emit('response.output_item.added', { output_index: index, item: { ...item } });
     return index;
+  }
+
+  /** Passages a file search gave the model: what the messages written after it may cite. */
+  cite(passages: SearchedPassage[]): void {
+    this.searched.push(...passages);
   }
 
   functionCallArguments(handle: number, delta: string): void {
@@ -231,60 +237,6 @@ export class ResponseRecorder extends ResponseEvents {
     const index = this.output.push(item) - 1;
     this.emit('response.output_item.added', { output_index: index, item });
     this.emit('response.output_item.done', { output_index: index, item });
-  }
-
-  /**
-   * A web search, announced while it runs; returns a function that completes it. With
-   * `includeSources` (include `web_search_call.action.sources`) the item lists the results' URLs.
-   */
-  beginWebSearch(callId: string, query: string, includeSources: boolean): (result: ToolResult) => void {
-    this.endMessage();
-    const item: Extract<OutputItem, { type: 'web_search_call' }> = {
-      type: 'web_search_call',
-      id: itemId('ws'),
-      status: 'in_progress',
-      action: { type: 'search', query },
-    };
-    const index = this.output.push(item) - 1;
-    const ids = { item_id: item.id, output_index: index, call_id: callId };
-    this.emit('response.output_item.added', { output_index: index, item: { ...item } });
-    this.emit('response.web_search_call.in_progress', ids);
-    this.emit('response.web_search_call.searching', { ...ids, query });
-    return (result) => {
-      const results = result.ok ? (result.webSearch?.results ?? []) : [];
-      item.status = 'completed';
-      if (includeSources)
-        item.action = { ...item.action, sources: results.map(({ url }) => ({ type: 'url', url })) };
-      this.emit('response.web_search_call.completed', { ...ids, results_count: results.length });
-      this.emit('response.output_item.done', { output_index: index, item });
-    };
-  }
-
-  /** A file search (docs/knowledge.md), announced while it runs; returns a function that ends it. */
-  beginFileSearch(callId: string, queries: string[]): (result: ToolResult) => void {
-    this.endMessage();
-    const item: Extract<OutputItem, { type: 'file_search_call' }> = {
-      type: 'file_search_call',
-      id: itemId('fs'),
-      status: 'in_progress',
-      queries,
-      results: null,
-    };
-    const index = this.output.push(item) - 1;
-    const ids = { item_id: item.id, output_index: index, call_id: callId };
-    this.emit('response.output_item.added', { output_index: index, item: { ...item } });
-    this.emit('response.file_search_call.in_progress', ids);
-    this.emit('response.file_search_call.searching', ids);
-    return (result) => {
-      // A failed search fails its call only: the model reads the error and the turn goes on.
-      item.status = result.ok ? 'completed' : 'failed';
-      if (result.ok && result.fileSearch) {
-        item.results = result.fileSearch.results;
-        this.searched.push(...result.fileSearch.passages);
-      }
-      if (result.ok) this.emit('response.file_search_call.completed', ids);
-      this.emit('response.output_item.done', { output_index: index, item });
-    };
   }
 
   /** Marks whatever is still open as cut short (client gone, upstream failed). */
