@@ -22,6 +22,7 @@ import { TurnStreams } from './streaming/turn-stream.js';
 import { ModelAccess } from './model-access.js';
 import { ModelCallStreamer } from './model-call-streamer.js';
 import { TurnPreparer } from './turn-preparer.js';
+import { TurnPlanner } from './turn-planner.js';
 import { TurnExecutor } from './turn-executor.js';
 import { TurnRunner } from './turn-runner.js';
 
@@ -44,6 +45,7 @@ import { TurnRunner } from './turn-runner.js';
     ResponsesService,
     CompactionService,
     TurnPreparer,
+    TurnPlanner,
     TurnRunner,
     ModelCallStreamer,
     TurnExecutor,

@@ -10,7 +10,8 @@ import { StartRecords } from './store/start-records.js';
 import { TurnLedger, type StoredEvent } from './store/turn-ledger.repository.js';
 import { TurnStore } from './store/turn-store.repository.js';
 import type { ResponseRecorder } from './streaming/response-recorder.js';
-import { TurnPreparer, type PreparedTurn } from './turn-preparer.js';
+import type { PreparedTurn } from './turn-preparer.js';
+import { TurnPlanner } from './turn-planner.js';
 import { endedElsewhere, type EndedElsewhere } from './turn-ended.js';
 import { completionRecord, TurnRecording } from './turn-record.js';
 import { TurnRunner } from './turn-runner.js';
@@ -68,7 +69,7 @@ export interface TurnSink {
 }
 
 /**
- * The one executor of a turn: the preparer's plan, the runner's model loop, the start row and the
+ * The one executor of a turn: the planner's plan, the runner's model loop, the start row and the
  * lease, the final write and the "turn recorded" event; foreground JSON, foreground stream and
  * background differ only in their sink. A `store: false` turn writes nothing, so it has no start
  * row and no lease.
@@ -78,7 +79,7 @@ export class TurnExecutor {
   private readonly logger = new Logger('TurnExecutor');
 
   constructor(
-    private readonly preparer: TurnPreparer,
+    private readonly planner: TurnPlanner,
     private readonly runner: TurnRunner,
     private readonly store: TurnStore,
     private readonly ledger: TurnLedger,
@@ -106,7 +107,7 @@ export class TurnExecutor {
     // Aborted when the lease is lost, or when a start the sink waits for could not be recorded.
     const ownership = new AbortController();
     const sink = sinkFor(ownership.signal);
-    const plan = this.preparer.plan(turn, sink.signal);
+    const plan = this.planner.plan(turn, sink.signal);
     const progress = new TurnProgress(plan);
     const recording = recorded ?? new TurnRecording(turn);
     const announce = <T>(lease: T): T => {

@@ -7,8 +7,6 @@ import { ApiError } from '../common/errors/error-catalogue.js';
 import { currentRequestContext } from '../common/logging/request-context.js';
 import { assertUnderQuota } from '../common/errors/quota.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { SaveToMemoryTool } from '../memory/save-to-memory.tool.js';
-import { renderUserContext } from '../memory/user-context.prompt.js';
 import { UserContextService, type TurnUserContext } from '../memory/user-context.service.js';
 import { AgentRosterService, type AgentRoster } from '../specialists/agent-roster.service.js';
 import { ToolCatalogService, type LoadedCatalogue } from '../tools/tool-catalog.service.js';
@@ -19,7 +17,6 @@ import {
   type UserHeaders,
 } from './dto/create-response.dto.js';
 import { InputAttachments } from './input-attachments.js';
-import { ModelAccess } from './model-access.js';
 import { ConversationStore } from './store/conversation-store.repository.js';
 import { UsageBudgetService } from '../usage/usage-budget.service.js';
 import { TurnStore } from './store/turn-store.repository.js';
@@ -29,10 +26,7 @@ import { inSpan } from '../common/tracing/tracing.js';
 import type { InputItem } from '../turns/input-item.types.js';
 import type { ChatMessage } from '../llm/llm.types.js';
 import type { ThreadHead } from '../turns/turn.types.js';
-import type { TurnPlan } from '../turns/turn-plan.js';
 import { FileSearchTools } from '../vector-stores/file-search/file-search.tool.js';
-import { OfflineWebSearchTools } from '../tools/web-search/offline-web-search.tool.js';
-import type { ServerTool } from '../tools/server-tool.js';
 
 /**
  * A turn validated against the database and ready to run: nothing left to read but tools' own
@@ -57,13 +51,13 @@ export interface PreparedTurn extends ResolvedOptions {
   userContext: TurnUserContext | null;
 }
 
+const NO_ATTRIBUTES = {};
+
 /**
  * Everything that can fail before any byte is sent, and every database read of a turn: the
  * assistant, then at once the thread, the user's context and the roster with its tool rows.
  * Errors here are plain HTTP errors even for `stream: true`.
  */
-const NO_ATTRIBUTES = {};
-
 @Injectable()
 export class TurnPreparer {
   constructor(
@@ -74,12 +68,9 @@ export class TurnPreparer {
     private readonly rosters: AgentRosterService,
     private readonly userContexts: UserContextService,
     private readonly toolCatalog: ToolCatalogService,
-    private readonly saveToMemory: SaveToMemoryTool,
     private readonly attachments: InputAttachments,
     private readonly budgets: UsageBudgetService,
-    private readonly modelAccess: ModelAccess,
     private readonly fileSearchTools: FileSearchTools,
-    private readonly offlineWebSearch: OfflineWebSearchTools,
   ) {}
 
   async prepare(
@@ -183,75 +174,6 @@ export class TurnPreparer {
       catalogue,
       userContext,
       ...resolved,
-    };
-  }
-
-  /** What the runner needs of a prepared turn; `signal` ends the turn (client gone, shutdown). */
-  plan(turn: PreparedTurn, signal: AbortSignal): TurnPlan {
-    const { userContext, user } = turn;
-    const toolContext = {
-      organizationId: turn.principal.organizationId,
-      assistantId: turn.assistant.id,
-      userId: user.userId ?? undefined,
-      userToken: user.userToken ?? undefined,
-      userTokens: user.userTokens,
-      signal,
-    };
-    // Memory is saved only on the generic path, for a known user who has not opted out, and only
-    // by turns that are kept (`store: false` leaves nothing behind).
-    const options = turn.request.options;
-    const memoryTool =
-      user.userId && userContext && !userContext.memoryOptedOut && options.store ? [this.saveToMemory] : [];
-    // The request's file_search reaches every agent, as its function tools do.
-    const fileSearch = turn.request.fileSearch
-      ? [
-          this.fileSearchTools.tool(
-            turn.request.fileSearch,
-            options.include.includes('file_search_call.results'),
-          ),
-        ]
-      : [];
-    // An offline web search also withholds the assistant's live ones: no live access was asked for.
-    const webSearch = turn.request.webSearch ? [this.offlineWebSearch.tool(turn.request.webSearch)] : [];
-    const keep = (tool: ServerTool) =>
-      webSearch.length === 0 || (tool.kind !== 'web_search' && tool.definition.name !== 'web_search');
-    return {
-      roster: turn.roster,
-      startAgent: turn.previous?.activeAgent ?? null,
-      toolsFor: async (agent) => {
-        // Built from the rows read in prepare(); only MCP servers are asked for their tool lists.
-        const catalogue =
-          agent.toolNames.length > 0
-            ? await this.toolCatalog.resolveLoaded(turn.catalogue, agent.toolNames, {
-                userToken: toolContext.userToken,
-                userTokens: toolContext.userTokens,
-                signal,
-              })
-            : [];
-        const own = [...catalogue.filter(keep), ...fileSearch, ...webSearch];
-        return agent.name === null ? [...own, ...memoryTool] : own;
-      },
-      modelAccess: (agent) => this.modelAccess.for(toolContext.organizationId, agent),
-      requestInstructions: turn.request.instructions,
-      // Claims reach every agent; so does what the assistant remembers of the user.
-      userContext: userContext ? renderUserContext(userContext) : null,
-      history: turn.previous?.transcript ?? [],
-      newMessages: turn.inputTranscript,
-      clientTools: turn.request.tools.map((tool) => ({
-        name: tool.name,
-        description: tool.description,
-        parameters: tool.parameters,
-        strict: tool.strict,
-      })),
-      toolContext,
-      maxIterations: this.config.turns.maxIterations,
-      maxHandovers: this.config.turns.maxHandovers,
-      modelOptions: turn.modelOptions,
-      toolChoice: options.toolChoice,
-      webSearchSources: options.include.includes('web_search_call.action.sources'),
-      maxOutputTokens: turn.maxOutputTokens,
-      maxToolCalls: options.maxToolCalls,
-      truncation: options.truncation,
     };
   }
 }
