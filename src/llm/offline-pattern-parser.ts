@@ -1,10 +1,20 @@
 /** The parser of the offline model's script patterns (see offline-pattern.ts for the subset). */
 
+import {
+  caseless,
+  isDigit,
+  isLineEnd,
+  isSpace,
+  isWord,
+  literal,
+  not,
+  type CharTest,
+} from './offline-char-tests.js';
+
 const MAX_REPEAT = 100;
 
 export class PatternError extends Error {}
 
-export type CharTest = (code: number) => boolean;
 export type AssertKind = 'start' | 'end' | 'boundary' | 'not-boundary';
 
 export type Node =
@@ -13,41 +23,6 @@ export type Node =
   | { type: 'cat'; items: Node[] }
   | { type: 'alt'; options: Node[] }
   | { type: 'repeat'; node: Node; min: number; max: number };
-
-export function isWordAt(text: string, pos: number): boolean {
-  return pos >= 0 && pos < text.length && isWord(text.charCodeAt(pos));
-}
-
-function isWord(code: number): boolean {
-  return (
-    (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95
-  );
-}
-
-const isDigit: CharTest = (code) => code >= 48 && code <= 57;
-const SPACES = new Set([
-  0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff,
-]);
-const isSpace: CharTest = (code) => SPACES.has(code) || (code >= 0x2000 && code <= 0x200a);
-const isLineEnd: CharTest = (code) => code === 0x0a || code === 0x0d || code === 0x2028 || code === 0x2029;
-const not =
-  (test: CharTest): CharTest =>
-  (code) =>
-    !test(code);
-
-/** The test, case-insensitively: the character, or its lower or upper case, passes. */
-function caseless(test: CharTest): CharTest {
-  return (code) => {
-    if (test(code)) return true;
-    const char = String.fromCharCode(code);
-    const lower = char.toLowerCase();
-    const upper = char.toUpperCase();
-    return (
-      (lower.length === 1 && lower !== char && test(lower.charCodeAt(0))) ||
-      (upper.length === 1 && upper !== char && test(upper.charCodeAt(0)))
-    );
-  };
-}
 
 /** One character of a class: a single code, or a set such as `\d`. */
 type ClassItem = { code: number } | { test: CharTest };
@@ -241,14 +216,4 @@ export class Parser {
     // Inside a class `\b` is a backspace, as in JavaScript.
     return escaped === 'b' ? { code: 8 } : this.escapedCharacter(escaped);
   }
-}
-
-function literal(code: number): CharTest {
-  const char = String.fromCharCode(code);
-  const lower = char.toLowerCase();
-  const upper = char.toUpperCase();
-  const codes = new Set([code]);
-  if (lower.length === 1) codes.add(lower.charCodeAt(0));
-  if (upper.length === 1) codes.add(upper.charCodeAt(0));
-  return (candidate) => codes.has(candidate);
 }

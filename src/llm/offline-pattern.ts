@@ -1,11 +1,5 @@
-import {
-  isWordAt,
-  Parser,
-  PatternError,
-  type AssertKind,
-  type CharTest,
-  type Node,
-} from './offline-pattern-parser.js';
+import { isWordAt, type CharTest } from './offline-char-tests.js';
+import { Parser, PatternError, type AssertKind, type Node } from './offline-pattern-parser.js';
 
 /**
  * The offline model's script patterns, matched in linear time. A tenant writes them (an
