@@ -3,6 +3,7 @@ import { inputItemObject, type InputItemObject } from './input-item-view.js';
 import { inputToTranscript } from '../turns/transcript.js';
 import type { InputItem } from '../turns/input-item.types.js';
 import type { OutputItem } from '../turns/output-item.types.js';
+import { outputTextOf } from '../turns/output-text.js';
 
 /**
  * A conversation's items are the turns of its current branch, oldest first: each turn's input
@@ -94,9 +95,7 @@ export function removeItem(turn: BranchTurn, itemId: string): TurnWithoutItem | 
     const text = removed.content.map((part) => part.text).join('');
     const at = transcript.findLastIndex((entry) => entry.role === 'assistant' && entry.content === text);
     if (at >= 0) transcript = transcript.filter((_, index) => index !== at);
-    outputText = output
-      .flatMap((item) => (item.type === 'message' ? item.content.map((p) => p.text) : []))
-      .join('');
+    outputText = outputTextOf(output);
     message = {
       role: 'assistant',
       content: turn.outputText,

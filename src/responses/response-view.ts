@@ -1,4 +1,4 @@
-import type { StoredResponse } from './store/turn-store.repository.js';
+import type { StoredResponse } from './store/stored-turn-rows.js';
 import { DEFAULT_ECHO, type EchoedParams } from './turn-options.js';
 import type { TurnStatus } from '../turns/turn.types.js';
 import type { OutputItem } from '../turns/output-item.types.js';

@@ -1,7 +1,7 @@
 import { ApiError, ERROR_CATALOGUE, type ErrorCode } from '../common/errors/error-catalogue.js';
 import { interruptedError } from './durable/turn-leases.service.js';
 import { storedToObject, type ResponseObject } from './response-view.js';
-import type { StoredResponse } from './store/turn-store.repository.js';
+import type { StoredResponse } from './store/stored-turn-rows.js';
 
 /**
  * A turn whose final write stored nothing: its row was ended elsewhere meanwhile (swept while

@@ -6,8 +6,8 @@ import { TransactionalConnection } from '../../database/transactional-connection
 import type { ChatMessage } from '../../llm/llm.types.js';
 import type { BranchTurn, StoredInputItem, TurnWithoutItem } from '../conversation-items.js';
 import type { ThreadHead } from '../../turns/turn.types.js';
-import type { OutputItem } from '../../turns/output-item.types.js';
 import { threadHead, threadWalk, type ChainRow } from './turn-sql.js';
+import { BRANCH_TURNS, branchTurn, type BranchRow } from './stored-turn-rows.js';
 
 /** A conversation as the Conversations API sees it. */
 export interface StoredConversationRecord {
@@ -174,37 +174,12 @@ export class ConversationStore {
     lastResponseId: string,
     manager?: EntityManager,
   ): Promise<BranchTurn[]> {
-    const rows = await this.manager(manager).query<
-      {
-        id: string;
-        assistant_id: string | null;
-        input: StoredInputItem[];
-        output: OutputItem[];
-        transcript: ChatMessage[];
-        output_text: string;
-      }[]
-    >(
-      `WITH RECURSIVE branch AS (
-         SELECT id, previous_response_id, depth FROM responses
-          WHERE id = $3 AND organization_id = $1 AND conversation_id = $2
-         UNION ALL
-         SELECT r.id, r.previous_response_id, r.depth
-           FROM responses r JOIN branch b ON r.id = b.previous_response_id
-          WHERE r.organization_id = $1 AND r.conversation_id = $2
-       )
-       SELECT r.id, r.assistant_id, r.input, r.output, r.transcript, r.output_text
-         FROM branch b JOIN responses r ON r.id = b.id
-        ORDER BY b.depth`,
-      [organizationId, conversationId, lastResponseId],
-    );
-    return rows.map((row) => ({
-      id: row.id,
-      assistantId: row.assistant_id,
-      input: row.input,
-      output: row.output,
-      transcript: row.transcript,
-      outputText: row.output_text,
-    }));
+    const rows = await this.manager(manager).query<BranchRow[]>(BRANCH_TURNS, [
+      organizationId,
+      conversationId,
+      lastResponseId,
+    ]);
+    return rows.map(branchTurn);
   }
 
   /** Rewrites one turn without a deleted item, and its chat-history message, in the caller's transaction. */

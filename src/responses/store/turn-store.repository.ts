@@ -22,28 +22,8 @@ import {
   type NamedStatement,
   LOAD_THREAD,
 } from './turn-sql.js';
-import type { TurnStatus } from '../../turns/turn.types.js';
-import type { OutputItem } from '../../turns/output-item.types.js';
+import { FIND_RESPONSE, storedResponse, type StoredResponse } from './stored-turn-rows.js';
 import type { ThreadHead, TurnRecord } from '../../turns/turn.types.js';
-
-export interface StoredResponse {
-  id: string;
-  assistantId: string;
-  conversationId: string;
-  previousResponseId: string | null;
-  status: TurnStatus;
-  instructions: string | null;
-  output: OutputItem[];
-  outputText: string;
-  usage: Record<string, number> | null;
-  error: { type: string; code: string; message: string } | null;
-  createdAt: Date;
-  /** Null while the turn runs. */
-  completedAt: Date | null;
-  /** The stored Response object; null for responses stored before it was kept. */
-  body: unknown;
-  background: boolean;
-}
 
 /** How many rows of each table an erasure deleted. */
 export interface ErasedHistory {
@@ -188,41 +168,18 @@ export class TurnStore {
     return row.stored > 0;
   }
 
-  /**
-   * A response of this organization and end user (an anonymous one only for anonymous callers);
-   * items appended through the Conversations API (no assistant) are none.
-   */
+  /** A response of this organization and end user (FIND_RESPONSE). */
   async findResponse(
     organizationId: string,
     userId: string | null,
     responseId: string,
   ): Promise<StoredResponse | null> {
-    const rows: Record<string, unknown>[] = await this.dataSource.query(
-      `SELECT id, assistant_id, conversation_id, previous_response_id, status, instructions, output, output_text,
-              usage, error, created_at, completed_at, body, background
-         FROM responses
-        WHERE id = $1 AND organization_id = $2 AND user_id IS NOT DISTINCT FROM $3::varchar
-          AND assistant_id IS NOT NULL`,
-      [responseId, organizationId, userId],
-    );
-    const row = rows[0];
-    if (!row) return null;
-    return {
-      id: row.id as string,
-      assistantId: row.assistant_id as string,
-      conversationId: row.conversation_id as string,
-      previousResponseId: row.previous_response_id as string | null,
-      status: row.status as TurnStatus,
-      instructions: row.instructions as string | null,
-      output: row.output as OutputItem[],
-      outputText: row.output_text as string,
-      usage: row.usage as Record<string, number> | null,
-      error: row.error as StoredResponse['error'],
-      createdAt: row.created_at as Date,
-      completedAt: row.completed_at as Date | null,
-      body: row.body,
-      background: row.background as boolean,
-    };
+    const rows: Record<string, unknown>[] = await this.dataSource.query(FIND_RESPONSE, [
+      responseId,
+      organizationId,
+      userId,
+    ]);
+    return rows[0] ? storedResponse(rows[0]) : null;
   }
 
   /**
