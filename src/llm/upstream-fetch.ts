@@ -12,8 +12,8 @@ const rawBodies = new WeakMap<Response, UpstreamBodyStream>();
  * global fetch wraps each request and its body in WHATWG objects (Request, Headers, a byte
  * stream read one promise per network read); here the SDK gets a bodiless Response for a
  * success (its headers cut to `SUCCESS_HEADERS`) and the turn reads the Node stream behind it
- * (`upstreamBody`). Error answers carry
- * their text, so the SDK builds its APIError (status, code, param) as it always did.
+ * (`upstreamBody`). Error answers carry their text and all their headers, so the SDK builds its
+ * APIError (status, code, param) as it always did.
  */
 export function upstreamFetch(connect?: buildConnector.connector): typeof fetch {
   // `connect`: the SSRF guard of an organization-written base URL (every connection checked).
@@ -72,7 +72,7 @@ function responseHeaders(headers: AnswerHeaders, only?: readonly string[]): Reco
  * (the turn takes the body stream), but the SDK copies and walks every one of them per call:
  * it builds the Response's Headers, spreads them into a list for its log line's request id and
  * again into the details of its debug log, even with logging off. OpenAI answers with about
- * twenty (rate limits, processing time, Cloudflare's); the SDK's log needs only the request id.
+ * twenty-five (rate limits, processing time, Cloudflare's); the SDK's log needs only the request id.
  */
 const SUCCESS_HEADERS = ['content-type', 'x-request-id'] as const;
 
@@ -111,8 +111,7 @@ function withLength(headers: RequestInit['headers'], length: number): string[] {
  * included, which need none of it. `x-stainless-lang` and `-package-version` stay: like the
  * User-Agent they name the client library, which a gateway may go by (as ours does on the
  * Responses API). Dropped here rather than by `defaultHeaders: { name: null }` (the SDK's way),
- * which costs the SDK's header merge more per call than the
- * headers left out save.
+ * which costs the SDK's header merge more per call than the headers left out save.
  */
 const UNSENT_SDK_HEADERS: ReadonlySet<string> = new Set([
   'x-stainless-timeout',
