@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import OpenAI from 'openai';
 import { ChatCompletionChunks } from './chat-completion-chunks.js';
 import { upstreamBody, upstreamFetch } from './upstream-fetch.js';
 
@@ -25,6 +26,12 @@ describe('upstreamFetch', () => {
         });
         return;
       }
+      if (req.url === '/v1/chat/completions') {
+        req.resume();
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'headers', sent: Object.keys(req.headers).sort() } }));
+        return;
+      }
       if (req.url === '/error') {
         res.writeHead(400, {
           'content-type': 'application/json',
@@ -34,7 +41,11 @@ describe('upstreamFetch', () => {
         res.end('{"error":{"message":"bad","param":"top_p"}}');
         return;
       }
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.writeHead(200, {
+        'content-type': 'text/event-stream',
+        'x-request-id': 'req_2',
+        'openai-processing-ms': '12',
+      });
       res.write(`data: ${JSON.stringify(chunk('hé'))}\n\n`);
       res.end(`data: ${JSON.stringify(chunk('llo'))}\n\ndata: [DONE]\n\n`);
     });
@@ -56,7 +67,11 @@ describe('upstreamFetch', () => {
         body: '{}',
       });
       expect(response.status).toBe(200);
-      expect(response.headers.get('content-type')).toBe('text/event-stream');
+      // What the SDK reads of a success (its log line's request id); nothing else is copied.
+      expect([...response.headers]).toEqual([
+        ['content-type', 'text/event-stream'],
+        ['x-request-id', 'req_2'],
+      ]);
       const batches: unknown[] = [];
       const reader = new ChatCompletionChunks(upstreamBody(response)!);
       for (let batch = await reader.next(); batch !== undefined; batch = await reader.next())
@@ -92,5 +107,25 @@ describe('upstreamFetch', () => {
     // A repeated header reaches the SDK as one value, as fetch would give it; no name is lost.
     expect(response.headers.get('x-multi')).toBe('a, b');
     expect(await response.json()).toEqual({ error: { message: 'bad', param: 'top_p' } });
+  });
+
+  it("sends none of the SDK's headers that state a timeout, a retry count or the gateway's machine", async () => {
+    const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: 'k', maxRetries: 0, fetch: upstreamFetch() });
+    const error = await client.chat.completions
+      .create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    const sent = ((error as InstanceType<typeof OpenAI.BadRequestError>).error as { sent: string[] }).sent;
+    expect(sent).toEqual([
+      'accept',
+      'authorization',
+      'connection',
+      'content-length',
+      'content-type',
+      'host',
+      'user-agent',
+      'x-stainless-lang',
+      'x-stainless-package-version',
+    ]);
   });
 });

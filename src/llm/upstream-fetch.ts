@@ -11,8 +11,9 @@ const rawBodies = new WeakMap<Response, UpstreamBodyStream>();
  * A `fetch` for the openai SDK on undici's `request` over one keep-alive pool per upstream. The
  * global fetch wraps each request and its body in WHATWG objects (Request, Headers, a byte
  * stream read one promise per network read); here the SDK gets a bodiless Response for a
- * success and the turn reads the Node stream behind it (`upstreamBody`). Error answers carry
- * their text, so the SDK builds its APIError (status, code, param) as it always did.
+ * success (its headers cut to `SUCCESS_HEADERS`) and the turn reads the Node stream behind it
+ * (`upstreamBody`). Error answers carry their text and all their headers, so the SDK builds its
+ * APIError (status, code, param) as it always did.
  */
 export function upstreamFetch(connect?: buildConnector.connector): typeof fetch {
   // `connect`: the SSRF guard of an organization-written base URL (every connection checked).
@@ -34,18 +35,14 @@ export function upstreamFetch(connect?: buildConnector.connector): typeof fetch 
         : (init?.body as Readable | null | undefined),
       signal: init?.signal ?? undefined,
     });
-    // A plain record: the Response makes its own Headers from it (a Headers given here would be
-    // one more object, iterated and sorted to be copied).
-    // No prototype: a header named `__proto__` is kept as a header, not taken as one.
-    const responseHeaders = Object.create(null) as Record<string, string>;
-    for (const name in headers) {
-      const value = headers[name];
-      if (value !== undefined) responseHeaders[name] = Array.isArray(value) ? value.join(', ') : value;
-    }
     if (statusCode < 200 || statusCode >= 300) {
-      return new Response(await body.text(), { status: statusCode, headers: responseHeaders });
+      // All of them: the SDK's APIError carries them, and the retry reads `retry-after(-ms)`.
+      return new Response(await body.text(), { status: statusCode, headers: responseHeaders(headers) });
     }
-    const response = new Response(null, { status: statusCode, headers: responseHeaders });
+    const response = new Response(null, {
+      status: statusCode,
+      headers: responseHeaders(headers, SUCCESS_HEADERS),
+    });
     // 204 and 205 have no body, as the global fetch would say (the turn treats that as a failure).
     if (statusCode === 204 || statusCode === 205) await body.dump();
     else rawBodies.set(response, body);
@@ -53,6 +50,31 @@ export function upstreamFetch(connect?: buildConnector.connector): typeof fetch 
   };
   return send;
 }
+
+type AnswerHeaders = Dispatcher.ResponseData['headers'];
+
+/**
+ * A plain record of the answer's headers (`only` those when given): the Response makes its own
+ * Headers from it (a Headers given here would be one more object, iterated and sorted to be
+ * copied). No prototype: a header named `__proto__` is kept as a header, not taken as one.
+ */
+function responseHeaders(headers: AnswerHeaders, only?: readonly string[]): Record<string, string> {
+  const record = Object.create(null) as Record<string, string>;
+  for (const name of only ?? Object.keys(headers)) {
+    const value = headers[name];
+    if (value !== undefined) record[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return record;
+}
+
+/**
+ * The headers a successful answer's Response keeps. Nothing of ours reads a success's headers
+ * (the turn takes the body stream), but the SDK copies and walks every one of them per call:
+ * it builds the Response's Headers, spreads them into a list for its log line's request id and
+ * again into the details of its debug log, even with logging off. OpenAI answers with about
+ * twenty-five (rate limits, processing time, Cloudflare's); the SDK's log needs only the request id.
+ */
+const SUCCESS_HEADERS = ['content-type', 'x-request-id'] as const;
 
 const encoder = new TextEncoder();
 
@@ -70,14 +92,35 @@ function requestBytes(body: RequestInit['body']): Uint8Array | undefined {
 function withLength(headers: RequestInit['headers'], length: number): string[] {
   const flat: string[] = [];
   // The SDK passes a Headers: read as it is (its names lowercase, duplicates combined), not
-  // copied into another one first.
+  // copied into another one first; `forEach` hands out its pairs without an iterator result and
+  // a new [name, value] array per header.
   const list = headers instanceof Headers ? headers : new Headers(headers);
-  for (const [name, value] of list) {
-    if (name !== 'content-length') flat.push(name, value);
-  }
+  list.forEach((value, name) => {
+    if (name !== 'content-length' && !UNSENT_SDK_HEADERS.has(name)) flat.push(name, value);
+  });
   flat.push('content-length', String(length));
   return flat;
 }
+
+/**
+ * Headers the SDK adds to every request that are not sent upstream. `x-stainless-timeout` states
+ * the SDK's timeout, which is not ours (our deadlines are upstream-deadlines.ts's; the SDK's is
+ * set out of their way), and `x-stainless-retry-count` is 0 on each of our own retries (the SDK
+ * never retries here): both would tell the upstream something false. The other four describe the
+ * gateway's machine (OS, CPU, Node.js version) to every upstream, organization-written ones
+ * included, which need none of it. `x-stainless-lang` and `-package-version` stay: like the
+ * User-Agent they name the client library, which a gateway may go by (as ours does on the
+ * Responses API). Dropped here rather than by `defaultHeaders: { name: null }` (the SDK's way),
+ * which costs the SDK's header merge more per call than the headers left out save.
+ */
+const UNSENT_SDK_HEADERS: ReadonlySet<string> = new Set([
+  'x-stainless-timeout',
+  'x-stainless-retry-count',
+  'x-stainless-os',
+  'x-stainless-arch',
+  'x-stainless-runtime',
+  'x-stainless-runtime-version',
+]);
 
 /**
  * The request body, handed out once. undici's request keeps the body it was given until the
