@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { isWellFormedApiKey } from '../api-keys/api-key-format.js';
-import { ApiKeysService } from '../api-keys/api-keys.service.js';
+import { ApiKeyAuthenticator } from '../api-keys/api-key-authenticator.js';
 import { presentedApiKey } from '../auth/api-key.strategy.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { currentRequestContext } from '../common/logging/request-context.js';
@@ -26,7 +26,7 @@ import type { AdminCaller, AdminRequest } from './admin-caller.js';
 export class AdminAccessGuard implements CanActivate {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly apiKeys: ApiKeysService,
+    private readonly apiKeys: ApiKeyAuthenticator,
     private readonly tokens: TokenVerifierService,
     private readonly rateLimits: RateLimitService,
   ) {}

@@ -2,6 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { TransactionalConnection } from '../database/transactional-connection.js';
 import type { ApiKeysRepository } from './api-keys.repository.js';
+import { ApiKeyAuthenticator } from './api-key-authenticator.js';
 import { ApiKeysService } from './api-keys.service.js';
 
 const KEY = `swb_${'a'.repeat(43)}`;
@@ -17,10 +18,10 @@ function service() {
     touchLastUsed: () => Promise.resolve(),
   } as unknown as ApiKeysRepository;
   const config = { auth: { apiKeyCacheTtlMs: 5_000 } } as AppConfig;
-  return { keys: new ApiKeysService(repository, config), lookups: () => lookups };
+  return { keys: new ApiKeyAuthenticator(repository, config), lookups: () => lookups };
 }
 
-describe('ApiKeysService.authenticate', () => {
+describe('ApiKeyAuthenticator.authenticate', () => {
   it('looks a key up once for the requests that arrive while its lookup runs', async () => {
     const { keys, lookups } = service();
     const principals = await Promise.all(Array.from({ length: 8 }, () => keys.authenticate(KEY)));
@@ -41,7 +42,9 @@ describe('ApiKeysService.revoke', () => {
       revoke: () => Promise.resolve(true),
       touchLastUsed: () => Promise.resolve(),
     } as unknown as ApiKeysRepository;
-    const keys = new ApiKeysService(repository, { auth: { apiKeyCacheTtlMs: 5_000 } } as AppConfig);
+    const config = { auth: { apiKeyCacheTtlMs: 5_000 } } as AppConfig;
+    const authenticator = new ApiKeyAuthenticator(repository, config);
+    const keys = new ApiKeysService(repository, authenticator, config);
     const dataSource = {
       transaction: async (work: (manager: EntityManager) => Promise<unknown>) => {
         const value = await work({} as EntityManager);
@@ -52,8 +55,8 @@ describe('ApiKeysService.revoke', () => {
 
     await new TransactionalConnection(dataSource).withTransaction(async (manager) => {
       expect(await keys.revoke('org-1', 'key-1', manager)).toBe(true);
-      expect(await keys.authenticate(KEY)).not.toBeNull();
+      expect(await authenticator.authenticate(KEY)).not.toBeNull();
     });
-    expect(await keys.authenticate(KEY)).toBeNull();
+    expect(await authenticator.authenticate(KEY)).toBeNull();
   });
 });

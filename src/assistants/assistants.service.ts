@@ -1,16 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { BoundedTtlCache } from '../common/cache/bounded-ttl-cache.js';
-import { SharedLoads } from '../common/cache/shared-loads.js';
 import { assertUnderQuota } from '../common/errors/quota.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { AssistantTurnCache } from './assistant-turn-cache.js';
 import { AssistantsRepository } from './assistants.repository.js';
 import { AssistantEntity } from './entities/assistant.entity.js';
 import { isUuid } from '../organizations/organizations.service.js';
 import { ModelSettingsError, parseModelSettings } from '../llm/model-settings.js';
 import type { DeletedRow } from '../database/delete-except.js';
-import { afterCommit } from '../database/transactional-connection.js';
 import type { ConfigAuthorKind } from '../tenant-config/config-author.js';
 import { modelReferences } from '../tenant-config/config-references.js';
 import { TenantConfigPolicy } from '../tenant-config/tenant-config.policy.js';
@@ -27,48 +25,18 @@ export interface AssistantChanges {
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
-/** Assistants change rarely; a turn reads one from memory for a few seconds. */
-const ASSISTANT_CACHE_TTL_MS = 5_000;
-const MAX_CACHED_ASSISTANTS = 10_000;
-
 @Injectable()
 export class AssistantsService {
-  /** `<organization>:<id>` → the assistant, or null for none (a miss is cached too). */
-  private readonly cache = new BoundedTtlCache<AssistantEntity | null>(
-    MAX_CACHED_ASSISTANTS,
-    ASSISTANT_CACHE_TTL_MS,
-  );
-  private readonly loads = new SharedLoads<AssistantEntity | null>();
-
   constructor(
     private readonly repository: AssistantsRepository,
+    private readonly turnCache: AssistantTurnCache,
     private readonly policy: TenantConfigPolicy,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /** The assistant of this organization, or null; cached briefly because every turn needs it. */
-  async findForTurn(organizationId: string, id: string): Promise<AssistantEntity | null> {
-    const cacheKey = `${organizationId}:${id}`;
-    const cached = this.cache.get(cacheKey);
-    if (cached !== undefined) return cached;
-    return this.loads.run(
-      cacheKey,
-      () => this.repository.findForOrganization(organizationId, id),
-      (assistant) => this.cache.set(cacheKey, assistant),
-    );
-  }
-
-  /**
-   * This process forgets an assistant at once (other replicas within the TTL), and again once
-   * `manager`'s transaction commits: a lookup before the commit reads the old row and is kept.
-   */
-  private forget(cacheKey: string, manager?: EntityManager): void {
-    const forgetNow = () => {
-      this.cache.delete(cacheKey);
-      this.loads.forget(cacheKey);
-    };
-    forgetNow();
-    afterCommit(manager, forgetNow);
+  findForTurn(organizationId: string, id: string): Promise<AssistantEntity | null> {
+    return this.turnCache.find(organizationId, id);
   }
 
   find(organizationId: string, id: string): Promise<AssistantEntity | null> {
@@ -159,7 +127,7 @@ export class AssistantsService {
     if (comparable(existing) === before) return { assistant: existing, action: 'unchanged' };
     if (author) existing.configuredBy = author;
     const saved = await this.repository.save(existing, manager);
-    this.forget(`${organizationId}:${existing.id}`, manager);
+    this.turnCache.forget(organizationId, existing.id, manager);
     return { assistant: saved, action: 'updated' };
   }
 
@@ -173,7 +141,7 @@ export class AssistantsService {
     this.apply(assistant, changes);
     if (changes.model !== undefined) assistant.configuredBy = await this.vetModel(assistant);
     const saved = await this.repository.save(assistant);
-    this.forget(`${organizationId}:${id}`);
+    this.turnCache.forget(organizationId, id);
     return saved;
   }
 
@@ -223,6 +191,7 @@ export class AssistantsService {
       }
     }
   }
+
   /** `apply --prune`: deletes the organization's assistants not named in `keep`, with their history. */
   async pruneExcept(
     organizationId: string,
@@ -230,7 +199,7 @@ export class AssistantsService {
     manager: EntityManager,
   ): Promise<DeletedRow[]> {
     const deleted = await this.repository.deleteExcept(organizationId, keep, manager);
-    for (const { id } of deleted) this.forget(`${organizationId}:${id}`, manager);
+    for (const { id } of deleted) this.turnCache.forget(organizationId, id, manager);
     return deleted;
   }
 }

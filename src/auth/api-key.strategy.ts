@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import type { Request } from 'express';
 import passport from 'passport';
-import { ApiKeysService, type ApiKeyPrincipal } from '../api-keys/api-keys.service.js';
+import { ApiKeyAuthenticator, type ApiKeyPrincipal } from '../api-keys/api-key-authenticator.js';
 import { ApiError } from '../common/errors/error-catalogue.js';
 import { inSpan } from '../common/tracing/tracing.js';
 
@@ -60,7 +60,7 @@ const AUTHENTICATE_SPAN = { 'switchboard.auth.method': 'api_key' };
 
 @Injectable()
 export class ApiKeyStrategy extends PassportStrategy(HeaderApiKeyStrategy, API_KEY_STRATEGY) {
-  constructor(private readonly apiKeys: ApiKeysService) {
+  constructor(private readonly apiKeys: ApiKeyAuthenticator) {
     super();
   }
 

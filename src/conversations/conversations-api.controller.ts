@@ -7,7 +7,8 @@ import { optionalUserId } from '../common/http/request-params.js';
 import type { ConversationItem } from '../responses/conversation-items.js';
 import { ListInputItemsQueryDto } from '../responses/dto/list-input-items.dto.js';
 import type { StoredConversationRecord } from '../responses/store/conversation-store.repository.js';
-import { ConversationsApiService, type ConversationOwner } from './conversations-api.service.js';
+import type { ConversationOwner } from './conversation-item-writer.js';
+import { ConversationsApiService } from './conversations-api.service.js';
 import {
   checkMetadata,
   CreateConversationDto,

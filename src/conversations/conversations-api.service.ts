@@ -1,29 +1,19 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { ApiError } from '../common/errors/error-catalogue.js';
-import { assertUnderQuota } from '../common/errors/quota.js';
-import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import {
   branchItems,
-  itemMessages,
   removeItem,
   type ConversationItem,
   type LocatedItem,
 } from '../responses/conversation-items.js';
 import { parseConversationId } from '../responses/dto/create-response.dto.js';
-import { parseInput } from '../responses/dto/input-items.parser.js';
 import type { ListInputItemsQuery } from '../responses/dto/list-input-items.dto.js';
 import {
   ConversationStore,
   type StoredConversationRecord,
 } from '../responses/store/conversation-store.repository.js';
-import { conversationTitle, inputToTranscript } from '../turns/transcript.js';
-
-/** Who is asking: the key's organization and the end user (`x-user-id`), null for anonymous. */
-export interface ConversationOwner {
-  organizationId: string;
-  userId: string | null;
-}
+import { ConversationItemWriter, type ConversationOwner } from './conversation-item-writer.js';
 
 export interface ItemPage {
   items: ConversationItem[];
@@ -38,7 +28,7 @@ export interface ItemPage {
 export class ConversationsApiService {
   constructor(
     private readonly store: ConversationStore,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly writer: ConversationItemWriter,
   ) {}
 
   async create(
@@ -46,11 +36,8 @@ export class ConversationsApiService {
     rawItems: unknown[] | null | undefined,
     metadata: Record<string, string>,
   ): Promise<StoredConversationRecord> {
-    const items = rawItems && rawItems.length > 0 ? parseItems(rawItems) : [];
-    if (items.length > 0 && this.config.quotas.itemsPerConversation > 0) {
-      const quota = this.config.quotas.itemsPerConversation;
-      assertUnderQuota(items.length - 1, quota, 'items in one conversation', 'QUOTA_ITEMS_PER_CONVERSATION');
-    }
+    const items = rawItems && rawItems.length > 0 ? this.writer.parse(rawItems) : [];
+    if (items.length > 0) this.writer.assertRoom(0, items.length);
     const now = new Date();
     return this.store.withTransaction(async (manager) => {
       const conversation = await this.store.create(
@@ -60,7 +47,7 @@ export class ConversationsApiService {
         metadata,
         now,
       );
-      if (items.length > 0) await this.append(manager, owner, conversation, items, now);
+      if (items.length > 0) await this.writer.append(manager, owner, conversation, items, now);
       return conversation;
     });
   }
@@ -93,20 +80,12 @@ export class ConversationsApiService {
   }
 
   async addItems(owner: ConversationOwner, rawId: string, rawItems: unknown[]): Promise<ConversationItem[]> {
-    const items = parseItems(rawItems);
+    const items = this.writer.parse(rawItems);
     return this.inLockedConversation(owner, rawId, async (conversation, manager) => {
-      const quota = this.config.quotas.itemsPerConversation;
-      if (quota > 0) {
-        // Room for every new item: the last of them must still be under the quota.
-        const stored = (await this.items(owner, conversation, manager)).length;
-        assertUnderQuota(
-          stored + items.length - 1,
-          quota,
-          'items in one conversation',
-          'QUOTA_ITEMS_PER_CONVERSATION',
-        );
-      }
-      return this.append(manager, owner, conversation, items, new Date());
+      // Room for every new item, counted in the locked conversation.
+      if (this.writer.quotaApplies)
+        this.writer.assertRoom((await this.items(owner, conversation, manager)).length, items.length);
+      return this.writer.append(manager, owner, conversation, items, new Date());
     });
   }
 
@@ -187,59 +166,6 @@ export class ConversationsApiService {
     );
     return branchItems(turns);
   }
-
-  private async append(
-    manager: EntityManager,
-    owner: ConversationOwner,
-    conversation: StoredConversationRecord,
-    items: ReturnType<typeof parseInput>,
-    now: Date,
-  ): Promise<ConversationItem[]> {
-    const messages = itemMessages(items);
-    const firstUserText = messages.find((message) => message.role === 'user')?.content ?? '';
-    const turnId = await this.store.appendItems(
-      manager,
-      owner.organizationId,
-      owner.userId,
-      conversation,
-      {
-        items,
-        transcript: inputToTranscript(items),
-        messages,
-        title: conversationTitle(firstUserText),
-      },
-      now,
-    );
-    return branchItems([
-      { id: turnId, assistantId: null, input: items, output: [], transcript: [], outputText: '' },
-    ]).map((located) => located.item);
-  }
-}
-
-/** The responses parser, its messages naming `items` instead of `input`. */
-function parseItems(raw: unknown[]): ReturnType<typeof parseInput> {
-  let items: ReturnType<typeof parseInput>;
-  try {
-    items = parseInput(raw);
-  } catch (error) {
-    if (error instanceof ApiError) {
-      throw new ApiError(error.code, error.message.replace(/^input/, 'items'));
-    }
-    throw error;
-  }
-  // A turn fetches file_url parts and reads file_id parts for the model of its assistant; stored items do neither.
-  const fetched = items.findIndex(
-    (item) =>
-      item.type === 'message' &&
-      item.parts?.some((part) => part.type === 'input_file' && part.fileData === null),
-  );
-  if (fetched >= 0) {
-    throw new ApiError(
-      'invalid_request',
-      `items[${fetched}]: input_file with file_url or file_id is not supported here; send file_data, or send the file as input of a turn`,
-    );
-  }
-  return items;
 }
 
 function notFound(rawId: string): ApiError {

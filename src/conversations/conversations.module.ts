@@ -4,6 +4,7 @@ import { TurnStoreModule } from '../responses/store/turn-store.module.js';
 import { ChatHistoryController } from './chat-history.controller.js';
 import { ChatHistoryService } from './chat-history.service.js';
 import { ConversationsApiController } from './conversations-api.controller.js';
+import { ConversationItemWriter } from './conversation-item-writer.js';
 import { ConversationsApiService } from './conversations-api.service.js';
 
 /**
@@ -13,6 +14,6 @@ import { ConversationsApiService } from './conversations-api.service.js';
 @Module({
   imports: [AssistantsModule, TurnStoreModule],
   controllers: [ChatHistoryController, ConversationsApiController],
-  providers: [ChatHistoryService, ConversationsApiService],
+  providers: [ChatHistoryService, ConversationsApiService, ConversationItemWriter],
 })
 export class ConversationsModule {}

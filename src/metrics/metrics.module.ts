@@ -1,4 +1,5 @@
 import { Global, Module } from '@nestjs/common';
+import { CapacityGauges } from './capacity-gauges.js';
 import { HttpObservability } from './http-observability.js';
 import { MetricsController } from './metrics.controller.js';
 import { MetricsTokenGuard } from './metrics-token.guard.js';
@@ -11,7 +12,7 @@ import { UpstreamBreakerGauge } from './upstream-breaker-gauge.js';
 @Module({
   controllers: [MetricsController],
   imports: [LlmModule],
-  providers: [Metrics, MetricsTokenGuard, HttpObservability, UpstreamBreakerGauge],
+  providers: [Metrics, CapacityGauges, MetricsTokenGuard, HttpObservability, UpstreamBreakerGauge],
   exports: [Metrics, HttpObservability],
 })
 export class MetricsModule {}

@@ -1,9 +1,4 @@
-import type { DataSource } from 'typeorm';
-import type { AppConfig } from '../config/app-config.js';
 import { Metrics, USAGE_LABEL_PAIRS_MAX } from './metrics.service.js';
-
-const config = { limits: { maxInFlightResponses: 10 } } as AppConfig;
-const dataSource = { driver: {} } as unknown as DataSource;
 
 /** The value of the one series of `name` with exactly these labels, from a scrape's text. */
 function value(text: string, name: string, labels: string): number | undefined {
@@ -13,7 +8,7 @@ function value(text: string, name: string, labels: string): number | undefined {
 
 describe('Metrics', () => {
   it('counts each label set on its own, observation after observation', async () => {
-    const metrics = new Metrics(config, dataSource);
+    const metrics = new Metrics();
     metrics.httpRequest('POST', '/v1/responses', 200, 0.02);
     metrics.httpRequest('POST', '/v1/responses', 200, 0.03);
     metrics.httpRequest('POST', '/v1/responses', 500, 0.01);
@@ -51,7 +46,7 @@ describe('Metrics', () => {
   });
 
   it('counts usage per pair up to its bound, and later pairs as "other"', async () => {
-    const metrics = new Metrics(config, dataSource);
+    const metrics = new Metrics();
     const usage = { inputTokens: 10, cachedTokens: 0, outputTokens: 3, reasoningTokens: 0 };
     for (let pair = 0; pair < USAGE_LABEL_PAIRS_MAX; pair++)
       metrics.usageTokens('org', `asst-${pair}`, usage);

@@ -1,8 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
+import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { DataSource } from 'typeorm';
-import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { UpstreamErrorCode } from '../llm/llm.types.js';
 
 /** Distinct (organization, assistant) label pairs per replica; later pairs are counted as `other`. */
@@ -10,14 +7,6 @@ export const USAGE_LABEL_PAIRS_MAX = 500;
 
 export type UpstreamOutcome = 'ok' | UpstreamErrorCode | 'aborted';
 export type ShedReason = 'overload' | 'shutdown' | 'organization';
-
-/** The counters `pg.Pool` keeps; read at scrape time, never per request. */
-interface PoolStats {
-  totalCount: number;
-  idleCount: number;
-  waitingCount: number;
-  options: { max?: number };
-}
 
 /** Request durations run from milliseconds (JSON) to minutes (streams). */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -129,36 +118,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig, @InjectDataSource() dataSource: DataSource) {
+  constructor() {
     collectDefaultMetrics({ register: this.registry });
     this.backgroundResponses(0, 0);
-    new Gauge({
-      name: 'switchboard_responses_in_flight_limit',
-      help: 'The in-flight cap of this replica (MAX_IN_FLIGHT_RESPONSES)',
-      registers: [this.registry],
-    }).set(config.limits.maxInFlightResponses);
-    // TypeORM keeps the pg pool on the driver as `master`; absent before connect and after close.
-    const pool = () => (dataSource.driver as unknown as { master?: PoolStats }).master;
-    new Gauge({
-      name: 'switchboard_db_pool_max',
-      help: 'Size of the database connection pool',
-      registers: [this.registry],
-      collect() {
-        this.set(pool()?.options.max ?? 0);
-      },
-    });
-    new Gauge({
-      name: 'switchboard_db_pool_connections',
-      help: 'Database pool connections: total open, idle, and requests waiting for one',
-      labelNames: ['state'] as const,
-      registers: [this.registry],
-      collect() {
-        const stats = pool();
-        this.labels('total').set(stats?.totalCount ?? 0);
-        this.labels('idle').set(stats?.idleCount ?? 0);
-        this.labels('waiting').set(stats?.waitingCount ?? 0);
-      },
-    });
+  }
+
+  /** Registers a gauge read at scrape time (CapacityGauges) in this replica's registry. */
+  registerCollector(gauge: Gauge): void {
+    this.registry.registerMetric(gauge);
   }
 
   httpRequest(method: string, route: string, status: number, seconds: number): void {

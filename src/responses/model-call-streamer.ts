@@ -8,6 +8,7 @@ import {
   type ChatMessage,
   type ChatToolCall,
   type ModelTool,
+  type TokenUsage,
   type UpstreamCallLog,
 } from '../llm/llm.types.js';
 import { modelName } from '../llm/model-settings.js';
@@ -78,6 +79,12 @@ export class ModelCallStreamer {
     // The targets tried; usage is priced as the target that answered (a fallback's own prices).
     const log: UpstreamCallLog = { attempts: [] };
     let deltas = 0;
+    const count = (usage: TokenUsage) =>
+      progress.addUsage(
+        usage,
+        log.answeredBy ? log.answeredBy.prices : agent.model.prices,
+        log.answeredBy?.model ?? modelName(agent.model),
+      );
     try {
       const access = await plan.modelAccess(agent);
       for await (const batch of this.providers.for(agent.model).stream({
@@ -93,7 +100,16 @@ export class ModelCallStreamer {
         if (firstToken) {
           firstToken = false;
           this.metrics.timeToFirstToken(provider, (performance.now() - startedAt) / 1000);
-          if (plan.beforeFirstEvents) await plan.beforeFirstEvents;
+          if (plan.beforeFirstEvents) {
+            try {
+              await plan.beforeFirstEvents;
+            } catch (error) {
+              // The start was refused: nothing of the batch is relayed, but a usage chunk in it
+              // is what the upstream billed, and the refused turn still counts it.
+              for (const event of batch) if (event.type === 'usage') count(event.usage);
+              throw error;
+            }
+          }
         }
         // One upstream read, one socket write; wait only when the client is not keeping up.
         recorder.cork();
@@ -126,11 +142,7 @@ export class ModelCallStreamer {
             } else if (event.type === 'stopped_short') {
               progress.incompleteReason = event.reason;
             } else {
-              progress.addUsage(
-                event.usage,
-                log.answeredBy ? log.answeredBy.prices : agent.model.prices,
-                log.answeredBy?.model ?? modelName(agent.model),
-              );
+              count(event.usage);
             }
           }
         } finally {

@@ -134,8 +134,11 @@ export class TurnExecutor {
       await sink.complete(this.conclude(recording, sink, progress, null, await recordedStart()));
     } catch (error) {
       const failedStart = sink.waitsForStart ? await startFailure : null;
-      // eslint-disable-next-line @typescript-eslint/only-throw-error -- the ledger's error, for the filter to map
-      if (failedStart !== null) throw failedStart;
+      if (failedStart !== null) {
+        await this.refusedStartUsage(recording, sink, progress);
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- the ledger's error, for the filter to map
+        throw failedStart;
+      }
       const started = await recordedStart();
       await sink.fail(error, (failure) => this.conclude(recording, sink, progress, failure, started));
     } finally {
@@ -201,16 +204,23 @@ export class TurnExecutor {
     const recordEndedUsage = async () => {
       if (await this.ledger.recordEndedUsage({ ...record, body: null })) announce();
     };
-    const announce = () =>
-      this.events.recorded({
-        responseId: recording.responseId,
-        organizationId: record.organizationId,
-        assistantId: record.assistantId,
-        status: record.status,
-        background: recording.background,
-        usage: { ...progress.usage },
-      });
+    const announce = () => this.events.recorded(recording.recorded(record, progress));
     return { response, save, saveUsage, storedEnd: () => this.storedEnd(recording, record) };
+  }
+
+  /**
+   * A refused start (404) stores no turn, but its model call went out: the usage the upstream
+   * reported before the call was stopped counts, under no user (docs/usage.md).
+   */
+  private async refusedStartUsage(recording: TurnRecording, sink: TurnSink, progress: TurnProgress) {
+    if (!recording.stored || progress.spend.size === 0) return;
+    const record = recording.record(sink.recorder, progress, null, new Date());
+    try {
+      if (await this.ledger.recordRefusedUsage({ ...record, body: null }))
+        this.events.recorded(recording.recorded(record, progress));
+    } catch (error) {
+      logUnexpected(this.logger, error, 'could not record the usage of a refused start'); // the 404 stands
+    }
   }
 
   /**

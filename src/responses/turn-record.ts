@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ApiError } from '../common/errors/error-catalogue.js';
 import type { ChatMessage } from '../llm/llm.types.js';
 import { conversationTitle } from '../turns/transcript.js';
+import type { TurnRecorded } from '../turns/turn-events.js';
 import type { TurnProgress } from '../turns/turn-plan.js';
 import type { TurnRecord, TurnRow, TurnStart } from '../turns/turn.types.js';
 import { responseObject, type ResponseObject, type ResponseSource } from './response-view.js';
@@ -182,6 +183,23 @@ export class TurnRecording {
       error: failure?.toBody().error ?? null,
       completedAt,
       messages,
+    };
+  }
+
+  /** The "turn recorded" event of its stored usage (a final write, an ended or a refused turn's). */
+  recorded(
+    record: Pick<TurnRecord, 'organizationId' | 'assistantId' | 'status'>,
+    progress: TurnProgress,
+  ): TurnRecorded {
+    const { organizationId, assistantId, status } = record;
+    const usage = { ...progress.usage };
+    return {
+      responseId: this.responseId,
+      organizationId,
+      assistantId,
+      status,
+      background: this.background,
+      usage,
     };
   }
 

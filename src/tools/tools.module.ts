@@ -4,6 +4,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { OrganizationsModule } from '../organizations/organizations.module.js';
 import { ToolsApplySection } from './admin/tools.apply-section.js';
 import { McpClientService } from './mcp/mcp-client.service.js';
+import { McpSessionOpener } from './mcp/mcp-session-opener.js';
 import { McpServerTools } from './mcp/mcp-server-tools.service.js';
 import { GuardedFetch } from './ssrf/guarded-fetch.js';
 import { GuardedFetchPool } from './ssrf/guarded-fetch-pool.js';
@@ -25,6 +26,7 @@ import { WebSearchCacheRepository } from './web-search/web-search-cache.reposito
     ToolsService,
     ToolCatalogService,
     McpClientService,
+    McpSessionOpener,
     McpServerTools,
     GuardedFetchPool,
     {

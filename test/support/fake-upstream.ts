@@ -65,6 +65,8 @@ export interface UpstreamScript {
   prefill?: 'continue' | 'reject';
   /** End the body cleanly after the first tool call's chunks: no finish reason. */
   cutAfterToolCall?: boolean;
+  /** Send the whole stream (headers to `[DONE]`) in one write: the client reads it, usage and all, at once. */
+  oneRead?: boolean;
 }
 
 export interface RecordedRequest {
@@ -209,6 +211,7 @@ export class FakeUpstream {
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream' });
+    if (script.oneRead) res.cork();
     const send = (delta: Record<string, unknown>, finish: string | null = null) =>
       res.write(`data: ${JSON.stringify(chunk(id, body.model, delta, finish))}\n\n`);
     send({ role: 'assistant', content: '' });
@@ -274,6 +277,7 @@ export class FakeUpstream {
     if (script.endAfter) await script.endAfter;
     if (!script.omitDone) res.write('data: [DONE]\n\n');
     finished = true;
+    if (script.oneRead) res.uncork();
     res.end();
   }
 }

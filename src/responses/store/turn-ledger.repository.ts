@@ -141,6 +141,30 @@ export class TurnLedger {
   }
 
   /**
+   * The usage of a streamed turn whose start was refused: no row holds it, so it is left pending
+   * under no user (as a deleted conversation's turn's), keyed by the turn's unused id. True: recorded.
+   */
+  async recordRefusedUsage(turn: TurnRecord): Promise<boolean> {
+    const { responseId, organizationId, completedAt, assistantId, activeAgent, apiKeyId } = turn;
+    const rows: unknown[] = await this.dataSource.query(
+      `INSERT INTO usage_pending (response_id, organization_id, completed_at, assistant_id, specialist,
+                                  api_key_id, user_id, usage_rows)
+       VALUES ($1, $2, $3, $4, coalesce($5::varchar, ''), $6, '', $7::jsonb)
+       ON CONFLICT (response_id) DO NOTHING RETURNING 1`,
+      [
+        responseId,
+        organizationId,
+        completedAt,
+        assistantId,
+        activeAgent,
+        apiKeyId,
+        usageRowsParam(turn.usageRows),
+      ],
+    );
+    return rows.length > 0;
+  }
+
+  /**
    * Stores one flush of a background turn's events as one row (its events as one JSON array,
    * keyed by its first sequence number), only while the turn is still running: once it is
    * cancelled or swept, its stream is closed for good. No ON CONFLICT: a turn's events have one

@@ -15,7 +15,8 @@ import {
   toolLimits,
   ToolFailure,
 } from '../tool-runtime.js';
-import { McpClientService, type McpTarget, type RemoteTool } from './mcp-client.service.js';
+import { McpClientService, type RemoteTool } from './mcp-client.service.js';
+import type { McpTarget } from './mcp-session-opener.js';
 
 /**
  * The tools of a catalogue's `mcp` row: every tool its server lists, filtered and prefixed as the
