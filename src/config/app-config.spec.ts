@@ -75,6 +75,8 @@ describe('loadConfig', () => {
     ['QUOTA_TOOLS_PER_ORGANIZATION', '-1', 'must be between 0 and'],
     ['FILES_MAX_BYTES', '1gb', 'must be between 1kb and 512mb'],
     ['FILES_ORG_MAX_BYTES', '16mb', 'must be at least FILES_MAX_BYTES'],
+    // The SDK would add them to every upstream's requests, organization-written ones included.
+    ['OPENAI_CUSTOM_HEADERS', 'X-Team: platform', 'is not supported'],
   ])('rejects %s=%s with a message naming the variable', (variable, value, detail) => {
     let thrown: unknown;
     try {

@@ -682,7 +682,20 @@ function loadTracing(env: Env): TracingConfig {
   };
 }
 
+/**
+ * Read by the openai SDK, which adds its headers to every request of every client: the
+ * upstreams an organization writes would receive them, and no client option turns that off
+ * (src/llm/upstream-client.ts). Refused at boot rather than sent to all of them.
+ */
+const SDK_HEADERS_VARIABLE = 'OPENAI_CUSTOM_HEADERS';
+
 export function loadConfig(env: Env = process.env): AppConfig {
+  if (raw(env, SDK_HEADERS_VARIABLE) !== undefined) {
+    throw new ConfigError(
+      SDK_HEADERS_VARIABLE,
+      'is not supported: the openai SDK would send these headers to every upstream, those organizations configure included',
+    );
+  }
   const logLevel = (raw(env, 'LOG_LEVEL') ?? 'log').toLowerCase() as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);

@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
@@ -6,6 +6,7 @@ import type {
 import { traceHeaders } from '../common/tracing/tracing.js';
 import type { OpenAiCompatibleModelSettings } from './model-settings.js';
 import { ChatCompletionChunks } from './chat-completion-chunks.js';
+import { upstreamClient } from './upstream-client.js';
 import { upstreamBody, upstreamFetch } from './upstream-fetch.js';
 import { UpstreamDeadlines, type UpstreamDeadlineLimits } from './upstream-deadlines.js';
 import { classifyUpstreamFailure, StreamEndedEarlyError } from './upstream-failure.js';
@@ -181,7 +182,7 @@ export class OpenAiCompatibleProvider implements LlmProvider {
     const cacheKey = `${settings.baseUrl}\u0000${apiKey}\u0000${access?.poolKey ?? ''}`;
     let client = this.clients.get(cacheKey);
     if (!client) {
-      client = new OpenAI({
+      client = upstreamClient({
         baseURL: settings.baseUrl,
         apiKey,
         maxRetries: 0,

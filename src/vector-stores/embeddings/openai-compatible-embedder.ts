@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import OpenAI from 'openai';
 import type { EmbeddingsSettings } from '../../organizations/embeddings-settings.js';
+import { upstreamClient } from '../../llm/upstream-client.js';
 import type { FetchLike } from '../../tools/ssrf/guarded-fetch.js';
 import { countTokens } from './token-count.js';
 
@@ -37,7 +38,7 @@ export async function embedRemotely(
   fetch: FetchLike,
   texts: string[],
 ): Promise<{ vectors: Float32Array[]; tokens: number }> {
-  const client = new OpenAI({
+  const client = upstreamClient({
     baseURL: settings.baseUrl,
     // The SDK requires a key; an endpoint without authentication ignores the header.
     apiKey: apiKey ?? 'none',
