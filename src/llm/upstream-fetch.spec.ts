@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { ChatCompletionChunks } from './chat-completion-chunks.js';
-import { upstreamBody, upstreamFetch } from './upstream-fetch.js';
+import { upstreamBody, upstreamFetch, withoutUnsentSdkHeaders } from './upstream-fetch.js';
 
 const chunk = (content: string) => ({ id: 'c1', choices: [{ index: 0, delta: { content } }] });
 
@@ -26,7 +26,7 @@ describe('upstreamFetch', () => {
         });
         return;
       }
-      if (req.url === '/v1/chat/completions') {
+      if (req.url === '/v1/chat/completions' || req.url === '/v1/embeddings' || req.url === '/v1/models') {
         req.resume();
         res.writeHead(400, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: { message: 'headers', sent: Object.keys(req.headers).sort() } }));
@@ -127,5 +127,29 @@ describe('upstreamFetch', () => {
       'x-stainless-lang',
       'x-stainless-package-version',
     ]);
+  });
+
+  it('leaves them out of a bodiless request, and out of an embedder on a fetch of its own', async () => {
+    const sentBy = async (call: Promise<unknown>) => {
+      const error = await call.catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+      return ((error as InstanceType<typeof OpenAI.BadRequestError>).error as { sent: string[] }).sent;
+    };
+    const ours = new OpenAI({ baseURL: `${base}/v1`, apiKey: 'k', maxRetries: 0, fetch: upstreamFetch() });
+    const embedder = new OpenAI({
+      baseURL: `${base}/v1`,
+      apiKey: 'k',
+      maxRetries: 0,
+      fetch: withoutUnsentSdkHeaders(globalThis.fetch),
+    });
+    for (const sent of [
+      await sentBy(ours.models.list()),
+      await sentBy(embedder.embeddings.create({ model: 'e', input: ['a'] })),
+    ]) {
+      expect(sent.filter((name) => name.startsWith('x-stainless-'))).toEqual([
+        'x-stainless-lang',
+        'x-stainless-package-version',
+      ]);
+    }
   });
 });

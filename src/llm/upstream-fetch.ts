@@ -25,9 +25,7 @@ export function upstreamFetch(connect?: buildConnector.connector): typeof fetch 
       dispatcher,
       method: (init?.method ?? 'GET') as 'POST',
       // Its length stated, the body goes out as one write, as a buffer would (the same bytes).
-      headers: bytes
-        ? withLength(init?.headers, bytes.byteLength)
-        : (init?.headers as Iterable<[string, string]> | undefined),
+      headers: sentHeaders(init?.headers, bytes?.byteLength),
       // An iterable body is documented (docs/api/Dispatcher.md) but missing from undici's types.
       // Any other kind of body (never sent by the SDK's JSON calls) goes to undici as it came.
       body: bytes
@@ -88,8 +86,11 @@ function requestBytes(body: RequestInit['body']): Uint8Array | undefined {
   return body instanceof Uint8Array ? body : undefined;
 }
 
-/** The headers (any form `fetch` takes) as undici's flat name, value list, with the body's length. */
-function withLength(headers: RequestInit['headers'], length: number): string[] {
+/**
+ * The headers (any form `fetch` takes) as undici's flat name, value list, without
+ * UNSENT_SDK_HEADERS, and with the body's length when there is a body.
+ */
+function sentHeaders(headers: RequestInit['headers'], length: number | undefined): string[] {
   const flat: string[] = [];
   // The SDK passes a Headers: read as it is (its names lowercase, duplicates combined), not
   // copied into another one first; `forEach` hands out its pairs without an iterator result and
@@ -98,7 +99,7 @@ function withLength(headers: RequestInit['headers'], length: number): string[] {
   list.forEach((value, name) => {
     if (name !== 'content-length' && !UNSENT_SDK_HEADERS.has(name)) flat.push(name, value);
   });
-  flat.push('content-length', String(length));
+  if (length !== undefined) flat.push('content-length', String(length));
   return flat;
 }
 
@@ -121,6 +122,18 @@ const UNSENT_SDK_HEADERS: ReadonlySet<string> = new Set([
   'x-stainless-runtime',
   'x-stainless-runtime-version',
 ]);
+
+/**
+ * `fetch` with UNSENT_SDK_HEADERS taken out of each request: for an SDK client on a fetch of its
+ * own (the embedders', SSRF-guarded), off the turn path.
+ */
+export function withoutUnsentSdkHeaders(fetch: typeof globalThis.fetch): typeof globalThis.fetch {
+  return (input, init) => {
+    const headers = new Headers(init?.headers);
+    for (const name of UNSENT_SDK_HEADERS) headers.delete(name);
+    return fetch(input, { ...init, headers });
+  };
+}
 
 /**
  * The request body, handed out once. undici's request keeps the body it was given until the

@@ -14,6 +14,7 @@ import type { PreparedTurn } from './turn-preparer.js';
 import { TurnPlanner } from './turn-planner.js';
 import { endedElsewhere, type EndedElsewhere } from './turn-ended.js';
 import { completionRecord, TurnRecording } from './turn-record.js';
+import { isRefusal } from './turn-failure.js';
 import { TurnRunner } from './turn-runner.js';
 
 /** A finished (or failed) turn: its Response object, and its final write. */
@@ -135,7 +136,7 @@ export class TurnExecutor {
     } catch (error) {
       const failedStart = sink.waitsForStart ? await startFailure : null;
       if (failedStart !== null) {
-        await this.refusedStartUsage(recording, sink, progress);
+        if (isRefusal(failedStart)) await this.refusedStartUsage(recording, sink, progress, failedStart);
         // eslint-disable-next-line @typescript-eslint/only-throw-error -- the ledger's error, for the filter to map
         throw failedStart;
       }
@@ -212,10 +213,15 @@ export class TurnExecutor {
    * A refused start (404) stores no turn, but its model call went out: the usage the upstream
    * reported before the call was stopped counts, under no user (docs/usage.md).
    */
-  private async refusedStartUsage(recording: TurnRecording, sink: TurnSink, progress: TurnProgress) {
+  private async refusedStartUsage(
+    recording: TurnRecording,
+    sink: TurnSink,
+    progress: TurnProgress,
+    refusal: ApiError,
+  ) {
     if (!recording.stored || progress.spend.size === 0) return;
-    const record = recording.record(sink.recorder, progress, null, new Date());
     try {
+      const record = recording.record(sink.recorder, progress, refusal, new Date());
       if (await this.ledger.recordRefusedUsage({ ...record, body: null }))
         this.events.recorded(recording.recorded(record, progress));
     } catch (error) {

@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import { unexpectedFailure } from '../common/errors/all-exceptions.filter.js';
-import { ApiError } from '../common/errors/error-catalogue.js';
+import { ApiError, ERROR_CATALOGUE } from '../common/errors/error-catalogue.js';
 import {
   ContextLengthError,
   TurnAbortedError,
@@ -60,4 +60,12 @@ export function turnFailure(error: unknown, logger: Logger): ApiError {
   }
   if (error instanceof TurnAbortedError) return new ApiError('server_error', 'The request was cancelled');
   return unexpectedFailure(logger, error, 'The turn failed');
+}
+
+/**
+ * A start the store refused (404: its conversation or previous response gone, or not the
+ * caller's), as against one it could not write (an outage: the usage write would fail alike).
+ */
+export function isRefusal(error: unknown): error is ApiError {
+  return error instanceof ApiError && ERROR_CATALOGUE[error.code].status === 404;
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import OpenAI from 'openai';
 import type { EmbeddingsSettings } from '../../organizations/embeddings-settings.js';
 import { upstreamClient } from '../../llm/upstream-client.js';
+import { withoutUnsentSdkHeaders } from '../../llm/upstream-fetch.js';
 import type { FetchLike } from '../../tools/ssrf/guarded-fetch.js';
 import { countTokens } from './token-count.js';
 
@@ -42,7 +43,7 @@ export async function embedRemotely(
     baseURL: settings.baseUrl,
     // The SDK requires a key; an endpoint without authentication ignores the header.
     apiKey: apiKey ?? 'none',
-    fetch: fetch as unknown as typeof globalThis.fetch,
+    fetch: withoutUnsentSdkHeaders(fetch as unknown as typeof globalThis.fetch),
     maxRetries: MAX_RETRIES,
     timeout: TIMEOUT_MS,
   });
