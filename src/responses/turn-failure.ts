@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import { unexpectedFailure } from '../common/errors/all-exceptions.filter.js';
-import { ApiError, ERROR_CATALOGUE } from '../common/errors/error-catalogue.js';
+import { ApiError } from '../common/errors/error-catalogue.js';
 import {
   ContextLengthError,
   TurnAbortedError,
@@ -67,5 +67,5 @@ export function turnFailure(error: unknown, logger: Logger): ApiError {
  * caller's), as against one it could not write (an outage: the usage write would fail alike).
  */
 export function isRefusal(error: unknown): error is ApiError {
-  return error instanceof ApiError && ERROR_CATALOGUE[error.code].status === 404;
+  return error instanceof ApiError && error.status === 404;
 }

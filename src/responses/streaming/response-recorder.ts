@@ -1,6 +1,7 @@
 import type { TokenLogprob } from '../../llm/llm.types.js';
 import type { OutputItem, OutputTextPart, ReasoningTextPart } from '../../turns/output-item.types.js';
 import { fileCitations, type SearchedPassage } from '../../turns/file-citations.js';
+import { outputTextOf } from '../../turns/output-text.js';
 import {
   DEFAULT_EVENT_STYLE,
   deltaIds,
@@ -45,9 +46,7 @@ export class ResponseRecorder extends ResponseEvents {
   }
 
   get outputText(): string {
-    return this.output
-      .flatMap((item) => (item.type === 'message' ? item.content.map((part) => part.text) : []))
-      .join('');
+    return outputTextOf(this.output);
   }
 
   text(delta: string, logprobs?: TokenLogprob[]): void {
