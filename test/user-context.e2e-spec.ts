@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import pg from 'pg';
 import { ClaimsService } from '../src/claims/claims.service.js';
 import { MemoryService } from '../src/memory/memory.service.js';
 import { UserContextService } from '../src/memory/user-context.service.js';
@@ -44,10 +45,17 @@ describe('UserContextService.loadForTurn', () => {
       { userId: 'ann', claimKey: 'address', claimValue: { city: 'Lyon', zip: null } },
     ]);
     await remember(orgA.id, 'ann', orgA.assistantId, ['likes tea', 'has a cat']);
-    const logQuery = jest.spyOn(app.dataSource.logger, 'logQuery');
+    // The driver's statements, prepared ones included (they bypass TypeORM's logger), that read the
+    // user's tables (the service's background work may run statements of its own meanwhile).
+    const statements = jest.spyOn(pg.Client.prototype, 'query');
+    const textOf = (query: unknown) =>
+      typeof query === 'string' ? query : ((query as { text?: string }).text ?? '');
     try {
       const context = await loader.loadForTurn(orgA.id, 'ann', orgA.assistantId, 4000);
-      expect(logQuery).toHaveBeenCalledTimes(1);
+      const reads = statements.mock.calls.filter(([query]) =>
+        /user_claims|memory_items|memory_opt_outs/.test(textOf(query)),
+      );
+      expect(reads).toHaveLength(1);
       expect(context).toEqual({
         claims: [
           { claimKey: 'address', claimValue: { city: 'Lyon', zip: null } },
@@ -61,7 +69,7 @@ describe('UserContextService.loadForTurn', () => {
       });
       expect(context.memory[0].createdAt.getTime()).toBeGreaterThan(context.memory[1].createdAt.getTime());
     } finally {
-      logQuery.mockRestore();
+      statements.mockRestore();
     }
   });
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { preparedQuery, type PreparedStatement } from '../database/prepared-query.js';
 import { OPTED_OUT_SQL } from './memory-opt-out.sql.js';
 
 export interface UserContextRow {
@@ -17,24 +18,13 @@ interface LoadRow {
 }
 
 /**
- * The per-turn read of everything known about the end user: claims, memory of this assistant,
- * and the opt-out. One statement, because a turn may spend only two reads before the upstream
- * call (field notes); memory is cut at the budget inside the database so no more than fits
- * ever crosses the wire.
+ * Prepared: every turn with a user runs it, and parsing and planning its CTEs, window and two
+ * aggregates on each call cost the database more than executing it (docs/benchmarks.md, round
+ * "ctxprep").
  */
-@Injectable()
-export class UserContextRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  async load(
-    organizationId: string,
-    userId: string,
-    assistantId: string,
-    memoryBudgetChars: number,
-    maxMemoryItems: number,
-  ): Promise<UserContextRow> {
-    const [row] = await this.dataSource.query<LoadRow[]>(
-      `WITH opted_out AS (
+const LOAD_USER_CONTEXT: PreparedStatement = {
+  name: 'user_context_load',
+  text: `WITH opted_out AS (
          SELECT ${OPTED_OUT_SQL} AS value
        ), newest AS (
          SELECT id, content, created_at,
@@ -64,8 +54,32 @@ export class UserContextRepository {
              WHERE running_chars <= $4::integer),
            '[]'::json
          ) AS memory`,
-      [organizationId, userId, assistantId, memoryBudgetChars, maxMemoryItems],
-    );
+};
+
+/**
+ * The per-turn read of everything known about the end user: claims, memory of this assistant,
+ * and the opt-out. One statement, because a turn may spend only two reads before the upstream
+ * call (field notes); memory is cut at the budget inside the database so no more than fits
+ * ever crosses the wire.
+ */
+@Injectable()
+export class UserContextRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async load(
+    organizationId: string,
+    userId: string,
+    assistantId: string,
+    memoryBudgetChars: number,
+    maxMemoryItems: number,
+  ): Promise<UserContextRow> {
+    const [row] = await preparedQuery<LoadRow>(this.dataSource, LOAD_USER_CONTEXT, [
+      organizationId,
+      userId,
+      assistantId,
+      memoryBudgetChars,
+      maxMemoryItems,
+    ]);
     return { claims: row.claims, memory: row.memory, memoryOptedOut: row.memory_opted_out };
   }
 }
