@@ -66,6 +66,14 @@ describe('POST /v1/responses over raw HTTP', () => {
     expect(reply.body.id).toMatch(/^resp_[0-9a-f-]{36}$/);
     expect(reply.body.output[0].id).toMatch(/^msg_/);
     expect(typeof reply.body.created_at).toBe('number');
+    // JSON as any JSON answer of the API is sent, and the very Response that was stored.
+    expect(reply.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const stored = await call(app.baseUrl, 'GET', `/v1/responses/${reply.body.id}`, {
+      key: org.keys.user,
+      headers: { 'x-user-id': 'u-1' },
+    });
+    expect(stored.status).toBe(200);
+    expect(stored.body).toEqual(reply.body);
 
     // The upstream got the assistant's instructions, the request's, and the user's message.
     expect(upstream.last.headers.authorization).toBe('Bearer sk-upstream-secret');

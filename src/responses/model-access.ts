@@ -4,6 +4,8 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { UpstreamAccess } from '../llm/llm.types.js';
 import type { AgentProfile } from '../specialists/agent-roster.service.js';
 import { TenantConfigPolicy } from '../tenant-config/tenant-config.policy.js';
+import type { buildConnector } from 'undici';
+import type { SsrfPolicy } from '../common/network/ssrf-policy.js';
 import { guardedConnector } from '../tools/ssrf/guarded-fetch.js';
 
 /**
@@ -14,6 +16,12 @@ import { guardedConnector } from '../tools/ssrf/guarded-fetch.js';
  */
 @Injectable()
 export class ModelAccess {
+  /**
+   * One guarded connector per policy (policies are kept per allowlist by TenantConfigPolicy): it
+   * is read only when a turn makes a new upstream client, so it was built and dropped every turn.
+   */
+  private readonly connectors = new WeakMap<SsrfPolicy, buildConnector.connector>();
+
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly policy: TenantConfigPolicy,
@@ -44,9 +52,18 @@ export class ModelAccess {
       apiKey: settings.apiKeyEnv === undefined ? undefined : apiKeys[settings.apiKeyEnv],
       apiKeys,
       scope: organizationId,
-      connect: access.platform ? undefined : guardedConnector(access.policy),
+      connect: access.platform ? undefined : this.connector(access.policy),
       poolKey: access.platform ? 'platform' : access.policyKey,
       traceContext: access.platform,
     };
+  }
+
+  private connector(policy: SsrfPolicy): buildConnector.connector {
+    let connect = this.connectors.get(policy);
+    if (connect === undefined) {
+      connect = guardedConnector(policy);
+      this.connectors.set(policy, connect);
+    }
+    return connect;
   }
 }

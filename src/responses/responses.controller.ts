@@ -82,7 +82,9 @@ export class ResponsesController {
         reasoning: reasoningEvents(headers),
       });
     } else {
-      res.status(200).json(await this.responses.respond(turn, signal));
+      const json = await this.responses.respond(turn, departure);
+      // Already JSON (the stored body's text): sent with the headers `res.json` would give it.
+      res.status(200).set('Content-Type', 'application/json').send(json);
     }
   }
 

@@ -44,11 +44,12 @@ export class ResponsesService {
     return this.preparer.prepare(principal, request, user);
   }
 
-  /** Runs a turn for a JSON reply; upstream failures become 503s. */
-  async respond(turn: PreparedTurn, signal: AbortSignal): Promise<ResponseObject> {
+  /** Runs a turn for a JSON reply (the Response's JSON text); upstream failures become 503s. */
+  async respond(turn: PreparedTurn, departure: ClientDeparture): Promise<string> {
     let reply: JsonReply | undefined;
     await this.executor.runTurn(turn, (lost) => {
-      reply = new JsonReply(new AbortOnAny([signal, lost]), this.logger);
+      // The departure's controller is aborted for a lost lease too, as a stream's is: one controller.
+      reply = new JsonReply(new AbortOnAny([lost], departure), this.logger);
       return reply;
     });
     return reply!.answer();
@@ -105,7 +106,8 @@ class JsonReply implements TurnSink {
   readonly recordsStart = false;
   /** The client left, or the turn is no longer this replica's. */
   readonly signal: AbortSignal;
-  private response: ResponseObject | undefined;
+  /** The stored response's JSON text: the stored body's, not serialized a second time. */
+  private json: string | undefined;
   private notStored: ApiError | undefined;
 
   constructor(
@@ -121,13 +123,13 @@ class JsonReply implements TurnSink {
     // Not thrown here: the executor would take it for the run's failure and write the turn again.
     const ended = await end.save();
     if (ended) this.notStored = ended.error;
-    else this.response = end.response;
+    else this.json = end.responseJson();
   }
 
-  /** The stored response, once the executor is done; or the error standing for it. */
-  answer(): ResponseObject {
+  /** The stored response as JSON, once the executor is done; or the error standing for it. */
+  answer(): string {
     if (this.notStored) throw this.notStored;
-    return this.response!;
+    return this.json!;
   }
 
   async fail(error: unknown, conclude: (failure: ApiError) => TurnEnd): Promise<never> {

@@ -20,6 +20,8 @@ import { TurnRunner } from './turn-runner.js';
 /** A finished (or failed) turn: its Response object, and its final write. */
 export interface TurnEnd {
   response: ResponseObject;
+  /** `response` as JSON text, serialized once for the stored body and a JSON reply alike. */
+  responseJson(): string;
   /**
    * The final write (nothing for `store: false`), then the "turn recorded" effects. `events`: a
    * background turn's stream events not yet stored, written by the same statement. Null when it
@@ -180,9 +182,11 @@ export class TurnExecutor {
     const completedAt = new Date();
     const record = recording.record(recorder, progress, failure, completedAt);
     const response = recording.response(recorder, progress, record.status, record.error, completedAt);
+    let json: string | undefined;
+    const responseJson = () => (json ??= JSON.stringify(response));
     const save = async (events?: StoredEvent[][]) => {
       if (!recording.stored) return null;
-      const full = { ...record, body: JSON.stringify(response) };
+      const full = { ...record, body: responseJson() };
       // Without a start row, a JSON turn inserts it all; a start that failed is made good by the upsert.
       let stored: boolean;
       if (startRecorded) stored = await this.store.saveTurn(completionRecord(full), events);
@@ -206,7 +210,7 @@ export class TurnExecutor {
       if (await this.ledger.recordEndedUsage({ ...record, body: null })) announce();
     };
     const announce = () => this.events.recorded(recording.recorded(record, progress));
-    return { response, save, saveUsage, storedEnd: () => this.storedEnd(recording, record) };
+    return { response, responseJson, save, saveUsage, storedEnd: () => this.storedEnd(recording, record) };
   }
 
   /**

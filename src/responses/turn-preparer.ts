@@ -183,10 +183,11 @@ export class TurnPreparer {
  * the client sent in this same input); a requires_action response needs every call answered.
  */
 function checkCallIds(request: CreateResponseDto, previous: ThreadHead | null): void {
+  // Most turns answer no call and continue none that waits for one: nothing to match.
+  const waiting = previous?.status === 'requires_action';
+  if (!waiting && !request.input.some((item) => item.type === 'function_call_output')) return;
   const pending = new Set(
-    previous?.status === 'requires_action'
-      ? previous.output.flatMap((item) => (item.type === 'function_call' ? [item.call_id] : []))
-      : [],
+    waiting ? previous.output.flatMap((item) => (item.type === 'function_call' ? [item.call_id] : [])) : [],
   );
   const sentCalls = new Set(
     request.input.flatMap((item) => (item.type === 'function_call' ? [item.callId] : [])),

@@ -3,7 +3,6 @@ import { SharedLoads } from '../common/cache/shared-loads.js';
 import type { AssistantEntity } from '../assistants/entities/assistant.entity.js';
 import type { ModelSettings } from '../llm/model-settings.js';
 import type { ConfigAuthorKind } from '../tenant-config/config-author.js';
-import { GENERIC_AGENT } from './specialist-names.js';
 import { SpecialistsRepository } from './specialists.repository.js';
 
 /** One agent of an assistant, as a turn needs it. */
@@ -20,7 +19,14 @@ export interface AgentProfile {
 
 export interface AgentRoster {
   generic: AgentProfile;
-  specialists: Map<string, AgentProfile>;
+  /** Shared by every turn of the assistant while its cache entry lives: never changed. */
+  specialists: ReadonlyMap<string, AgentProfile>;
+}
+
+/** An assistant's specialists as loaded, by name, kept for a few seconds. */
+interface CachedSpecialists {
+  specialists: ReadonlyMap<string, AgentProfile>;
+  expiresAt: number;
 }
 
 const ROSTER_CACHE_TTL_MS = 5_000;
@@ -31,8 +37,8 @@ const ROSTER_CACHE_TTL_MS = 5_000;
  */
 @Injectable()
 export class AgentRosterService {
-  private readonly cache = new Map<string, { specialists: AgentProfile[]; expiresAt: number }>();
-  private readonly loads = new SharedLoads<{ specialists: AgentProfile[]; expiresAt: number }>();
+  private readonly cache = new Map<string, CachedSpecialists>();
+  private readonly loads = new SharedLoads<CachedSpecialists>();
 
   constructor(private readonly repository: SpecialistsRepository) {}
 
@@ -50,15 +56,19 @@ export class AgentRosterService {
       cached = await this.loads.run(
         key,
         async () => ({
-          specialists: (await this.repository.listForAssistant(assistant.organizationId, assistant.id)).map(
-            (row) => ({
-              name: row.name,
-              role: row.role,
-              instructions: row.instructions,
-              model: row.model ?? assistant.model,
-              modelConfiguredBy: row.model ? row.configuredBy : assistant.configuredBy,
-              toolNames: row.toolNames,
-            }),
+          // By name, built once per load rather than once per turn.
+          specialists: new Map(
+            (await this.repository.listForAssistant(assistant.organizationId, assistant.id)).map((row) => [
+              row.name,
+              {
+                name: row.name,
+                role: row.role,
+                instructions: row.instructions,
+                model: row.model ?? assistant.model,
+                modelConfiguredBy: row.model ? row.configuredBy : assistant.configuredBy,
+                toolNames: row.toolNames,
+              },
+            ]),
           ),
           expiresAt: now + ROSTER_CACHE_TTL_MS,
         }),
@@ -77,7 +87,7 @@ export class AgentRosterService {
         modelConfiguredBy: assistant.configuredBy,
         toolNames: assistant.toolNames ?? [],
       },
-      specialists: new Map(cached.specialists.map((profile) => [profile.name ?? GENERIC_AGENT, profile])),
+      specialists: cached.specialists,
     };
   }
 }

@@ -121,7 +121,9 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true });
  */
 function normalizeUserHeaders(req: Request): void {
   for (const name of USER_HEADERS) {
-    if ((req.headersDistinct[name]?.length ?? 0) > 1) {
+    // An absent header cannot be doubled: `headersDistinct` copies every header of the request
+    // into arrays on first read, so it is read only when one of these was sent.
+    if (req.headers[name] !== undefined && (req.headersDistinct[name]?.length ?? 0) > 1) {
       throw new ApiError('invalid_request', `Header ${name} must be given once`);
     }
   }

@@ -39,13 +39,22 @@ export function capturesContent(): boolean {
  * Runs `work` in a child span of the active one and ends it however `work` ends. A failure marks
  * the span with its error class only: messages may hold user text.
  */
-export async function inSpan<T>(
+export function inSpan<T>(
   name: string,
   attributes: Attributes,
   work: (span: Span | null) => Promise<T>,
   kind: SpanKind = SpanKind.INTERNAL,
 ): Promise<T> {
-  if (!active) return work(null);
+  // Not an async function: while off, `work`'s own promise is returned as it is, without one
+  // more promise around it and the ticks it takes to settle (several per turn, before its model call).
+  if (!active) {
+    try {
+      return work(null);
+    } catch (error) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- what `work` threw, as an async function would reject
+      return Promise.reject(error);
+    }
+  }
   return tracer.startActiveSpan(name, { kind, attributes }, async (span) => {
     try {
       return await work(span);
