@@ -97,13 +97,39 @@ type TurnRowParams = Record<TurnRowKey | 'messages', string>;
  * started it (INSERT_TURN_NEW), created it.
  */
 export function conversationCte(p: TurnRowParams): string {
-  const moved = conversationMoved({
-    responseId: `${p.responseId}::uuid`,
-    createdAt: `${p.createdAt}::timestamptz`,
-    updatedAt: `${p.updatedAt}::timestamptz`,
+  return movedConversationCte(p, {
     assistantId: `${p.assistantId}::uuid`,
     title: `${p.newConversationTitle}::varchar`,
   });
+}
+
+/**
+ * The same update for the final write of a turn whose start row was written: that start already
+ * gave the conversation its assistant and title (nothing clears them), so only the time and the
+ * head move (turn-complete-sql.ts). `own`: the turn's start inserted the conversation, with its
+ * head's start time, and every writer since sets both head columns together (a start, an append
+ * of items, a deleted head's successor), so the fallback for a row without one is not needed.
+ */
+export function conversationHeadCte(p: Record<ConversationKey, string>, own: boolean): string {
+  return movedConversationCte(p, undefined, !own);
+}
+
+type ConversationKey = 'conversationId' | 'organizationId' | 'responseId' | 'createdAt' | 'updatedAt';
+
+function movedConversationCte(
+  p: Record<ConversationKey, string>,
+  firstTurn?: Record<'assistantId' | 'title', string>,
+  legacyHead = true,
+): string {
+  const moved = conversationMoved(
+    {
+      responseId: `${p.responseId}::uuid`,
+      createdAt: `${p.createdAt}::timestamptz`,
+      updatedAt: `${p.updatedAt}::timestamptz`,
+    },
+    firstTurn,
+    legacyHead,
+  );
   // `IS NOT DISTINCT FROM` keeps the tenant check out of index selection: with `=`, a generic plan
   // could tie the (organization_id, user_id, updated_at) index with the primary key and walk every
   // conversation of the organization (docs/benchmarks.md, round "headplan").
@@ -128,29 +154,33 @@ export function conversationCte(p: TurnRowParams): string {
  * the statement's snapshot: a head deleted meanwhile reads NULL and the turn takes its place.
  */
 function conversationMoved(
-  v: Record<'responseId' | 'createdAt' | 'updatedAt' | 'assistantId' | 'title', string>,
+  v: Record<'responseId' | 'createdAt' | 'updatedAt', string>,
+  firstTurn?: Record<'assistantId' | 'title', string>,
+  legacyHead = true,
 ) {
-  const headIsNewer = `coalesce(conversations.last_response_created_at,
+  const headCreatedAt = legacyHead
+    ? `coalesce(conversations.last_response_created_at,
                                 (SELECT head.created_at FROM responses head
                                   WHERE head.id = conversations.last_response_id
-                                    AND head.organization_id = conversations.organization_id)) > ${v.createdAt}`;
-  return `updated_at = GREATEST(conversations.updated_at, ${v.updatedAt}),
+                                    AND head.organization_id = conversations.organization_id))`
+    : 'conversations.last_response_created_at';
+  const headIsNewer = `${headCreatedAt} > ${v.createdAt}`;
+  const moved = `updated_at = GREATEST(conversations.updated_at, ${v.updatedAt}),
          last_response_id = CASE WHEN ${headIsNewer} THEN conversations.last_response_id ELSE ${v.responseId} END,
          last_response_created_at = CASE WHEN ${headIsNewer} THEN conversations.last_response_created_at
-                                         ELSE ${v.createdAt} END,
+                                         ELSE ${v.createdAt} END`;
+  if (!firstTurn) return moved;
+  return `${moved},
          -- A conversation created through the Conversations API takes its first assistant and title here.
-         assistant_id = COALESCE(conversations.assistant_id, ${v.assistantId}),
-         title = CASE WHEN conversations.title = '' THEN ${v.title} ELSE conversations.title END`;
+         assistant_id = COALESCE(conversations.assistant_id, ${firstTurn.assistantId}),
+         title = CASE WHEN conversations.title = '' THEN ${firstTurn.title} ELSE conversations.title END`;
 }
 
 /** A continuing turn's start moves its conversation on (StartRecords, `s`: the start's row). */
-export const CONVERSATION_MOVED_BY_START = conversationMoved({
-  responseId: 's.response_id',
-  createdAt: 's.created_at',
-  updatedAt: 's.created_at',
-  assistantId: 's.assistant_id',
-  title: 's.title',
-});
+export const CONVERSATION_MOVED_BY_START = conversationMoved(
+  { responseId: 's.response_id', createdAt: 's.created_at', updatedAt: 's.created_at' },
+  { assistantId: 's.assistant_id', title: 's.title' },
+);
 
 /** The `responses` columns of TURN_ROW_KEYS, and their values as the statements' SELECT lists them. */
 export const TURN_ROW_COLUMNS =
@@ -162,7 +192,7 @@ export function turnRowSelect(p: TurnRowParams): string {
 }
 
 /** Inserts the chat-history messages (JSON array in `messages`) of the row of the CTE `response`. */
-export function insertMessages(p: TurnRowParams): string {
+export function insertMessages(p: Record<'organizationId' | 'userId' | 'messages', string>): string {
   return `INSERT INTO messages (id, organization_id, conversation_id, response_id, user_id, role, content, position, created_at)
   SELECT m.id, ${p.organizationId}::uuid, response.conversation_id, response.id, ${p.userId}::varchar, m.role, m.content, m.position, m.created_at
     FROM response, jsonb_to_recordset(${p.messages}::jsonb) AS m(id uuid, role varchar, content text, position smallint, created_at timestamptz)`;
