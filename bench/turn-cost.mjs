@@ -15,6 +15,7 @@
 // ops: stream-new (turn_starts + turn_save, new conversation), json-new (turn_insert_new),
 //      stream-cont (continuing: turn_starts + turn_save), json-cont (turn_insert), thread (thread_load
 //      of a thread of THREAD_TURNS turns, 20 unless set)
+import { Buffer } from 'node:buffer';
 import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';

@@ -1,6 +1,7 @@
 import type { TurnRecord } from '../../turns/turn.types.js';
 import { EVENT_BATCH_KEYS, eventBatchesCte, newTurnTail, usageRowsParam } from './turn-end-sql.js';
-import { conversationHeadCte, messagesParam, namedStatement } from './turn-sql.js';
+import { conversationHeadCte } from './conversation-move-sql.js';
+import { messagesParam, namedStatement } from './turn-sql.js';
 
 /**
  * The final write of a turn whose start row is known to be written (its start statement answered

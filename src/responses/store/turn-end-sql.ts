@@ -1,6 +1,6 @@
 import type { TurnRecord } from '../../turns/turn.types.js';
+import { conversationCte } from './conversation-move-sql.js';
 import {
-  conversationCte,
   insertMessages,
   messagesParam,
   namedStatement,
