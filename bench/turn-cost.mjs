@@ -164,7 +164,8 @@ async function once() {
     await starts.record(start);
     // A recorded start's final write (TurnStore.completeTurn where the build has it).
     const end = finished(start, true);
-    if (!(await (store.completeTurn ? store.completeTurn(end) : store.saveTurn(end)))) throw new Error('not stored');
+    if (!(await (store.completeTurn ? store.completeTurn(end) : store.saveTurn(end))))
+      throw new Error('not stored');
   } else {
     if ((await store.insertTurn(finished(start))) === false) throw new Error('not stored');
   }
