@@ -15,6 +15,7 @@
 // ops: stream-new (turn_starts + turn_save, new conversation), json-new (turn_insert_new),
 //      stream-cont (continuing: turn_starts + turn_save), json-cont (turn_insert), thread (thread_load
 //      of a thread of THREAD_TURNS turns, 20 unless set)
+import { Buffer } from 'node:buffer';
 import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -23,6 +24,16 @@ const [wt, db, op, warmArg, nArg, explain] = process.argv.slice(2);
 const require = createRequire(`${wt}/package.json`);
 require('reflect-metadata');
 const pg = require('pg');
+// Bytes of the turn statements' parameters, as the driver sends them (text; null sends none).
+let paramBytes = 0;
+const sendQuery = pg.Client.prototype.query;
+pg.Client.prototype.query = function (config, ...rest) {
+  if (config && typeof config === 'object' && Array.isArray(config.values))
+    for (const value of config.values)
+      if (value !== null && value !== undefined)
+        paramBytes += Buffer.byteLength(value instanceof Date ? value.toISOString() : String(value));
+  return sendQuery.call(this, config, ...rest);
+};
 const { DataSource } = require('typeorm');
 const { StartRecords } = await import(`${wt}/dist/src/responses/store/start-records.js`);
 const { TurnStore } = await import(`${wt}/dist/src/responses/store/turn-store.repository.js`);
@@ -151,7 +162,10 @@ async function once() {
   const start = turn(continuing && last !== null);
   if (op.startsWith('stream')) {
     await starts.record(start);
-    if (!(await store.saveTurn(finished(start, true)))) throw new Error('not stored');
+    // A recorded start's final write (TurnStore.completeTurn where the build has it).
+    const end = finished(start, true);
+    if (!(await (store.completeTurn ? store.completeTurn(end) : store.saveTurn(end))))
+      throw new Error('not stored');
   } else {
     if ((await store.insertTurn(finished(start))) === false) throw new Error('not stored');
   }
@@ -201,12 +215,14 @@ if (explain) {
 }
 const meter = (await openWalMeter(server, db)).meter;
 const before = await dbStats();
+const bytes0 = paramBytes;
 const walStart = await meter.position();
 const cpu0 = schedNs();
 const t0 = process.hrtime.bigint();
 for (let i = 0; i < n; i++) await once();
 const t1 = process.hrtime.bigint();
 const cpu1 = schedNs();
+const bytes1 = paramBytes;
 const walEnd = await meter.position();
 const after = await dbStats();
 const wal = await meter.between(walStart, walEnd);
@@ -227,6 +243,7 @@ const out = {
       Object.entries(wal.byRelation).map(([k, v]) => [k, [per(v.records), per(v.bytes)]]),
     ),
   },
+  paramBytes: per(bytes1 - bytes0),
   backendCpuMs: +((cpu1 - cpu0) / 1e6 / n).toFixed(3),
   wallMs: +(Number(t1 - t0) / 1e6 / n).toFixed(3),
   plans: plans.map(

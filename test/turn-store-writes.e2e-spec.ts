@@ -14,9 +14,9 @@ import { openTestDataSource, type TestDataSource } from './support/test-data-sou
 /**
  * The turn store's two writers of a `responses` row against a real (embedded or server)
  * database, without the application: the start (StartRecords.record) and the end
- * (TurnStore.saveTurn) share one column map, so the end completes exactly the row the start
- * wrote; the tenant is part of both; and the thread head reads the same through the turn store and
- * the conversation store.
+ * (TurnStore.saveTurn, or completeTurn after a start known written) share one column map, so the
+ * end completes exactly the row the start wrote; the tenant is part of both; and the thread head
+ * reads the same through the turn store and the conversation store.
  */
 describe('turn store writes: start and end of a turn (SQL)', () => {
   let database: TestDataSource;
@@ -143,6 +143,9 @@ describe('turn store writes: start and end of a turn (SQL)', () => {
     };
   }
 
+  const pendingUsage = (id: string) =>
+    dataSource.query<{ user_id: string }[]>('SELECT user_id FROM usage_pending WHERE response_id = $1', [id]);
+
   const responseRow = async (id: string) => {
     const [row] = await dataSource.query<Record<string, unknown>[]>(
       `SELECT organization_id, status, instructions, input, output_text, transcript, usage, body::text AS body,
@@ -153,82 +156,97 @@ describe('turn store writes: start and end of a turn (SQL)', () => {
     return row;
   };
 
-  it('completes the row its start wrote: the same columns, the lease cleared, messages in order', async () => {
-    const begun = start();
-    await starts.record(begun);
-    expect(await responseRow(begun.responseId)).toMatchObject({
-      organization_id: orgA,
-      status: 'in_progress',
-      instructions: 'Be brief.',
-      input: begun.input,
-      output_text: '',
-      background: true,
-      owner_id: 'replica-1',
-      leased: true,
-      completed: false,
-      body: '{"status":"in_progress"}',
-    });
+  /** The two final writes of a recorded start: the upsert, and the UPDATE of the end columns. */
+  const writers = ['saveTurn', 'completeTurn'] as const;
 
-    await store.saveTurn(end(begun));
-    expect(await responseRow(begun.responseId)).toMatchObject({
-      status: 'completed',
-      instructions: 'Be brief.',
-      input: begun.input,
-      output_text: 'hi there',
-      usage: { input_tokens: 3, output_tokens: 2, total_tokens: 5 },
-      background: true,
-      leased: false,
-      completed: true,
-      body: '{"status":"completed"}',
-    });
-    const messages = await dataSource.query<{ role: string; content: string }[]>(
-      'SELECT role, content FROM messages WHERE response_id = $1 ORDER BY position',
-      [begun.responseId],
-    );
-    expect(messages).toEqual([
-      { role: 'user', content: 'hello' },
-      { role: 'assistant', content: 'hi there' },
-    ]);
-    // Its usage waits in usage_pending until the replica's flush adds it to the rollups.
-    expect(await new UsageRollups(dataSource).flush([begun.responseId])).toBe(1);
-    const [usage] = await dataSource.query<{ turns: string; input_tokens: string }[]>(
-      'SELECT turns, input_tokens FROM usage_daily WHERE organization_id = $1 AND api_key_id = $2',
-      [orgA, KEY],
-    );
-    expect(Number(usage.turns)).toBe(1);
-    expect(Number(usage.input_tokens)).toBe(3);
-  });
+  it.each(writers)(
+    '%s completes the row its start wrote: the same columns, the lease cleared, messages in order',
+    async (writer) => {
+      const begun = start();
+      await starts.record(begun);
+      expect(await responseRow(begun.responseId)).toMatchObject({
+        organization_id: orgA,
+        status: 'in_progress',
+        instructions: 'Be brief.',
+        input: begun.input,
+        output_text: '',
+        background: true,
+        owner_id: 'replica-1',
+        leased: true,
+        completed: false,
+        body: '{"status":"in_progress"}',
+      });
 
-  it('leaves a cancelled turn as it is: the final write changes neither the row nor its messages', async () => {
-    const begun = start();
-    await starts.record(begun);
-    expect(await ledger.cancel(orgA, begun.responseId)).toBe(true);
-    await store.saveTurn(end(begun));
-    expect(await responseRow(begun.responseId)).toMatchObject({ status: 'cancelled', output_text: '' });
-    const [{ count }] = await dataSource.query<{ count: number }[]>(
-      'SELECT count(*)::int AS count FROM messages WHERE response_id = $1',
-      [begun.responseId],
-    );
-    expect(count).toBe(1);
-  });
+      // A key of its own: the day's rollup row counts this turn alone.
+      const key = randomUUID();
+      await expect(store[writer](end(begun, { apiKeyId: key }))).resolves.toBe(true);
+      expect(await responseRow(begun.responseId)).toMatchObject({
+        status: 'completed',
+        instructions: 'Be brief.',
+        input: begun.input,
+        output_text: 'hi there',
+        usage: { input_tokens: 3, output_tokens: 2, total_tokens: 5 },
+        background: true,
+        leased: false,
+        completed: true,
+        body: '{"status":"completed"}',
+      });
+      const messages = await dataSource.query<{ role: string; content: string }[]>(
+        'SELECT role, content FROM messages WHERE response_id = $1 ORDER BY position',
+        [begun.responseId],
+      );
+      expect(messages).toEqual([
+        { role: 'user', content: 'hello' },
+        { role: 'assistant', content: 'hi there' },
+      ]);
+      // Its usage waits in usage_pending until the replica's flush adds it to the rollups.
+      expect(await new UsageRollups(dataSource).flush([begun.responseId])).toBe(1);
+      const [usage] = await dataSource.query<{ turns: string; input_tokens: string }[]>(
+        'SELECT turns, input_tokens FROM usage_daily WHERE organization_id = $1 AND api_key_id = $2',
+        [orgA, key],
+      );
+      expect(Number(usage.turns)).toBe(1);
+      expect(Number(usage.input_tokens)).toBe(3);
+    },
+  );
 
-  it("never completes another organization's row, nor touches its conversation", async () => {
-    const begun = start();
-    await starts.record(begun);
-    // The same ids written as organization B's: the tenant is part of both conflict clauses.
-    await store
-      .saveTurn(end(begun, { organizationId: orgB, assistantId: asstB, messages: [] }))
-      .catch(() => undefined);
-    expect(await responseRow(begun.responseId)).toMatchObject({
-      organization_id: orgA,
-      status: 'in_progress',
-    });
-    const [conversation] = await dataSource.query<{ organization_id: string; last_response_id: string }[]>(
-      'SELECT organization_id, last_response_id FROM conversations WHERE id = $1',
-      [begun.conversationId],
-    );
-    expect(conversation).toEqual({ organization_id: orgA, last_response_id: begun.responseId });
-  });
+  it.each(writers)(
+    '%s leaves a cancelled turn as it is: neither the row nor its messages change, no usage',
+    async (writer) => {
+      const begun = start();
+      await starts.record(begun);
+      expect(await ledger.cancel(orgA, begun.responseId)).toBe(true);
+      await expect(store[writer](end(begun))).resolves.toBe(false);
+      expect(await pendingUsage(begun.responseId)).toEqual([]);
+      expect(await responseRow(begun.responseId)).toMatchObject({ status: 'cancelled', output_text: '' });
+      const [{ count }] = await dataSource.query<{ count: number }[]>(
+        'SELECT count(*)::int AS count FROM messages WHERE response_id = $1',
+        [begun.responseId],
+      );
+      expect(count).toBe(1);
+    },
+  );
+
+  it.each(writers)(
+    "%s never completes another organization's row, nor touches its conversation",
+    async (writer) => {
+      const begun = start();
+      await starts.record(begun);
+      // The same ids written as organization B's: the tenant is part of both conflict clauses.
+      await store[writer](end(begun, { organizationId: orgB, assistantId: asstB, messages: [] })).catch(
+        () => undefined,
+      );
+      expect(await responseRow(begun.responseId)).toMatchObject({
+        organization_id: orgA,
+        status: 'in_progress',
+      });
+      const [conversation] = await dataSource.query<{ organization_id: string; last_response_id: string }[]>(
+        'SELECT organization_id, last_response_id FROM conversations WHERE id = $1',
+        [begun.conversationId],
+      );
+      expect(conversation).toEqual({ organization_id: orgA, last_response_id: begun.responseId });
+    },
+  );
 
   it('a continuing start whose conversation was deleted fails as not found and does not bring it back', async () => {
     const first = await storedTurn();
@@ -273,6 +291,69 @@ describe('turn store writes: start and end of a turn (SQL)', () => {
     expect(await store.loadThread(orgB, asstA, 'u1', second.responseId)).toBeNull();
     expect(await conversations.loadThread(orgB, 'u1', first.conversationId)).toBeNull();
   });
+
+  it('completeTurn run again after its commit (a lost reply) stores nothing more: one row, one usage', async () => {
+    const begun = start();
+    await starts.record(begun);
+    const ended = end(begun);
+    expect(await store.completeTurn(ended)).toBe(true);
+    // Not running any more: the retry stores nothing, and says so (the row's own end stands).
+    expect(await store.completeTurn(ended)).toBe(false);
+    expect(await pendingUsage(begun.responseId)).toEqual([{ user_id: 'u1' }]);
+    const [{ count }] = await dataSource.query<{ count: number }[]>(
+      'SELECT count(*)::int AS count FROM messages WHERE response_id = $1',
+      [begun.responseId],
+    );
+    expect(count).toBe(2);
+  });
+
+  it('completeTurn of a running row whose usage is pending already stores the turn, its usage once', async () => {
+    const begun = start();
+    await starts.record(begun);
+    // The usage of a turn still running, written when its replica closed (TurnLedger.recordEndedUsage).
+    expect(await ledger.recordEndedUsage(end(begun))).toBe(true);
+    expect(await store.completeTurn(end(begun))).toBe(true);
+    expect(await responseRow(begun.responseId)).toMatchObject({
+      status: 'completed',
+      output_text: 'hi there',
+    });
+    expect(await pendingUsage(begun.responseId)).toEqual([{ user_id: 'u1' }]);
+  });
+
+  it.each(writers)(
+    '%s of a turn whose conversation was deleted meanwhile keeps only its usage, under no user',
+    async (writer) => {
+      const first = await storedTurn();
+      const second = continuing(first);
+      await starts.record(second);
+      await dataSource.query('DELETE FROM conversations WHERE id = $1', [first.conversationId]);
+      await expect(store[writer](end(second))).resolves.toBe(true);
+      expect(await responseRow(second.responseId)).toBeUndefined();
+      expect(await pendingUsage(second.responseId)).toEqual([{ user_id: '' }]);
+    },
+  );
+
+  it.each(writers)(
+    '%s of a turn whose row was deleted meanwhile ends as turn_save always did',
+    async (writer) => {
+      const first = await storedTurn();
+      const second = continuing(first);
+      await starts.record(second);
+      expect(await store.deleteResponse(orgA, 'u1', second.responseId)).toBe(true);
+      await expect(store[writer](end(second))).resolves.toBe(true);
+      // The upsert writes the row again and makes it the head: both writers leave the same state.
+      expect(await responseRow(second.responseId)).toMatchObject({
+        status: 'completed',
+        input: second.input,
+      });
+      const [conversation] = await dataSource.query<{ last_response_id: string }[]>(
+        'SELECT last_response_id FROM conversations WHERE id = $1',
+        [first.conversationId],
+      );
+      expect(conversation.last_response_id).toBe(second.responseId);
+      expect(await pendingUsage(second.responseId)).toEqual([{ user_id: 'u1' }]);
+    },
+  );
 
   it('a whole-turn insert replayed after its commit (a lost reply) is the write done: one row, one usage', async () => {
     const begun = start({ background: false });

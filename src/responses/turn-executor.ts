@@ -187,9 +187,10 @@ export class TurnExecutor {
     const save = async (events?: StoredEvent[][]) => {
       if (!recording.stored) return null;
       const full = { ...record, body: responseJson() };
-      // Without a start row, a JSON turn inserts it all; a start that failed is made good by the upsert.
+      // A recorded start's row is completed; without a start row, a JSON turn inserts it all; a
+      // start that failed is made good by the upsert.
       let stored: boolean;
-      if (startRecorded) stored = await this.store.saveTurn(completionRecord(full), events);
+      if (startRecorded) stored = await this.store.completeTurn(completionRecord(full), events);
       else if (recordsStart) stored = await this.store.saveTurn(full, events);
       else stored = await this.store.insertTurn(full);
       if (stored) {

@@ -1,6 +1,7 @@
 import type { PreparedStatement } from '../../database/prepared-query.js';
 import type { TurnStart } from '../../turns/turn.types.js';
-import { CONVERSATION_MOVED_BY_START, TURN_ROW_COLUMNS } from './turn-sql.js';
+import { CONVERSATION_MOVED_BY_START } from './conversation-move-sql.js';
+import { TURN_ROW_COLUMNS } from './turn-sql.js';
 
 /**
  * The start records of many turns in one statement, the rows as one JSON array: for each, the

@@ -1,6 +1,6 @@
 import type { TurnRecord } from '../../turns/turn.types.js';
+import { conversationCte } from './conversation-move-sql.js';
 import {
-  conversationCte,
   insertMessages,
   messagesParam,
   namedStatement,
@@ -127,7 +127,8 @@ export function eventBatchText(events: EventText[]): string {
   return `[${events.map((event) => event.data).join(',')}]`;
 }
 
-const EVENT_BATCH_KEYS = ['firstSequences', 'lastSequences', 'eventBatches'] as const;
+export const EVENT_BATCH_KEYS = ['firstSequences', 'lastSequences', 'eventBatches'] as const;
+type EventBatchKey = (typeof EVENT_BATCH_KEYS)[number];
 
 /**
  * A background turn's events not yet stored (the final ones, and any batch a refused flush kept),
@@ -136,7 +137,7 @@ const EVENT_BATCH_KEYS = ['firstSequences', 'lastSequences', 'eventBatches'] as 
  * A batch already stored (a flush whose commit answer was lost) is skipped by its key; a turn's
  * events have one writer, so nothing stores one concurrently.
  */
-function eventBatchesCte(p: Record<(typeof EVENT_BATCH_KEYS)[number], string>): string {
+export function eventBatchesCte(p: Record<EventBatchKey, string>): string {
   return `stored_events AS (
     INSERT INTO response_event_batches (response_id, first_sequence, last_sequence, events)
     SELECT response.id, b.first_sequence, b.last_sequence, b.events::json
@@ -155,7 +156,7 @@ export const SAVE_TURN_EVENTS = namedStatement(
 );
 
 /** The values of EVENT_BATCH_KEYS for a list of batches. */
-export function eventBatchValues(batches: EventText[][]): Record<(typeof EVENT_BATCH_KEYS)[number], unknown> {
+export function eventBatchValues(batches: EventText[][]): Record<EventBatchKey, unknown> {
   return {
     firstSequences: batches.map((batch) => batch[0].sequenceNumber),
     lastSequences: batches.map((batch) => batch[batch.length - 1].sequenceNumber),
@@ -195,8 +196,24 @@ const insertTurn = (
   ), ${tail(p)}`,
   );
 
-/** After the response of a turn that starts its conversation: its usage, its messages, the answer. */
-function newTurnTail(p: TurnEndParams): string {
+/**
+ * After the response of a turn that starts its conversation (or completes its start row,
+ * turn-complete-sql.ts): its usage, its messages, the answer. `more`: further CTEs.
+ */
+export function newTurnTail(
+  p: Record<
+    | 'organizationId'
+    | 'updatedAt'
+    | 'assistantId'
+    | 'activeAgent'
+    | 'apiKeyId'
+    | 'userId'
+    | 'usageRows'
+    | 'messages',
+    string
+  >,
+  more = '',
+): string {
   return `pending_usage AS (
     INSERT INTO usage_pending (response_id, organization_id, completed_at, assistant_id, specialist, api_key_id,
                                user_id, usage_rows)
@@ -206,11 +223,11 @@ function newTurnTail(p: TurnEndParams): string {
       FROM response WHERE ${p.usageRows}::jsonb IS NOT NULL
   ), stored_messages AS (
     ${insertMessages(p)}
-  )
+  )${more}
   SELECT count(*)::integer AS stored FROM response`;
 }
 
-export const INSERT_TURN_NEW = insertTurn('turn_insert_new', newConversationCte, newTurnTail);
+export const INSERT_TURN_NEW = insertTurn('turn_insert_new', newConversationCte, (p) => newTurnTail(p));
 export const INSERT_TURN = insertTurn('turn_insert', conversationCte, (p) => turnEndTail(p));
 
 /** The usage rows parameter: the columns of the rollups, as the flush reads them (usage_pending.usage_rows). */

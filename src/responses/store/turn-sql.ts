@@ -90,68 +90,6 @@ export function turnRowValues(turn: TurnRow, updatedAt: Date): Record<TurnRowKey
 
 type TurnRowParams = Record<TurnRowKey | 'messages', string>;
 
-/**
- * The conversation a continuing turn's final write moves on: only UPDATEd, never inserted, so a
- * conversation deleted (or its user erased) while the turn ran stays deleted and the CTE is empty
- * (nothing of the turn is stored under it, docs/architecture.md). Its start row, or the turn that
- * started it (INSERT_TURN_NEW), created it.
- */
-export function conversationCte(p: TurnRowParams): string {
-  const moved = conversationMoved({
-    responseId: `${p.responseId}::uuid`,
-    createdAt: `${p.createdAt}::timestamptz`,
-    updatedAt: `${p.updatedAt}::timestamptz`,
-    assistantId: `${p.assistantId}::uuid`,
-    title: `${p.newConversationTitle}::varchar`,
-  });
-  // `IS NOT DISTINCT FROM` keeps the tenant check out of index selection: with `=`, a generic plan
-  // could tie the (organization_id, user_id, updated_at) index with the primary key and walk every
-  // conversation of the organization (docs/benchmarks.md, round "headplan").
-  return `conversation AS (
-  UPDATE conversations
-     SET ${moved}
-   WHERE id = ${p.conversationId}::uuid
-     AND organization_id IS NOT DISTINCT FROM ${p.organizationId}::uuid
-  RETURNING id
-)`;
-}
-
-/**
- * The SET list that moves a conversation on for a turn (its id, start time, write time):
- * `updated_at` (the time of its latest message) never goes back, and the head
- * (`last_response_id`, which the next turn continues) moves only to a turn started no earlier
- * than the head's: of two overlapping turns, the older one finishing last does not take the head
- * back from the newer (docs/architecture.md). The head's start time is the row's own
- * `last_response_created_at`: a column of the locked row, read again when the statement waited
- * for the lock, so a newer head committed meanwhile counts. A row that has none (written before
- * migration 1796650000001, or its head deleted) falls back to the head's `responses` row, read in
- * the statement's snapshot: a head deleted meanwhile reads NULL and the turn takes its place.
- */
-function conversationMoved(
-  v: Record<'responseId' | 'createdAt' | 'updatedAt' | 'assistantId' | 'title', string>,
-) {
-  const headIsNewer = `coalesce(conversations.last_response_created_at,
-                                (SELECT head.created_at FROM responses head
-                                  WHERE head.id = conversations.last_response_id
-                                    AND head.organization_id = conversations.organization_id)) > ${v.createdAt}`;
-  return `updated_at = GREATEST(conversations.updated_at, ${v.updatedAt}),
-         last_response_id = CASE WHEN ${headIsNewer} THEN conversations.last_response_id ELSE ${v.responseId} END,
-         last_response_created_at = CASE WHEN ${headIsNewer} THEN conversations.last_response_created_at
-                                         ELSE ${v.createdAt} END,
-         -- A conversation created through the Conversations API takes its first assistant and title here.
-         assistant_id = COALESCE(conversations.assistant_id, ${v.assistantId}),
-         title = CASE WHEN conversations.title = '' THEN ${v.title} ELSE conversations.title END`;
-}
-
-/** A continuing turn's start moves its conversation on (StartRecords, `s`: the start's row). */
-export const CONVERSATION_MOVED_BY_START = conversationMoved({
-  responseId: 's.response_id',
-  createdAt: 's.created_at',
-  updatedAt: 's.created_at',
-  assistantId: 's.assistant_id',
-  title: 's.title',
-});
-
 /** The `responses` columns of TURN_ROW_KEYS, and their values as the statements' SELECT lists them. */
 export const TURN_ROW_COLUMNS =
   'id, organization_id, assistant_id, conversation_id, previous_response_id, user_id,\n                           status, depth, active_agent, instructions, input';
@@ -162,7 +100,7 @@ export function turnRowSelect(p: TurnRowParams): string {
 }
 
 /** Inserts the chat-history messages (JSON array in `messages`) of the row of the CTE `response`. */
-export function insertMessages(p: TurnRowParams): string {
+export function insertMessages(p: Record<'organizationId' | 'userId' | 'messages', string>): string {
   return `INSERT INTO messages (id, organization_id, conversation_id, response_id, user_id, role, content, position, created_at)
   SELECT m.id, ${p.organizationId}::uuid, response.conversation_id, response.id, ${p.userId}::varchar, m.role, m.content, m.position, m.created_at
     FROM response, jsonb_to_recordset(${p.messages}::jsonb) AS m(id uuid, role varchar, content text, position smallint, created_at timestamptz)`;

@@ -14,6 +14,7 @@ import {
   SAVE_TURN_EVENTS,
   turnEndValues,
 } from './turn-end-sql.js';
+import { COMPLETE_TURN, COMPLETE_TURN_EVENTS, completeValues } from './turn-complete-sql.js';
 import type { StoredEvent } from './turn-ledger.repository.js';
 import {
   responseRowWritten,
@@ -123,11 +124,33 @@ export class TurnStore {
    */
   saveTurn(turn: TurnRecord, events: StoredEvent[][] = []): Promise<boolean> {
     const batches = events.filter((batch) => batch.length > 0);
-    if (batches.length === 0)
-      return inSpan('save turn', SAVE_TURN_SPAN, () => this.writeTurn(SAVE_TURN, turn));
+    const more = batches.length === 0 ? {} : eventBatchValues(batches);
+    const statement = batches.length === 0 ? SAVE_TURN : SAVE_TURN_EVENTS;
     return inSpan('save turn', SAVE_TURN_SPAN, () =>
-      this.writeTurn(SAVE_TURN_EVENTS, turn, eventBatchValues(batches)),
+      this.writeTurn(statement, { ...more, ...turnEndValues(turn) }),
     );
+  }
+
+  /**
+   * saveTurn for a turn whose start row is known to be written: its end columns alone, in one
+   * UPDATE (turn-complete-sql.ts). When that stores nothing (the row ended elsewhere, deleted, its
+   * conversation gone) or meets a pending usage row already, `turn_save` decides, as for any turn:
+   * the first statement wrote at most the conversation's move, which `turn_save` makes again.
+   */
+  completeTurn(turn: TurnRecord, events: StoredEvent[][] = []): Promise<boolean> {
+    const batches = events.filter((batch) => batch.length > 0);
+    const more = batches.length === 0 ? {} : eventBatchValues(batches);
+    const [narrow, whole] =
+      batches.length === 0 ? [COMPLETE_TURN, SAVE_TURN] : [COMPLETE_TURN_EVENTS, SAVE_TURN_EVENTS];
+    const statement = turn.newConversation ? narrow.new : narrow.continued;
+    return inSpan('save turn', SAVE_TURN_SPAN, async () => {
+      try {
+        if (await this.writeTurn(statement, { ...more, ...completeValues(turn) })) return true;
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+      }
+      return this.writeTurn(whole, { ...more, ...turnEndValues(turn) });
+    });
   }
 
   /**
@@ -141,7 +164,7 @@ export class TurnStore {
     const statement = turn.newConversation ? INSERT_TURN_NEW : INSERT_TURN;
     return inSpan('save turn', SAVE_TURN_SPAN, async () => {
       try {
-        return await this.writeTurn(statement, turn);
+        return await this.writeTurn(statement, turnEndValues(turn));
       } catch (error) {
         // Plain INSERTs are not idempotent: a connection lost after the commit but before its
         // reply leaves the outcome unknown, and the same insert replayed fails on its own keys
@@ -154,17 +177,12 @@ export class TurnStore {
     });
   }
 
-  /** Runs a final write; true when it wrote the response row. */
+  /** Runs a final write with its values; true when it stored the turn. */
   private async writeTurn(
     statement: NamedStatement<string>,
-    turn: TurnRecord,
-    more: Record<string, unknown> = {},
+    values: Record<string, unknown>,
   ): Promise<boolean> {
-    const [row] = await preparedQuery<{ stored: number }>(
-      this.dataSource,
-      statement,
-      statement.bind({ ...more, ...turnEndValues(turn) }),
-    );
+    const [row] = await preparedQuery<{ stored: number }>(this.dataSource, statement, statement.bind(values));
     return row.stored > 0;
   }
 

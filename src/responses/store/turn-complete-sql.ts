@@ -1,0 +1,105 @@
+import type { TurnRecord } from '../../turns/turn.types.js';
+import { EVENT_BATCH_KEYS, eventBatchesCte, newTurnTail, usageRowsParam } from './turn-end-sql.js';
+import { conversationHeadCte } from './conversation-move-sql.js';
+import { messagesParam, namedStatement } from './turn-sql.js';
+
+/**
+ * The final write of a turn whose start row is known to be written (its start statement answered
+ * the row, before `response.created`; a background turn's before its POST was answered): a plain
+ * UPDATE of the columns the end sets, none of those the start wrote (`input`, `instructions`,
+ * the thread keys...), instead of `turn_save`'s `INSERT … ON CONFLICT DO UPDATE` of the whole
+ * row. It stores the turn only while its row runs under its organization, and answers 1 then. Any
+ * other case (cancelled or swept meanwhile, conversation gone, row deleted) writes at most the
+ * conversation's move, and TurnStore.completeTurn then runs `turn_save` for the outcome it
+ * decides today; so the usage rules of those cases are `turn_save`'s, and the pending usage here
+ * is a plain INSERT (a running row has none pending), without the speculative insert.
+ */
+const COMPLETE_KEYS = [
+  'conversationId',
+  'organizationId',
+  'assistantId',
+  'userId',
+  'responseId',
+  'createdAt',
+  'updatedAt',
+  'status',
+  'activeAgent',
+  'output',
+  'outputText',
+  'transcript',
+  'usage',
+  'error',
+  'body',
+  'upstreamAttempts',
+  'messages',
+  'apiKeyId',
+  'usageRows',
+] as const;
+
+type CompleteKey = (typeof COMPLETE_KEYS)[number];
+
+/**
+ * The conversation moves first (the response reads it), so the statement locks the conversation's
+ * row, then the response's, in the order of the start and `turn_save`. The response is found by
+ * its key alone: the conversation is joined without a condition (one row or none), as a join on
+ * `conversation_id` could let a generic plan walk the conversation's responses.
+ */
+const completeTurnSql = (
+  p: Record<CompleteKey, string>,
+  own: boolean,
+  more = '',
+) => `WITH ${conversationHeadCte(p, own)}, response AS (
+    UPDATE responses
+       SET status = ${p.status}::varchar, active_agent = ${p.activeAgent}::varchar, output = ${p.output}::jsonb,
+           output_text = ${p.outputText}::text, transcript = ${p.transcript}::jsonb, usage = ${p.usage}::jsonb,
+           error = ${p.error}::jsonb, completed_at = ${p.updatedAt}::timestamptz, body = ${p.body}::json,
+           upstream_attempts = ${p.upstreamAttempts}::jsonb, lease_expires_at = NULL
+      FROM conversation
+     WHERE responses.id = ${p.responseId}::uuid AND responses.organization_id = ${p.organizationId}::uuid
+       AND responses.status IN ('queued', 'in_progress')
+    RETURNING responses.id, responses.conversation_id
+  ), ${newTurnTail(p, more)}`;
+
+const completeTurn = (name: string, own: boolean) =>
+  namedStatement(name, COMPLETE_KEYS, (p) => completeTurnSql(p, own));
+
+/** A background turn's: with its events not yet stored (eventBatchesCte, as `turn_save_events`). */
+const completeTurnEvents = (name: string, own: boolean) =>
+  namedStatement(name, [...COMPLETE_KEYS, ...EVENT_BATCH_KEYS], (p) =>
+    completeTurnSql(p, own, `, ${eventBatchesCte(p)}`),
+  );
+
+/** Which to run: `new`, the turn's start inserted its conversation (conversationHeadCte's `own`). */
+export const COMPLETE_TURN = {
+  new: completeTurn('turn_complete_new', true),
+  continued: completeTurn('turn_complete', false),
+};
+export const COMPLETE_TURN_EVENTS = {
+  new: completeTurnEvents('turn_complete_events_new', true),
+  continued: completeTurnEvents('turn_complete_events', false),
+};
+
+/** The values of COMPLETE_KEYS for a finished turn (nothing of the start's columns is serialized). */
+export function completeValues(turn: TurnRecord): Record<CompleteKey, unknown> {
+  return {
+    conversationId: turn.conversationId,
+    organizationId: turn.organizationId,
+    assistantId: turn.assistantId,
+    userId: turn.userId,
+    responseId: turn.responseId,
+    createdAt: turn.createdAt,
+    updatedAt: turn.completedAt,
+    status: turn.status,
+    activeAgent: turn.activeAgent,
+    output: JSON.stringify(turn.output),
+    outputText: turn.outputText,
+    transcript: JSON.stringify(turn.transcript),
+    usage: turn.usage === null ? null : JSON.stringify(turn.usage),
+    error: turn.error === null ? null : JSON.stringify(turn.error),
+    body: turn.body,
+    upstreamAttempts: turn.upstreamAttempts?.length ? JSON.stringify(turn.upstreamAttempts) : null,
+    messages: messagesParam(turn.messages),
+    apiKeyId: turn.apiKeyId,
+    usageRows: turn.usageRows.length === 0 ? null : usageRowsParam(turn.usageRows),
+  };
+}
