@@ -64,7 +64,7 @@ const server = http.createServer(async (req, res) => {
   res.on('close', () => ac.abort());
   let text = '';
   try {
-    for await (const batch of failover.stream({
+    const call = failover.stream({
       settings,
       messages: [{ role: 'user', content: 'hi' }],
       tools: [],
@@ -72,7 +72,9 @@ const server = http.createServer(async (req, res) => {
       signal: ac.signal,
       log: { attempts: [] },
       relayed: true,
-    })) {
+    });
+    // Synchronous, as the runner's loop is: the caller awaits only a pending drain.
+    const relay = (batch) => {
       if (recorder.batch)
         recorder.batch(() => {
           for (const event of batch) {
@@ -95,9 +97,29 @@ const server = http.createServer(async (req, res) => {
           recorder.uncork();
         }
       }
-      const drained = recorder.drain();
-      if (drained) await drained;
-    }
+      return recorder.drain();
+    };
+    // A build whose call is read per upstream read (read/readable, as its turn runner does),
+    // else an async iterable (builds before round "tokenpath").
+    if (typeof call.read === 'function') {
+      try {
+        for (;;) {
+          const batch = call.read();
+          if (batch === null) await call.readable();
+          else if (batch === undefined) break;
+          else {
+            const drained = relay(batch);
+            if (drained) await drained;
+          }
+        }
+      } finally {
+        call.close();
+      }
+    } else
+      for await (const batch of call) {
+        const drained = relay(batch);
+        if (drained) await drained;
+      }
     // The turn runner keeps the text for the transcript; so does this loop.
     if (text.length === 0) throw new Error('no text relayed');
     recorder.endMessage();

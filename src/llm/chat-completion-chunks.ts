@@ -9,13 +9,14 @@ export const MAX_MALFORMED_EVENTS = 16;
 const DRAIN_LIMIT_BYTES = 128 * 1024;
 
 /**
- * Reads a Chat Completions event stream: each `next()` gives the chunks one network read
- * completed (undefined at the end). The SDK's own stream iterator yields one chunk at a time
- * through several async generators; batching per read lets a turn relay a burst of tokens in one
- * socket write. A malformed event is skipped and counted; an `{"error": …}` event ends the
- * stream with its error. A class rather than an async generator: a slow stream waits here for
- * minutes, and a suspended generator holds its frame, its pending request and promise besides
- * this object's few fields. Call `release()` when done with it, whatever happened.
+ * Reads a Chat Completions event stream: each `read()` gives the chunks one network read
+ * completed, synchronously (null when none has completed yet: wait on `readable()`; undefined at
+ * the end). The SDK's own stream iterator yields one chunk at a time through several async
+ * generators; batching per read lets a turn relay a burst of tokens in one socket write, and a
+ * synchronous read lets the layers above it (provider, failover) pass a read on without an async
+ * hop each: the turn's loop awaits `readable()`, one promise per wait. A malformed event is
+ * skipped and counted; an `{"error": …}` event ends the stream with its error. Call `release()`
+ * when done with it, whatever happened.
  */
 export class ChatCompletionChunks {
   /** `[DONE]` came. */
@@ -29,15 +30,14 @@ export class ChatCompletionChunks {
     this.source = 'getReader' in body ? new WebBodyText(body) : new NodeBodyText(body, drainTimeoutMs);
   }
 
-  /** The chunks of the next read that completed any; undefined once the stream ended or said `[DONE]`. */
-  async next(): Promise<ChatCompletionChunk[] | undefined> {
+  /**
+   * The chunks of the next read that completed any; null when no chunk is complete yet (then
+   * `readable()`); undefined once the stream ended or said `[DONE]`. Throws the body's failure.
+   */
+  read(): ChatCompletionChunk[] | null | undefined {
     while (!this.done) {
-      // Text already read costs no promise; only an empty buffer waits (one promise per wait).
-      let value = this.source.read();
-      while (value === null) {
-        await this.source.readable();
-        value = this.source.read();
-      }
+      const value = this.source.read();
+      if (value === null) return null;
       if (value === undefined) return undefined;
       const buffer = this.buffer + value;
       // Made on the first chunk as `[chunk]`: a read usually has one, and an empty array grown
@@ -74,6 +74,20 @@ export class ChatCompletionChunks {
     return undefined;
   }
 
+  /** The chunks of the next read that completed any, waiting for it; undefined at the end. */
+  async next(): Promise<ChatCompletionChunk[] | undefined> {
+    for (;;) {
+      const chunks = this.read();
+      if (chunks !== null) return chunks;
+      await this.readable();
+    }
+  }
+
+  /** Resolves once `read()` may have news (after it returned null). */
+  readable(): Promise<void> {
+    return this.source.readable();
+  }
+
   /** Stops reading (at the end, or early); never destroys the body. */
   release(): void {
     this.source.release();
@@ -94,7 +108,8 @@ function parseChunk(data: string): (ChatCompletionChunk & { error?: unknown }) |
 
 /**
  * The text of an answer's body: `read()` takes what arrived (null when nothing yet, undefined at
- * its end; it throws the body's failure), `readable()` resolves once `read()` has news.
+ * its end; it throws the body's failure), `readable()` resolves once `read()` has news. It never
+ * rejects: a failure is `read()`'s to throw, where the provider classifies it.
  */
 interface TextSource {
   read(): string | null | undefined;
@@ -198,16 +213,22 @@ class WebBodyText implements TextSource {
 
   /** What the last `readable()` fetched: null until then, undefined at the end. */
   private fetched: string | null | undefined = null;
+  private failure: { error: unknown } | undefined;
 
   read(): string | null | undefined {
     const text = this.fetched;
     if (text !== undefined) this.fetched = null;
+    if (text === null && this.failure) throw this.failure.error;
     return text;
   }
 
   async readable(): Promise<void> {
-    const { done, value } = await this.reader.read();
-    this.fetched = done ? undefined : this.decoder.decode(value, { stream: true });
+    try {
+      const { done, value } = await this.reader.read();
+      this.fetched = done ? undefined : this.decoder.decode(value, { stream: true });
+    } catch (error) {
+      this.failure = { error };
+    }
   }
 
   release(): void {

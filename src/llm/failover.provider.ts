@@ -9,26 +9,28 @@ import {
   type UpstreamAttempt,
 } from './llm.types.js';
 import { codeOf, CONTINUABLE_CODES, continueAnswer, RelayedOutput } from './stream-continuation.js';
+import { CommittedTarget } from './committed-target.js';
+import {
+  nextBatch,
+  OpenedStream,
+  ReadBatches,
+  readerOf,
+  type ModelEventReader,
+  type ModelEventStream,
+  type Opened,
+} from './model-event-stream.js';
 import type { OpenAiCompatibleModelSettings } from './model-settings.js';
-import { deferCooling, targetOrder } from './target-order.js';
-import type { BreakerReading, BreakerTarget, UpstreamBreakers } from './upstream-breakers.js';
+import { failoverCandidates, type Candidate } from './failover-candidates.js';
+import type { UpstreamBreakers } from './upstream-breakers.js';
 import type { UpstreamLoad } from './upstream-load.js';
 import { FAILOVER_CODES } from './upstream-target-settings.js';
-import { upstreamTargets, type ResolvedTarget } from './upstream-targets.js';
+import type { ResolvedTarget } from './upstream-targets.js';
 
 export interface FailoverOptions {
   /** Retries on the last target tried (UPSTREAM_MAX_RETRIES); the others fail over at once. */
   maxRetries: number;
   retryBudgetMs: number;
   failoverBudgetMs: number;
-}
-
-interface Candidate {
-  target: ResolvedTarget;
-  breaker: BreakerTarget;
-  reading: BreakerReading;
-  /** Half-open with its probe taken by another call: tried at the back, without a probe. */
-  deferred?: boolean;
 }
 
 /**
@@ -49,13 +51,21 @@ export class FailoverProvider implements LlmProvider {
     private readonly load: UpstreamLoad,
   ) {}
 
-  async *stream(request: ModelRequest): AsyncIterable<ModelEvent[]> {
+  stream(request: ModelRequest): ModelEventStream {
+    return new OpenedStream(() => this.open(request));
+  }
+
+  /**
+   * Tries the targets in turn until one's output starts (or it completes without any); that
+   * target then owns the call and is read directly by the turn (CommittedTarget).
+   */
+  private async open(request: ModelRequest): Promise<Opened> {
     const settings = request.settings as OpenAiCompatibleModelSettings;
     const policy = settings.failover ?? {};
     const failOn = new Set<string>(policy.on ?? FAILOVER_CODES);
     const deadline = performance.now() + (policy.budgetMs ?? this.options.failoverBudgetMs);
     const leastBusy = policy.balance === 'least-busy';
-    const queue = await this.candidates(settings, request.access, leastBusy);
+    const queue = await failoverCandidates(settings, request.access, leastBusy, this.breakers, this.load);
     // Nothing reaches a JSON client before the end: a target's output is held until it completed,
     // so a cut after output moves on to the next target as invisibly as one before it.
     const held: ModelEvent[][] | undefined = request.relayed === false && queue.length > 1 ? [] : undefined;
@@ -94,37 +104,14 @@ export class FailoverProvider implements LlmProvider {
       // Only an assistant with continuation keeps the text it relayed (nothing per token otherwise).
       const relayed = policy.continuation ? new RelayedOutput() : undefined;
       const ended = leastBusy ? this.load.started(reading.key) : undefined;
+      let committed = false;
       if (held) held.length = 0;
-      try {
-        for await (const batch of this.inner.stream({
-          ...request,
-          settings: target.settings,
-          access: accessFor(request.access, target),
-          retry: {
-            maxRetries: retries,
-            budgetMs: Math.max(0, Math.min(this.options.retryBudgetMs, deadline - performance.now())),
-          },
-        })) {
-          if (held) {
-            held.push(batch);
-            continue;
-          }
-          if (!delivered) {
-            delivered = true;
-            answered(log, target);
-          }
-          relayed?.add(batch);
-          yield batch;
-        }
-        if (held && held.length > 0) {
-          delivered = true;
-          answered(log, target);
-          for (const batch of held) yield batch;
-        }
+      const completed = async () => {
         log.attempts.push(attempt('completed'));
         if (reading.failures > 0) await this.breakers.succeeded(breaker, reading.key);
-        return;
-      } catch (error) {
+      };
+      /** After a failure: the next target (undefined), a continuation's reader, or the call's end (throws). */
+      const failed = async (error: unknown): Promise<ModelEventReader | undefined> => {
         const code = codeOf(error);
         log.attempts.push(attempt(code, error instanceof UpstreamError ? error.httpStatus : undefined));
         if (error instanceof TurnAbortedError) throw error;
@@ -136,67 +123,80 @@ export class FailoverProvider implements LlmProvider {
           const next = relayed?.continuable && CONTINUABLE_CODES.has(code) && performance.now() < deadline;
           const heir = next ? continuer(queue, position) : undefined;
           if (!heir || !relayed) throw error;
-          yield* continueAnswer({
-            inner: this.inner,
-            request: { ...request, access: accessFor(request.access, heir.target) },
-            target: heir.target,
-            sent: relayed.text,
-            original: error as Error,
-            log,
-            budgetMs: Math.max(0, Math.min(this.options.retryBudgetMs, deadline - performance.now())),
-            outcome: (failed) =>
-              failed
-                ? this.breakers.failed(heir.breaker, heir.reading.key)
-                : heir.reading.failures > 0
-                  ? this.breakers.succeeded(heir.breaker, heir.reading.key)
-                  : Promise.resolve(),
-          });
-          return;
+          return readerOf(
+            continueAnswer({
+              inner: this.inner,
+              request: { ...request, access: accessFor(request.access, heir.target) },
+              target: heir.target,
+              sent: relayed.text,
+              original: error as Error,
+              log,
+              budgetMs: Math.max(0, Math.min(this.options.retryBudgetMs, deadline - performance.now())),
+              outcome: (failed) =>
+                failed
+                  ? this.breakers.failed(heir.breaker, heir.reading.key)
+                  : heir.reading.failures > 0
+                    ? this.breakers.succeeded(heir.breaker, heir.reading.key)
+                    : Promise.resolve(),
+            }),
+          );
         }
         if (error instanceof ContextLengthError) tooLongFor = window ?? 0;
         else if (!failOn.has(code)) throw error;
         lastError = error as Error;
+        return undefined;
+      };
+      const inner = readerOf(
+        this.inner.stream({
+          ...request,
+          settings: target.settings,
+          access: accessFor(request.access, target),
+          retry: {
+            maxRetries: retries,
+            budgetMs: Math.max(0, Math.min(this.options.retryBudgetMs, deadline - performance.now())),
+          },
+        }),
+      );
+      let opened: Opened | undefined;
+      try {
+        const first = await nextBatch(inner);
+        if (held) {
+          for (let batch = first; batch !== undefined; batch = await nextBatch(inner)) held.push(batch);
+          if (held.length > 0) {
+            delivered = true;
+            answered(log, target);
+          }
+          await completed();
+          return { reader: new ReadBatches(held), first: undefined };
+        }
+        if (first === undefined) {
+          await completed();
+          return { reader: inner, first: undefined };
+        }
+        delivered = true;
+        answered(log, target);
+        relayed?.add(first);
+        committed = true;
+        const outcomes = {
+          relayed: relayed && ((batch: ModelEvent[]) => relayed.add(batch)),
+          completed,
+          failed: async (error: unknown) => {
+            const continuation = await failed(error);
+            if (!continuation) throw error;
+            return continuation;
+          },
+          done: () => ended?.(),
+        };
+        return { reader: new CommittedTarget(inner, outcomes), first };
+      } catch (error) {
+        const continuation = await failed(error);
+        if (continuation) opened = { reader: continuation, first: undefined };
       } finally {
-        ended?.();
+        if (!committed) ended?.();
       }
+      if (opened) return opened;
     }
     throw lastError ?? new UpstreamError('upstream_unavailable', 'No upstream target could take the call');
-  }
-
-  /** The targets in the order they are tried: pools drawn by weight, cooling ones at the back. */
-  private async candidates(
-    settings: OpenAiCompatibleModelSettings,
-    access: UpstreamAccess | undefined,
-    leastBusy: boolean,
-  ): Promise<Candidate[]> {
-    const breakerOf = ({ settings: target, label }: ResolvedTarget): BreakerTarget => ({
-      scope: access?.scope ?? '',
-      baseUrl: target.baseUrl,
-      model: target.model,
-      apiKeyEnv: target.apiKeyEnv,
-      label,
-    });
-    const targets = upstreamTargets(settings);
-    let busy: ((target: ResolvedTarget) => number) | undefined;
-    if (leastBusy) {
-      // Only members of a pool are ordered by load: a lone target costs no read.
-      const pooled = targets.filter((target, index) =>
-        [targets[index - 1], targets[index + 1]].some(
-          (next) => next?.settings.model === target.settings.model,
-        ),
-      );
-      const running = await this.load.counts(pooled.map((target) => this.breakers.keyOf(breakerOf(target))));
-      busy = (target) => running[pooled.indexOf(target)] ?? 0;
-    }
-    const order = targetOrder(targets, Math.random, busy);
-    const breakers = order.map(breakerOf);
-    const readings = await this.breakers.read(breakers);
-    const candidates = order.map((target, index) => ({
-      target,
-      breaker: breakers[index],
-      reading: readings[index],
-    }));
-    return deferCooling(candidates, (candidate) => candidate.reading.state === 'open');
   }
 }
 

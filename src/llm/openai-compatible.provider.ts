@@ -2,15 +2,13 @@ import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import { traceHeaders } from '../common/tracing/tracing.js';
 import type { OpenAiCompatibleModelSettings } from './model-settings.js';
-import { ChatCompletionChunks } from './chat-completion-chunks.js';
+import { AnswerAttempt } from './answer-attempt.js';
 import { upstreamClient } from './upstream-client.js';
 import { upstreamBody, upstreamFetch } from './upstream-fetch.js';
-import { UpstreamDeadlines, type UpstreamDeadlineLimits } from './upstream-deadlines.js';
-import { classifyUpstreamFailure, StreamEndedEarlyError } from './upstream-failure.js';
+import type { UpstreamDeadlineLimits } from './upstream-deadlines.js';
 import { pause, RetryableUpstreamError, RetryPolicy } from './upstream-retry.js';
-import { WellFormedDeltas } from './well-formed-text.js';
-import { translate } from './chat-completion-events.js';
-import type { LlmProvider, ModelEvent, ModelRequest, UpstreamAccess } from './llm.types.js';
+import type { LlmProvider, ModelRequest, UpstreamAccess } from './llm.types.js';
+import { OpenedStream, type ModelEventStream, type Opened } from './model-event-stream.js';
 
 /** Read-only and the same for every call (the SDK only serializes it). */
 const INCLUDE_USAGE = Object.freeze({ include_usage: true as const });
@@ -34,7 +32,15 @@ export class OpenAiCompatibleProvider implements LlmProvider {
 
   constructor(private readonly options: OpenAiCompatibleOptions) {}
 
-  async *stream(request: ModelRequest): AsyncIterable<ModelEvent[]> {
+  stream(request: ModelRequest): ModelEventStream {
+    return new OpenedStream(() => this.open(request));
+  }
+
+  /**
+   * Attempts the call until an attempt's output starts (or it completes without any): retries
+   * happen only before it. The attempt that started is then read directly by the turn.
+   */
+  private async open(request: ModelRequest): Promise<Opened> {
     const settings = request.settings as OpenAiCompatibleModelSettings;
     // An assistant's own `timeoutSeconds` sets both its first-token and its stall deadline.
     const own = (settings.timeoutSeconds ?? 0) * 1000;
@@ -47,70 +53,27 @@ export class OpenAiCompatibleProvider implements LlmProvider {
       request.retry?.maxRetries ?? this.options.maxRetries,
       request.retry?.budgetMs ?? this.options.retryBudgetMs,
     );
-    // One generator for the retries and each attempt (no inner generator per attempt): a slow
-    // stream holds every suspended level for minutes, each with its frame and pending promises.
+    const send = async (signal: AbortSignal) => {
+      // The SDK builds, authenticates and checks the request; the body is read by the attempt.
+      const response = await this.client(settings, request.access)
+        .chat.completions.create(
+          this.params(settings, request),
+          // W3C trace context to the platform's upstreams, so their spans join the turn's trace;
+          // no headers object otherwise (the SDK walks each one it is given, twice).
+          request.access?.traceContext ? { signal, headers: traceHeaders() } : { signal },
+        )
+        .asResponse();
+      return upstreamBody(response);
+    };
     for (;;) {
-      const controller = new AbortController();
-      const deadlines = new UpstreamDeadlines(limits, controller);
-      const onClientAbort = () => controller.abort();
-      request.signal.addEventListener('abort', onClientAbort, { once: true });
-      let chunks: ChatCompletionChunks | undefined;
-      let outputStarted = false;
-      let finished = false;
-      let failure: Error;
+      const attempt = new AnswerAttempt(limits, request.signal);
+      let failure: unknown;
       try {
-        // The SDK builds, authenticates and checks the request; the body is read here in batches.
-        const response = await this.client(settings, request.access)
-          .chat.completions.create(
-            this.params(settings, request),
-            // W3C trace context to the platform's upstreams, so their spans join the turn's trace;
-            // no headers object otherwise (the SDK walks each one it is given, twice).
-            request.access?.traceContext
-              ? { signal: controller.signal, headers: traceHeaders() }
-              : { signal: controller.signal },
-          )
-          .asResponse();
-        deadlines.headersArrived();
-        const body = upstreamBody(response);
-        if (!body) throw new StreamEndedEarlyError(0);
-        chunks = new ChatCompletionChunks(body, limits.stallMs);
-        let usage = false;
-        const text = new WellFormedDeltas();
-        for (let read = await chunks.next(); read !== undefined; read = await chunks.next()) {
-          const events: ModelEvent[] = [];
-          for (const chunk of read) {
-            if (chunk.choices?.[0]?.finish_reason) finished = true;
-            if (chunk.usage) usage = true;
-            translate(chunk, text, events);
-          }
-          deadlines.progressed(events.length > 0);
-          if (events.length > 0) {
-            outputStarted = true;
-            yield events;
-          }
-          // Finished and counted: the answer is whole, whether or not `[DONE]` follows.
-          if (finished && usage) break;
-        }
-        // The SDK may end an aborted stream quietly; an abort is never a complete answer.
-        if (controller.signal.aborted && !finished) throw new Error('aborted');
-        if (!finished) throw new StreamEndedEarlyError(chunks.malformed, chunks.done);
-        return;
+        return { reader: attempt, first: await attempt.first(send) };
       } catch (error) {
-        // Silent after its finish reason: the answer is whole, only its usage (or `[DONE]`) is missing.
-        if (finished && deadlines.expired !== null && !request.signal.aborted) return;
-        failure = classifyUpstreamFailure(error, {
-          deadlines,
-          clientAborted: request.signal.aborted,
-          outputStarted,
-        });
-      } finally {
-        chunks?.release();
-        deadlines.clear();
-        request.signal.removeEventListener('abort', onClientAbort);
+        failure = error;
       }
-      // Retried only before the first output: once a token reached the turn, a failure ends it.
       if (!(failure instanceof RetryableUpstreamError)) throw failure;
-      if (outputStarted) throw failure.upstream;
       await pause(retries.next(failure), request.signal);
     }
   }

@@ -12,6 +12,7 @@ import {
   type UpstreamCallLog,
 } from '../llm/llm.types.js';
 import { modelName } from '../llm/model-settings.js';
+import { readerOf } from '../llm/model-event-stream.js';
 import { upstreamSpanAttributes } from '../llm/upstream-trace.js';
 import { HANDOVER_PREFIX } from './agent-handovers.js';
 import { fitToContextWindow } from './context-window.js';
@@ -87,69 +88,84 @@ export class ModelCallStreamer {
       );
     try {
       const access = await plan.modelAccess(agent);
-      for await (const batch of this.providers.for(agent.model).stream({
-        settings: agent.model,
-        access,
-        messages,
-        tools,
-        options,
-        signal: plan.toolContext.signal,
-        log,
-        relayed: recorder.live,
-      })) {
-        if (firstToken) {
-          firstToken = false;
-          this.metrics.timeToFirstToken(provider, (performance.now() - startedAt) / 1000);
-          if (plan.beforeFirstEvents) {
-            try {
-              await plan.beforeFirstEvents;
-            } catch (error) {
-              // The start was refused: nothing of the batch is relayed, but a usage chunk in it
-              // is what the upstream billed, and the refused turn still counts it.
-              for (const event of batch) if (event.type === 'usage') count(event.usage);
-              throw error;
+      // Read per upstream read: one await per wait for the whole call, none per layer under it.
+      const call = readerOf(
+        this.providers.for(agent.model).stream({
+          settings: agent.model,
+          access,
+          messages,
+          tools,
+          options,
+          signal: plan.toolContext.signal,
+          log,
+          relayed: recorder.live,
+        }),
+      );
+      try {
+        for (;;) {
+          const batch = call.read();
+          if (batch === null) {
+            await call.readable();
+            continue;
+          }
+          if (batch === undefined) break;
+          if (firstToken) {
+            firstToken = false;
+            this.metrics.timeToFirstToken(provider, (performance.now() - startedAt) / 1000);
+            if (plan.beforeFirstEvents) {
+              try {
+                await plan.beforeFirstEvents;
+              } catch (error) {
+                // The start was refused: nothing of the batch is relayed, but a usage chunk in it
+                // is what the upstream billed, and the refused turn still counts it.
+                for (const event of batch) if (event.type === 'usage') count(event.usage);
+                throw error;
+              }
             }
           }
-        }
-        // One upstream read, one socket write; wait only when the client is not keeping up.
-        recorder.cork();
-        try {
-          for (const event of batch) {
-            if (event.type === 'text') {
-              deltas += 1;
-              text += event.delta;
-              recorder.text(event.delta, event.logprobs);
-            } else if (event.type === 'reasoning') {
-              recorder.reasoning(event.delta);
-            } else if (event.type === 'tool_call') {
-              let call = calls.get(event.index);
-              if (!call) {
-                const name = event.name ?? '';
-                const kind = clientNames.has(name)
-                  ? 'client'
-                  : name.startsWith(HANDOVER_PREFIX)
-                    ? 'handover'
-                    : 'server';
-                call = { id: event.id || `call_${randomUUID()}`, name, arguments: '', kind };
-                calls.set(event.index, call);
-                if (kind === 'client') call.handle = recorder.beginFunctionCall(call.id, name);
+          // One upstream read, one socket write; wait only when the client is not keeping up.
+          recorder.cork();
+          try {
+            for (const event of batch) {
+              if (event.type === 'text') {
+                deltas += 1;
+                text += event.delta;
+                recorder.text(event.delta, event.logprobs);
+              } else if (event.type === 'reasoning') {
+                recorder.reasoning(event.delta);
+              } else if (event.type === 'tool_call') {
+                let call = calls.get(event.index);
+                if (!call) {
+                  const name = event.name ?? '';
+                  const kind = clientNames.has(name)
+                    ? 'client'
+                    : name.startsWith(HANDOVER_PREFIX)
+                      ? 'handover'
+                      : 'server';
+                  call = { id: event.id || `call_${randomUUID()}`, name, arguments: '', kind };
+                  calls.set(event.index, call);
+                  if (kind === 'client') call.handle = recorder.beginFunctionCall(call.id, name);
+                }
+                if (event.argumentsDelta) {
+                  call.arguments += event.argumentsDelta;
+                  if (call.handle !== undefined)
+                    recorder.functionCallArguments(call.handle, event.argumentsDelta);
+                }
+              } else if (event.type === 'stopped_short') {
+                progress.incompleteReason = event.reason;
+              } else {
+                count(event.usage);
               }
-              if (event.argumentsDelta) {
-                call.arguments += event.argumentsDelta;
-                if (call.handle !== undefined)
-                  recorder.functionCallArguments(call.handle, event.argumentsDelta);
-              }
-            } else if (event.type === 'stopped_short') {
-              progress.incompleteReason = event.reason;
-            } else {
-              count(event.usage);
             }
+          } finally {
+            recorder.uncork();
           }
-        } finally {
-          recorder.uncork();
+          const drained = recorder.drain();
+          if (drained) await drained;
         }
-        const drained = recorder.drain();
-        if (drained) await drained;
+      } finally {
+        // Given up before its end (this loop failed, or the turn ended): the upstream is released.
+        call.close();
       }
       this.metrics.upstreamCall(provider, (performance.now() - startedAt) / 1000, 'ok');
     } catch (error) {
