@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { buildConnector } from 'undici';
 import { ApiError } from '../common/errors/error-catalogue.js';
+import type { SsrfPolicy } from '../common/network/ssrf-policy.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { UpstreamAccess } from '../llm/llm.types.js';
 import type { AgentProfile } from '../specialists/agent-roster.service.js';
 import { TenantConfigPolicy } from '../tenant-config/tenant-config.policy.js';
-import type { buildConnector } from 'undici';
-import type { SsrfPolicy } from '../common/network/ssrf-policy.js';
 import { guardedConnector } from '../tools/ssrf/guarded-fetch.js';
 
 /**
@@ -17,8 +17,9 @@ import { guardedConnector } from '../tools/ssrf/guarded-fetch.js';
 @Injectable()
 export class ModelAccess {
   /**
-   * One guarded connector per policy (policies are kept per allowlist by TenantConfigPolicy): it
-   * is read only when a turn makes a new upstream client, so it was built and dropped every turn.
+   * One guarded connector per policy, built on a turn's first need of it rather than on every turn.
+   * Sharing is safe: TenantConfigPolicy keys a policy by its allowlist and the platform's flag, so
+   * organizations share a connector only when it decides every address alike for them.
    */
   private readonly connectors = new WeakMap<SsrfPolicy, buildConnector.connector>();
 

@@ -11,7 +11,8 @@ import { ResponseRecorder, type EventStyle } from './streaming/response-recorder
 import type { ClientDeparture } from './streaming/client-departure.js';
 import { TurnStreams, type StreamTarget } from './streaming/turn-stream.js';
 import { turnFailure } from './turn-failure.js';
-import { TurnExecutor, type TurnEnd, type TurnSink } from './turn-executor.js';
+import { TurnExecutor } from './turn-executor.js';
+import type { TurnEnd, TurnSink } from './turn-sink.js';
 import { TurnPreparer, type PreparedTurn } from './turn-preparer.js';
 import type { InputItem } from '../turns/input-item.types.js';
 
@@ -48,7 +49,7 @@ export class ResponsesService {
   async respond(turn: PreparedTurn, departure: ClientDeparture): Promise<string> {
     let reply: JsonReply | undefined;
     await this.executor.runTurn(turn, (lost) => {
-      // The departure's controller is aborted for a lost lease too, as a stream's is: one controller.
+      // A JSON turn holds no lease today, so `lost` stays quiet; joined all the same, so that one would stop it.
       reply = new JsonReply(new AbortOnAny([lost], departure), this.logger);
       return reply;
     });
@@ -104,7 +105,7 @@ class JsonReply implements TurnSink {
   readonly recorder = new ResponseRecorder(undefined);
   readonly waitsForStart = false;
   readonly recordsStart = false;
-  /** The client left, or the turn is no longer this replica's. */
+  /** The client left (or, were a JSON turn leased, the turn is no longer this replica's). */
   readonly signal: AbortSignal;
   /** The stored response's JSON text: the stored body's, not serialized a second time. */
   private json: string | undefined;

@@ -4,7 +4,7 @@ import { ApiError } from '../../common/errors/error-catalogue.js';
 import { shutdownError, type LifecycleState } from '../../lifecycle/lifecycle.state.js';
 import type { ResponseObject } from '../response-view.js';
 import { ResponseRecorder, type EventStyle } from '../streaming/response-recorder.js';
-import type { TurnEnd, TurnSink } from '../turn-executor.js';
+import type { TurnEnd, TurnSink } from '../turn-sink.js';
 import { turnFailure } from '../turn-failure.js';
 import type { LiveTurn } from './live-turn.js';
 

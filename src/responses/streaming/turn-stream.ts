@@ -6,7 +6,7 @@ import { LifecycleState, shutdownError } from '../../lifecycle/lifecycle.state.j
 import { Metrics } from '../../metrics/metrics.service.js';
 import type { ResponseObject } from '../response-view.js';
 import type { EndedElsewhere } from '../turn-ended.js';
-import type { TurnEnd, TurnSink } from '../turn-executor.js';
+import type { TurnEnd, TurnSink } from '../turn-sink.js';
 import { turnFailure } from '../turn-failure.js';
 import type { ClientDeparture } from './client-departure.js';
 import { ResponseRecorder, type EventSink, type EventStyle } from './response-recorder.js';
