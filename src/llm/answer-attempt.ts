@@ -1,7 +1,7 @@
 import { ChatCompletionChunks } from './chat-completion-chunks.js';
 import { translate } from './chat-completion-events.js';
 import type { ModelEvent } from './llm.types.js';
-import type { ModelEventReader } from './model-event-stream.js';
+import { nextBatch, type ModelEventReader } from './model-event-stream.js';
 import { UpstreamDeadlines, type UpstreamDeadlineLimits } from './upstream-deadlines.js';
 import type { UpstreamBodyStream } from './upstream-fetch.js';
 import { classifyUpstreamFailure, StreamEndedEarlyError } from './upstream-failure.js';
@@ -25,7 +25,10 @@ export class AnswerAttempt implements ModelEventReader {
   private outputStarted = false;
   private finished = false;
   private usage = false;
+  /** Released: the answer ended, failed, or was closed (then `failure` says which). */
   private over = false;
+  /** Thrown by every read once the attempt failed or was closed before its end. */
+  private failure: { error: unknown } | undefined;
 
   constructor(
     private readonly limits: UpstreamDeadlineLimits,
@@ -49,14 +52,11 @@ export class AnswerAttempt implements ModelEventReader {
     } catch (error) {
       throw this.failed(error) ?? error;
     }
-    for (;;) {
-      const events = this.read();
-      if (events !== null) return events;
-      await this.readable();
-    }
+    return nextBatch(this);
   }
 
   read(): ModelEvent[] | null | undefined {
+    if (this.failure) throw this.failure.error;
     if (this.over) return undefined;
     const chunks = this.chunks as ChatCompletionChunks;
     try {
@@ -91,6 +91,8 @@ export class AnswerAttempt implements ModelEventReader {
   }
 
   close(): void {
+    // Given up before its end, the answer is not whole: a later read must not take it for one.
+    if (!this.over) this.failure = { error: new Error('The answer attempt was closed before its end') };
     this.release();
   }
 
@@ -114,7 +116,10 @@ export class AnswerAttempt implements ModelEventReader {
       outputStarted: this.outputStarted,
     });
     // Once a token reached the turn, a failure ends it: never retried.
-    return this.outputStarted && failure instanceof RetryableUpstreamError ? failure.upstream : failure;
+    const final =
+      this.outputStarted && failure instanceof RetryableUpstreamError ? failure.upstream : failure;
+    this.failure = { error: final };
+    return final;
   }
 
   private release(): void {

@@ -17,8 +17,10 @@ type Body = ConstructorParameters<typeof ChatCompletionChunks>[0];
 async function collect(body: Body, reader = new ChatCompletionChunks(body)): Promise<unknown[][]> {
   const batches: unknown[][] = [];
   try {
-    for (let batch = await reader.next(); batch !== undefined; batch = await reader.next())
-      batches.push(batch);
+    // As the answer's attempt reads it: synchronously, waiting only when nothing has arrived.
+    for (let batch = reader.read(); batch !== undefined; batch = reader.read())
+      if (batch === null) await reader.readable();
+      else batches.push(batch);
   } finally {
     reader.release();
   }

@@ -56,7 +56,8 @@ export class CommittedTarget implements ModelEventReader {
       this.settling = this.settle(this.outcomes.completed().then(() => undefined));
       return null;
     }
-    if (batch !== null) this.outcomes.relayed?.(batch);
+    // A continuation is never continued in turn (its failure ends the call): its text is not kept.
+    if (batch !== null && !this.continuing) this.outcomes.relayed?.(batch);
     return batch;
   }
 

@@ -48,6 +48,24 @@ function breakers(failures = 2): UpstreamBreakers {
 /** Running-call counts of this process alone (no REDIS_URL). */
 const load = () => new UpstreamLoad(new UpstreamRedis({ limits: {} } as unknown as AppConfig));
 
+/** The load of least-busy calls, counting those started and not yet ended. */
+class CountedLoad extends UpstreamLoad {
+  unended = 0;
+
+  constructor() {
+    super(new UpstreamRedis({ limits: {} } as unknown as AppConfig));
+  }
+
+  override started(key: string): () => void {
+    this.unended += 1;
+    const ended = super.started(key);
+    return () => {
+      this.unended -= 1;
+      ended();
+    };
+  }
+}
+
 const settings: OpenAiCompatibleModelSettings = {
   provider: 'openai-compatible',
   baseUrl: 'https://a.example/v1',
@@ -179,6 +197,32 @@ describe('FailoverProvider', () => {
       release();
       await first.next();
     }
+  });
+
+  it('fails over from a provider that throws at once, and ends its running count', async () => {
+    const answering = scripted({});
+    let throws = 1;
+    const provider: LlmProvider = {
+      stream(request: ModelRequest): AsyncIterable<ModelEvent[]> {
+        if (throws-- > 0) throw rateLimited();
+        return answering.provider.stream(request);
+      },
+    };
+    const pool = {
+      fallbacks: [{ baseUrl: 'https://b.example/v1', model: 'a' }],
+      failover: { balance: 'least-busy' as const },
+    };
+    const tracked = new CountedLoad();
+    const result = await run(new FailoverProvider(provider, breakers(), options, tracked), pool);
+    expect(result.error).toBeUndefined();
+    expect(result.outcomes).toEqual(['a:upstream_rate_limited', 'a:completed']);
+    expect(result.events[0]).toEqual({ type: 'text', delta: 'from a' });
+    expect(tracked.unended).toBe(0);
+    throws = 2;
+    const failed = await run(new FailoverProvider(provider, breakers(), options, tracked), pool);
+    expect((failed.error as UpstreamError).code).toBe('upstream_rate_limited');
+    expect(failed.outcomes).toEqual(['a:upstream_rate_limited', 'a:upstream_rate_limited']);
+    expect(tracked.unended).toBe(0);
   });
 
   it('puts a target whose breaker opened at the back, and still tries it when all else fails', async () => {

@@ -146,19 +146,19 @@ export class FailoverProvider implements LlmProvider {
         lastError = error as Error;
         return undefined;
       };
-      const inner = readerOf(
-        this.inner.stream({
-          ...request,
-          settings: target.settings,
-          access: accessFor(request.access, target),
-          retry: {
-            maxRetries: retries,
-            budgetMs: Math.max(0, Math.min(this.options.retryBudgetMs, deadline - performance.now())),
-          },
-        }),
-      );
-      let opened: Opened | undefined;
       try {
+        // Inside the try: a provider that throws at once is a failed attempt like any other.
+        const inner = readerOf(
+          this.inner.stream({
+            ...request,
+            settings: target.settings,
+            access: accessFor(request.access, target),
+            retry: {
+              maxRetries: retries,
+              budgetMs: Math.max(0, Math.min(this.options.retryBudgetMs, deadline - performance.now())),
+            },
+          }),
+        );
         const first = await nextBatch(inner);
         if (held) {
           for (let batch = first; batch !== undefined; batch = await nextBatch(inner)) held.push(batch);
@@ -190,11 +190,10 @@ export class FailoverProvider implements LlmProvider {
         return { reader: new CommittedTarget(inner, outcomes), first };
       } catch (error) {
         const continuation = await failed(error);
-        if (continuation) opened = { reader: continuation, first: undefined };
+        if (continuation) return { reader: continuation, first: undefined };
       } finally {
         if (!committed) ended?.();
       }
-      if (opened) return opened;
     }
     throw lastError ?? new UpstreamError('upstream_unavailable', 'No upstream target could take the call');
   }

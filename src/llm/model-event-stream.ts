@@ -100,6 +100,8 @@ export class OpenedStream extends ModelEventStream {
   }
 
   close(): void {
+    // During opening this only marks the reader for closing once opened: the turn's loop cannot
+    // leave while it awaits readable(), and a departure cuts the opening through the request's signal.
     this.closed = true;
     this.reader?.close();
   }

@@ -74,8 +74,9 @@ describe('upstreamFetch', () => {
       ]);
       const batches: unknown[] = [];
       const reader = new ChatCompletionChunks(upstreamBody(response)!);
-      for (let batch = await reader.next(); batch !== undefined; batch = await reader.next())
-        batches.push(...batch);
+      for (let batch = reader.read(); batch !== undefined; batch = reader.read())
+        if (batch === null) await reader.readable();
+        else batches.push(...batch);
       reader.release();
       expect(batches).toEqual([chunk('hé'), chunk('llo')]);
       // undici hands a kept-alive socket back one event-loop cycle after the answer's end
