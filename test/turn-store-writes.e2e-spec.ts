@@ -300,6 +300,8 @@ describe('turn store writes: start and end of a turn (SQL)', () => {
     // Not running any more: the retry stores nothing, and says so (the row's own end stands).
     expect(await store.completeTurn(ended)).toBe(false);
     expect(await pendingUsage(begun.responseId)).toEqual([{ user_id: 'u1' }]);
+    // What the executor does after a write that stored nothing: the stored usage guards it, no second count.
+    expect(await ledger.recordEndedUsage(ended)).toBe(false);
     const [{ count }] = await dataSource.query<{ count: number }[]>(
       'SELECT count(*)::int AS count FROM messages WHERE response_id = $1',
       [begun.responseId],
@@ -318,6 +320,7 @@ describe('turn store writes: start and end of a turn (SQL)', () => {
       output_text: 'hi there',
     });
     expect(await pendingUsage(begun.responseId)).toEqual([{ user_id: 'u1' }]);
+    expect(await ledger.recordEndedUsage(end(begun))).toBe(false);
   });
 
   it.each(writers)(

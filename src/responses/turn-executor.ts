@@ -133,7 +133,7 @@ export class TurnExecutor {
       if (!recording.stored) return null;
       const full = { ...record, body: responseJson() };
       // A recorded start's row is completed; without a start row, a JSON turn inserts it all; a
-      // start that failed is made good by the upsert.
+      // start whose outcome is unknown would be made good by the upsert (no sink has one today).
       let stored: boolean;
       if (startRecorded) stored = await this.store.completeTurn(completionRecord(full), events);
       else if (recordsStart) stored = await this.store.saveTurn(full, events);

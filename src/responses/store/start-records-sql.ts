@@ -83,7 +83,7 @@ const RECORD_STARTS = recordStarts(
     SELECT id FROM started UNION ALL SELECT id FROM continued
   )`,
 );
-// `IS NOT DISTINCT FROM`: the tenant check kept out of index selection (turn-sql.ts, conversationCte).
+// `IS NOT DISTINCT FROM`: the tenant check kept out of index selection (conversation-move-sql.ts).
 const RECORD_CONTINUED_START = recordStarts(
   'turn_start_continued',
   `conversation AS (

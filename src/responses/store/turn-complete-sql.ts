@@ -1,7 +1,8 @@
 import type { TurnRecord } from '../../turns/turn.types.js';
-import { EVENT_BATCH_KEYS, eventBatchesCte, newTurnTail, usageRowsParam } from './turn-end-sql.js';
+import { EVENT_BATCH_KEYS, eventBatchesCte } from './event-batch-sql.js';
+import { endColumnsSet, endValues, newTurnTail } from './turn-end-sql.js';
 import { conversationHeadCte } from './conversation-move-sql.js';
-import { messagesParam, namedStatement } from './turn-sql.js';
+import { namedStatement, runningByKey } from './turn-sql.js';
 
 /**
  * The final write of a turn whose start row is known to be written (its start statement answered
@@ -12,7 +13,8 @@ import { messagesParam, namedStatement } from './turn-sql.js';
  * other case (cancelled or swept meanwhile, conversation gone, row deleted) writes at most the
  * conversation's move, and TurnStore.completeTurn then runs `turn_save` for the outcome it
  * decides today; so the usage rules of those cases are `turn_save`'s, and the pending usage here
- * is a plain INSERT (a running row has none pending), without the speculative insert.
+ * is a plain INSERT, without the speculative insert: a running row rarely has one pending (a
+ * cancel's recordEndedUsage), and then the key's violation hands the turn to `turn_save` too.
  */
 const COMPLETE_KEYS = [
   'conversationId',
@@ -50,13 +52,10 @@ const completeTurnSql = (
   more = '',
 ) => `WITH ${conversationHeadCte(p, own)}, response AS (
     UPDATE responses
-       SET status = ${p.status}::varchar, active_agent = ${p.activeAgent}::varchar, output = ${p.output}::jsonb,
-           output_text = ${p.outputText}::text, transcript = ${p.transcript}::jsonb, usage = ${p.usage}::jsonb,
-           error = ${p.error}::jsonb, completed_at = ${p.updatedAt}::timestamptz, body = ${p.body}::json,
-           upstream_attempts = ${p.upstreamAttempts}::jsonb, lease_expires_at = NULL
+       SET ${endColumnsSet((_column, key, type) => `${p[key]}::${type}`)}
       FROM conversation
      WHERE responses.id = ${p.responseId}::uuid AND responses.organization_id = ${p.organizationId}::uuid
-       AND responses.status IN ('queued', 'in_progress')
+       AND ${runningByKey('responses.status')}
     RETURNING responses.id, responses.conversation_id
   ), ${newTurnTail(p, more)}`;
 
@@ -91,15 +90,6 @@ export function completeValues(turn: TurnRecord): Record<CompleteKey, unknown> {
     updatedAt: turn.completedAt,
     status: turn.status,
     activeAgent: turn.activeAgent,
-    output: JSON.stringify(turn.output),
-    outputText: turn.outputText,
-    transcript: JSON.stringify(turn.transcript),
-    usage: turn.usage === null ? null : JSON.stringify(turn.usage),
-    error: turn.error === null ? null : JSON.stringify(turn.error),
-    body: turn.body,
-    upstreamAttempts: turn.upstreamAttempts?.length ? JSON.stringify(turn.upstreamAttempts) : null,
-    messages: messagesParam(turn.messages),
-    apiKeyId: turn.apiKeyId,
-    usageRows: turn.usageRows.length === 0 ? null : usageRowsParam(turn.usageRows),
+    ...endValues(turn),
   };
 }

@@ -1,4 +1,5 @@
 import type { TurnRecord } from '../../turns/turn.types.js';
+import { EVENT_BATCH_KEYS, eventBatchesCte } from './event-batch-sql.js';
 import { conversationCte } from './conversation-move-sql.js';
 import {
   insertMessages,
@@ -107,46 +108,11 @@ const saveTurnSql = (p: TurnEndParams, more = '') => `WITH ${conversationCte(p)}
     -- The row written when the turn started is completed, unless the turn was cancelled or
     -- swept meanwhile: then it stays as it is, and so do its messages.
     ON CONFLICT (id) DO UPDATE
-       SET status = EXCLUDED.status, active_agent = EXCLUDED.active_agent, output = EXCLUDED.output,
-           output_text = EXCLUDED.output_text, transcript = EXCLUDED.transcript, usage = EXCLUDED.usage,
-           error = EXCLUDED.error, completed_at = EXCLUDED.completed_at, body = EXCLUDED.body,
-           upstream_attempts = EXCLUDED.upstream_attempts, lease_expires_at = NULL
+       SET ${endColumnsSet((column) => `EXCLUDED.${column}`)}
      WHERE responses.status IN ('queued', 'in_progress') AND responses.organization_id = EXCLUDED.organization_id
     RETURNING id, conversation_id
   ), ${turnEndTail(p, more)}`;
 export const SAVE_TURN = namedStatement('turn_save', TURN_END_KEYS, (p) => saveTurnSql(p));
-
-/** A stream event as a background turn stores it: `data` is its JSON text exactly as sent. */
-interface EventText {
-  sequenceNumber: number;
-  data: string;
-}
-
-/** A batch's `events` column: one JSON array of the events' texts as sent. */
-export function eventBatchText(events: EventText[]): string {
-  return `[${events.map((event) => event.data).join(',')}]`;
-}
-
-export const EVENT_BATCH_KEYS = ['firstSequences', 'lastSequences', 'eventBatches'] as const;
-type EventBatchKey = (typeof EVENT_BATCH_KEYS)[number];
-
-/**
- * A background turn's events not yet stored (the final ones, and any batch a refused flush kept),
- * one `response_event_batches` row per batch, in the statement of its final write (after the CTE
- * `response`): stored with the final row, or, for a turn cancelled or swept meanwhile, not at all.
- * A batch already stored (a flush whose commit answer was lost) is skipped by its key; a turn's
- * events have one writer, so nothing stores one concurrently.
- */
-export function eventBatchesCte(p: Record<EventBatchKey, string>): string {
-  return `stored_events AS (
-    INSERT INTO response_event_batches (response_id, first_sequence, last_sequence, events)
-    SELECT response.id, b.first_sequence, b.last_sequence, b.events::json
-      FROM response, unnest(${p.firstSequences}::int[], ${p.lastSequences}::int[], ${p.eventBatches}::text[])
-                     AS b(first_sequence, last_sequence, events)
-     WHERE NOT EXISTS (SELECT 1 FROM response_event_batches s
-                        WHERE s.response_id = response.id AND s.first_sequence = b.first_sequence)
-  )`;
-}
 
 /** A background turn's final write: `turn_save` and its events not yet stored (eventBatchesCte). */
 export const SAVE_TURN_EVENTS = namedStatement(
@@ -154,15 +120,6 @@ export const SAVE_TURN_EVENTS = namedStatement(
   [...TURN_END_KEYS, ...EVENT_BATCH_KEYS],
   (p) => saveTurnSql(p, `, ${eventBatchesCte(p)}`),
 );
-
-/** The values of EVENT_BATCH_KEYS for a list of batches. */
-export function eventBatchValues(batches: EventText[][]): Record<EventBatchKey, unknown> {
-  return {
-    firstSequences: batches.map((batch) => batch[0].sequenceNumber),
-    lastSequences: batches.map((batch) => batch[batch.length - 1].sequenceNumber),
-    eventBatches: batches.map(eventBatchText),
-  };
-}
 
 /** The new conversation of a turn that starts one: nothing can exist under its fresh id. */
 function newConversationCte(p: TurnEndParams): string {
@@ -248,8 +205,12 @@ export function usageRowsParam(rows: TurnRecord['usageRows']): string {
 
 /** The values of TURN_END_KEYS for a finished turn. */
 export function turnEndValues(turn: TurnRecord): TurnEndValues {
+  return { ...turnRowValues(turn, turn.completedAt), ...endValues(turn) };
+}
+
+/** The values a final write adds to the row's keys, whichever statement it is (turn-complete-sql.ts too). */
+export function endValues(turn: TurnRecord) {
   return {
-    ...turnRowValues(turn, turn.completedAt),
     output: JSON.stringify(turn.output),
     outputText: turn.outputText,
     transcript: JSON.stringify(turn.transcript),
@@ -261,4 +222,29 @@ export function turnEndValues(turn: TurnRecord): TurnEndValues {
     usageRows: turn.usageRows.length === 0 ? null : usageRowsParam(turn.usageRows),
     upstreamAttempts: turn.upstreamAttempts?.length ? JSON.stringify(turn.upstreamAttempts) : null,
   };
+}
+
+/**
+ * The columns the end of a turn sets on its running row (with their parameters and types), named
+ * once for `turn_save`'s DO UPDATE and `turn_complete`'s UPDATE: a column added to one is in both.
+ */
+const END_COLUMNS = [
+  ['status', 'status', 'varchar'],
+  ['active_agent', 'activeAgent', 'varchar'],
+  ['output', 'output', 'jsonb'],
+  ['output_text', 'outputText', 'text'],
+  ['transcript', 'transcript', 'jsonb'],
+  ['usage', 'usage', 'jsonb'],
+  ['error', 'error', 'jsonb'],
+  ['completed_at', 'updatedAt', 'timestamptz'],
+  ['body', 'body', 'json'],
+  ['upstream_attempts', 'upstreamAttempts', 'jsonb'],
+] as const;
+
+/** The SET list of END_COLUMNS, each column's new value from `value`; the lease is cleared. */
+export function endColumnsSet(
+  value: (column: string, key: (typeof END_COLUMNS)[number][1], type: string) => string,
+): string {
+  const set = END_COLUMNS.map(([column, key, type]) => `${column} = ${value(column, key, type)}`);
+  return `${set.join(', ')}, lease_expires_at = NULL`;
 }

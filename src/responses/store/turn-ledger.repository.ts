@@ -3,7 +3,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { isUniqueViolation } from '../../database/sql-errors.js';
 import type { TurnRecord, TurnStatus } from '../../turns/turn.types.js';
-import { eventBatchText, usageRowsParam } from './turn-end-sql.js';
+import { eventBatchText } from './event-batch-sql.js';
+import { usageRowsParam } from './turn-end-sql.js';
+import { RUNNING, runningByKey } from './turn-sql.js';
 
 /** The state of a turn that resuming and cancelling need. */
 export interface TurnState {
@@ -19,8 +21,6 @@ export interface StoredEvent {
   type: string;
   data: string;
 }
-
-const RUNNING = `status IN ('queued', 'in_progress')`;
 
 // UPDATE and DELETE … RETURNING are wrapped in a SELECT: TypeORM answers a bare one with
 // [rows, count] rather than rows.
@@ -95,7 +95,7 @@ export class TurnLedger {
     const rows: unknown[] = await this.dataSource.query(
       `WITH cancelled AS (
          UPDATE responses SET status = 'cancelled', completed_at = now()
-          WHERE id = $1 AND organization_id = $2 AND background AND ${RUNNING}
+          WHERE id = $1 AND organization_id = $2 AND background AND ${runningByKey('status')}
          RETURNING id
        ) SELECT id FROM cancelled`,
       [responseId, organizationId],
@@ -178,7 +178,7 @@ export class TurnLedger {
       await this.dataSource.query(
         `INSERT INTO response_event_batches (response_id, first_sequence, last_sequence, events)
          SELECT $1::uuid, $2::int, $3::int, $4::json
-          WHERE EXISTS (SELECT 1 FROM responses WHERE id = $1 AND ${RUNNING})`,
+          WHERE EXISTS (SELECT 1 FROM responses WHERE id = $1 AND ${runningByKey('status')})`,
         [
           responseId,
           events[0].sequenceNumber,

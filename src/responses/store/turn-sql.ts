@@ -45,6 +45,16 @@ export function namedStatement<const K extends string>(
   return { name, text: sql(p), bind: (values) => keys.map((key) => values[key]) };
 }
 
+/** A turn that still runs (the sweep's and the lease's partial indexes hold exactly these rows). */
+export const RUNNING = `status IN ('queued', 'in_progress')`;
+
+/**
+ * RUNNING for a statement that finds its row by key: `IS TRUE` keeps the planner from matching it
+ * to those partial indexes, which it would otherwise scan whole, the key a mere filter, whenever
+ * statistics saw no running row (docs/benchmarks.md, round "savenarrow", the review's plan).
+ */
+export const runningByKey = (status: string) => `(${status} IN ('queued', 'in_progress')) IS TRUE`;
+
 /**
  * The `responses` row's columns that a turn's start and its end write alike, first in both
  * statements: the conversation (created or touched by the row), then the response's own.

@@ -6,14 +6,8 @@ import { isDatabaseUnavailable } from '../../common/errors/database-outage.js';
 import { preparedQuery } from '../../database/prepared-query.js';
 import { isUniqueViolation } from '../../database/sql-errors.js';
 import { FOLD_USER_USAGE } from '../../usage/usage-rollup-sql.js';
-import {
-  eventBatchValues,
-  INSERT_TURN,
-  INSERT_TURN_NEW,
-  SAVE_TURN,
-  SAVE_TURN_EVENTS,
-  turnEndValues,
-} from './turn-end-sql.js';
+import { eventBatchValues } from './event-batch-sql.js';
+import { INSERT_TURN, INSERT_TURN_NEW, SAVE_TURN, SAVE_TURN_EVENTS, turnEndValues } from './turn-end-sql.js';
 import { COMPLETE_TURN, COMPLETE_TURN_EVENTS, completeValues } from './turn-complete-sql.js';
 import type { StoredEvent } from './turn-ledger.repository.js';
 import {
@@ -40,6 +34,7 @@ export interface ErasedHistory {
  * for the erase-user deletes. The tenant (organization, assistant, user) is part of each query.
  */
 const SAVE_TURN_SPAN = { 'db.system.name': 'postgresql', 'db.operation.name': 'INSERT' };
+const COMPLETE_TURN_SPAN = { 'db.system.name': 'postgresql', 'db.operation.name': 'UPDATE' };
 
 @Injectable()
 export class TurnStore {
@@ -143,7 +138,7 @@ export class TurnStore {
     const [narrow, whole] =
       batches.length === 0 ? [COMPLETE_TURN, SAVE_TURN] : [COMPLETE_TURN_EVENTS, SAVE_TURN_EVENTS];
     const statement = turn.newConversation ? narrow.new : narrow.continued;
-    return inSpan('save turn', SAVE_TURN_SPAN, async () => {
+    return inSpan('save turn', COMPLETE_TURN_SPAN, async () => {
       try {
         if (await this.writeTurn(statement, { ...more, ...completeValues(turn) })) return true;
       } catch (error) {
