@@ -32,6 +32,31 @@ const TURN_END_KEYS = [
   'upstreamAttempts',
 ] as const;
 
+/**
+ * The columns the end of a turn sets on its running row (with their parameters and types), named
+ * once for `turn_save`'s DO UPDATE and `turn_complete`'s UPDATE: a column added to one is in both.
+ */
+const END_COLUMNS = [
+  ['status', 'status', 'varchar'],
+  ['active_agent', 'activeAgent', 'varchar'],
+  ['output', 'output', 'jsonb'],
+  ['output_text', 'outputText', 'text'],
+  ['transcript', 'transcript', 'jsonb'],
+  ['usage', 'usage', 'jsonb'],
+  ['error', 'error', 'jsonb'],
+  ['completed_at', 'updatedAt', 'timestamptz'],
+  ['body', 'body', 'json'],
+  ['upstream_attempts', 'upstreamAttempts', 'jsonb'],
+] as const;
+
+/** The SET list of END_COLUMNS, each column's new value from `value`; the lease is cleared. */
+export function endColumnsSet(
+  value: (column: string, key: (typeof END_COLUMNS)[number][1], type: string) => string,
+): string {
+  const set = END_COLUMNS.map(([column, key, type]) => `${column} = ${value(column, key, type)}`);
+  return `${set.join(', ')}, lease_expires_at = NULL`;
+}
+
 type TurnEndKey = (typeof TURN_END_KEYS)[number];
 type TurnEndParams = Record<TurnEndKey, string>;
 type TurnEndValues = Record<TurnEndKey, unknown>;
@@ -222,29 +247,4 @@ export function endValues(turn: TurnRecord) {
     usageRows: turn.usageRows.length === 0 ? null : usageRowsParam(turn.usageRows),
     upstreamAttempts: turn.upstreamAttempts?.length ? JSON.stringify(turn.upstreamAttempts) : null,
   };
-}
-
-/**
- * The columns the end of a turn sets on its running row (with their parameters and types), named
- * once for `turn_save`'s DO UPDATE and `turn_complete`'s UPDATE: a column added to one is in both.
- */
-const END_COLUMNS = [
-  ['status', 'status', 'varchar'],
-  ['active_agent', 'activeAgent', 'varchar'],
-  ['output', 'output', 'jsonb'],
-  ['output_text', 'outputText', 'text'],
-  ['transcript', 'transcript', 'jsonb'],
-  ['usage', 'usage', 'jsonb'],
-  ['error', 'error', 'jsonb'],
-  ['completed_at', 'updatedAt', 'timestamptz'],
-  ['body', 'body', 'json'],
-  ['upstream_attempts', 'upstreamAttempts', 'jsonb'],
-] as const;
-
-/** The SET list of END_COLUMNS, each column's new value from `value`; the lease is cleared. */
-export function endColumnsSet(
-  value: (column: string, key: (typeof END_COLUMNS)[number][1], type: string) => string,
-): string {
-  const set = END_COLUMNS.map(([column, key, type]) => `${column} = ${value(column, key, type)}`);
-  return `${set.join(', ')}, lease_expires_at = NULL`;
 }
