@@ -292,6 +292,40 @@ describe('turn store writes: start and end of a turn (SQL)', () => {
     expect(await conversations.loadThread(orgB, 'u1', first.conversationId)).toBeNull();
   });
 
+  /** The conversation's head: its newest turn. */
+  const headOf = async (conversationId: string) =>
+    (
+      await dataSource.query<{ last_response_id: string }[]>(
+        'SELECT last_response_id FROM conversations WHERE id = $1',
+        [conversationId],
+      )
+    )[0].last_response_id;
+
+  it('completeTurn of the turn that started its conversation leaves a newer turn the head', async () => {
+    const first = start();
+    await starts.record(first);
+    // A second turn continues the conversation before the first ends, and ends first.
+    const second = continuing(first, { createdAt: new Date(first.createdAt.getTime() + 10) });
+    await starts.record(second);
+    expect(await store.completeTurn(end(second))).toBe(true);
+    expect(await store.completeTurn(end(first))).toBe(true);
+    expect(await headOf(first.conversationId)).toBe(second.responseId);
+  });
+
+  it('completeTurn of an older turn leaves a newer head whose start time the conversation lacks', async () => {
+    const first = await storedTurn();
+    const older = continuing(first, { createdAt: new Date(first.createdAt.getTime() + 10) });
+    await starts.record(older);
+    const newer = continuing(first, { createdAt: new Date(first.createdAt.getTime() + 20) });
+    await starts.record(newer);
+    // A head written before the conversation kept its start time: the write reads it from the row.
+    await dataSource.query('UPDATE conversations SET last_response_created_at = NULL WHERE id = $1', [
+      first.conversationId,
+    ]);
+    expect(await store.completeTurn(end(older))).toBe(true);
+    expect(await headOf(first.conversationId)).toBe(newer.responseId);
+  });
+
   it('completeTurn run again after its commit (a lost reply) stores nothing more: one row, one usage', async () => {
     const begun = start();
     await starts.record(begun);
