@@ -1,14 +1,21 @@
 import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
+import { ClosingLru } from '../common/cache/closing-lru.js';
 import { traceHeaders } from '../common/tracing/tracing.js';
 import type { OpenAiCompatibleModelSettings } from './model-settings.js';
 import { AnswerAttempt } from './answer-attempt.js';
 import { upstreamClient } from './upstream-client.js';
-import { upstreamBody, upstreamFetch } from './upstream-fetch.js';
+import { upstreamBody, upstreamFetch, type UpstreamFetch } from './upstream-fetch.js';
 import type { UpstreamDeadlineLimits } from './upstream-deadlines.js';
 import { pause, RetryableUpstreamError, RetryPolicy } from './upstream-retry.js';
 import type { LlmProvider, ModelRequest, UpstreamAccess } from './llm.types.js';
 import { OpenedStream, type ModelEventStream, type Opened } from './model-event-stream.js';
+
+/**
+ * Upstream clients kept at once. Each distinct base URL, key and connection guard (organization-
+ * written ones included) has its own; beyond this, the least recently used is closed.
+ */
+const MAX_CLIENTS = 256;
 
 /** Read-only and the same for every call (the SDK only serializes it). */
 const INCLUDE_USAGE = Object.freeze({ include_usage: true as const });
@@ -28,7 +35,10 @@ export interface OpenAiCompatibleOptions {
  * once a chunk carried its finish reason (docs/resilience.md).
  */
 export class OpenAiCompatibleProvider implements LlmProvider {
-  private readonly clients = new Map<string, OpenAI>();
+  private readonly clients = new ClosingLru<{ sdk: OpenAI; fetch: UpstreamFetch }>(
+    MAX_CLIENTS,
+    (client) => void client.fetch.close(),
+  );
 
   constructor(private readonly options: OpenAiCompatibleOptions) {}
 
@@ -141,17 +151,16 @@ export class OpenAiCompatibleProvider implements LlmProvider {
   private client(settings: OpenAiCompatibleModelSettings, access: UpstreamAccess | undefined): OpenAI {
     const apiKey = access?.apiKey ?? 'not-set';
     const cacheKey = `${settings.baseUrl}\u0000${apiKey}\u0000${access?.poolKey ?? ''}`;
-    let client = this.clients.get(cacheKey);
-    if (!client) {
-      client = upstreamClient({
-        baseURL: settings.baseUrl,
-        apiKey,
-        maxRetries: 0,
-        timeout: 24 * 3600 * 1000,
-        fetch: upstreamFetch(access?.connect),
-      });
-      this.clients.set(cacheKey, client);
-    }
-    return client;
+    const kept = this.clients.get(cacheKey);
+    if (kept) return kept.sdk;
+    const fetch = upstreamFetch(access?.connect);
+    const sdk = upstreamClient({
+      baseURL: settings.baseUrl,
+      apiKey,
+      maxRetries: 0,
+      timeout: 24 * 3600 * 1000,
+      fetch,
+    });
+    return this.clients.add(cacheKey, { sdk, fetch }).sdk;
   }
 }

@@ -4,6 +4,9 @@ import { Agent, request, type buildConnector, type Dispatcher } from 'undici';
 /** undici's Node stream of an answer's body. */
 export type UpstreamBodyStream = Dispatcher.ResponseData['body'];
 
+/** A `fetch` over a connection pool of its own, and how to close that pool. */
+export type UpstreamFetch = typeof fetch & { close(): Promise<void> };
+
 /** The body of a successful upstream answer as undici's Node stream, keyed by the Response the SDK saw. */
 const rawBodies = new WeakMap<Response, UpstreamBodyStream>();
 
@@ -15,7 +18,7 @@ const rawBodies = new WeakMap<Response, UpstreamBodyStream>();
  * (`upstreamBody`). Error answers carry their text and all their headers, so the SDK builds its
  * APIError (status, code, param) as it always did.
  */
-export function upstreamFetch(connect?: buildConnector.connector): typeof fetch {
+export function upstreamFetch(connect?: buildConnector.connector): UpstreamFetch {
   // `connect`: the SSRF guard of an organization-written base URL (every connection checked).
   const dispatcher = new Agent(connect ? { connect } : {});
   const send = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
@@ -46,7 +49,8 @@ export function upstreamFetch(connect?: buildConnector.connector): typeof fetch 
     else rawBodies.set(response, body);
     return response;
   };
-  return send;
+  // Requests in flight keep their connections: close() lets them finish.
+  return Object.assign(send, { close: () => dispatcher.close() });
 }
 
 type AnswerHeaders = Dispatcher.ResponseData['headers'];

@@ -1,4 +1,5 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { ClosingLru } from '../../common/cache/closing-lru.js';
 import type { SsrfPolicy } from '../../common/network/ssrf-policy.js';
 import { GuardedFetch } from './guarded-fetch.js';
 
@@ -10,21 +11,11 @@ const MAX_POOLS = 256;
  */
 @Injectable()
 export class GuardedFetchPool implements OnModuleDestroy {
-  private readonly clients = new Map<string, GuardedFetch>();
+  // Requests in flight keep their connections: close() lets them finish.
+  private readonly clients = new ClosingLru<GuardedFetch>(MAX_POOLS, (client) => void client.close());
 
   for(key: string, policy: SsrfPolicy): GuardedFetch {
-    let client = this.clients.get(key);
-    if (!client) {
-      if (this.clients.size >= MAX_POOLS) {
-        const [[oldestKey, oldest]] = this.clients;
-        this.clients.delete(oldestKey);
-        // Requests in flight keep their connections: close() lets them finish.
-        void oldest.close();
-      }
-      client = new GuardedFetch(policy);
-      this.clients.set(key, client);
-    }
-    return client;
+    return this.clients.get(key) ?? this.clients.add(key, new GuardedFetch(policy));
   }
 
   async onModuleDestroy(): Promise<void> {
