@@ -13,8 +13,9 @@ export type DeadlineKind = 'headers' | 'first_token' | 'stall';
 /**
  * One timer per attempt, in three phases: headers, then first output, then between chunks. When
  * a phase's time runs out the attempt's request is aborted (the upstream sees the connection
- * close) and `expired` says which deadline it was. A phase change re-arms the timer; within the
- * stall phase each chunk only refreshes it, so a healthy stream costs one `refresh()` per read.
+ * close) and `expired` says which deadline it was. The first output re-arms the timer (the
+ * headers' arrival does not); within the stall phase each chunk only refreshes it, so a healthy
+ * stream costs two timers per attempt and one `refresh()` per read.
  */
 export class UpstreamDeadlines {
   expired: DeadlineKind | null = null;
@@ -29,10 +30,14 @@ export class UpstreamDeadlines {
     this.timer = setTimeout(this.onExpiry, Math.min(limits.headersMs, limits.firstTokenMs));
   }
 
-  /** The response headers arrived: the rest of the first-token deadline runs. */
+  /**
+   * The response headers arrived: the rest of the first-token deadline runs, on the timer already
+   * armed (it fires at the headers deadline at the latest, and then waits out the rest, see
+   * `onExpiry`). Not re-armed here: a new delay per turn, a fraction of a millisecond different
+   * each time, got a timer list of its own in Node, made, queued and removed again.
+   */
   headersArrived(): void {
-    const left = this.limits.firstTokenMs - (performance.now() - this.startedAt);
-    this.arm('first_token', Math.max(0, left));
+    this.phase = 'first_token';
   }
 
   /** A read carried chunks; `output` when they held output (text, reasoning, a tool call). */
@@ -58,6 +63,13 @@ export class UpstreamDeadlines {
   }
 
   private readonly onExpiry = (): void => {
+    if (this.phase === 'first_token') {
+      const left = this.limits.firstTokenMs - (performance.now() - this.startedAt);
+      if (left >= 1) {
+        this.timer = setTimeout(this.onExpiry, Math.ceil(left));
+        return;
+      }
+    }
     this.expired = this.phase;
     this.controller.abort();
   };

@@ -59,7 +59,8 @@ export class TurnExecutor {
     const progress = new TurnProgress(plan);
     const recording = recorded ?? new TurnRecording(turn);
     const announce = <T>(lease: T): T => {
-      sink.started(recording.response(sink.recorder, progress, 'in_progress', null, null));
+      const running = recording.running(sink.recorder, progress, 'in_progress');
+      sink.started(running.response, running.json);
       return lease;
     };
     // A recorded (background) turn announces itself before its first model call.

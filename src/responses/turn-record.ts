@@ -44,6 +44,8 @@ export class TurnRecording {
   private readonly newConversation: boolean;
   private readonly continued: TurnStart['continued'];
   private readonly apiKeyId: string;
+  /** The start row's body (the announced Response) and its JSON text, made once (see `running`). */
+  private startBody: { response: ResponseObject; json: string } | undefined;
 
   constructor(turn: PreparedTurn) {
     const { request, previous, assistant } = turn;
@@ -121,6 +123,19 @@ export class TurnRecording {
     });
   }
 
+  /**
+   * A running turn's Response (`response`'s) and its JSON text: the start row's body text while the
+   * two are the same Response (no output yet, same status and model), so `response.created` and
+   * `response.in_progress` cost no serialization of their own; otherwise made once on first use.
+   */
+  running(output: OutputSoFar, progress: TurnProgress, status: 'in_progress') {
+    const response = this.response(output, progress, status, null, null);
+    const start = this.startBody?.response;
+    const same = start?.status === status && start.model === response.model && output.output.length === 0;
+    let json = same ? this.startBody?.json : undefined;
+    return { response, json: () => (json ??= JSON.stringify(response)) };
+  }
+
   /** The Response object a turn's start row holds, and a background turn is answered with. */
   announced(status: TurnStart['status']): ResponseObject {
     return this.response({ output: [], outputText: '' }, null, status, null, null);
@@ -131,6 +146,8 @@ export class TurnRecording {
    * a lease, and the user's messages, so a replica lost mid-turn leaves both behind.
    */
   start(status: TurnStart['status'], lease: { ownerId: string; leaseMs: number }): TurnStart {
+    const announced = this.announced(status);
+    this.startBody = { response: announced, json: JSON.stringify(announced) };
     return {
       ...this.row,
       status,
@@ -139,7 +156,7 @@ export class TurnRecording {
       background: this.background,
       newConversation: this.newConversation,
       continued: this.continued,
-      body: JSON.stringify(this.announced(status)),
+      body: this.startBody.json,
       ownerId: lease.ownerId,
       leaseMs: lease.leaseMs,
       messages: this.userMessages(),

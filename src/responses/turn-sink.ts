@@ -48,8 +48,11 @@ export interface TurnSink {
    * and its client never had an id to look for.
    */
   readonly recordsStart: boolean;
-  /** The turn is recorded and running (`response.created`, `response.in_progress`). */
-  started(response: ResponseObject): void;
+  /**
+   * The turn is recorded and running (`response.created`, `response.in_progress`); `json` gives
+   * `response` as JSON text (made once, or the start row's body), for a sink that writes text.
+   */
+  started(response: ResponseObject, json: () => string): void;
   /** The run ended; the sink calls `end.save()` before or after its last events. */
   complete(end: TurnEnd): Promise<void>;
   /** The run failed; `conclude` builds the failed response and its final write. */

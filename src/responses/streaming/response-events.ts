@@ -77,6 +77,22 @@ export class ResponseEvents {
   }
 
   /**
+   * An event whose payload is the whole Response (`response.created`, `response.completed`...)
+   * with the Response's JSON text already made (the stored body's, or shared by two events):
+   * spliced into the event's text, byte for byte what `emit` would serialize, instead of
+   * serializing the Response again. `json` must be `JSON.stringify(response)`.
+   */
+  emitResponse(type: string, response: object, json: string): void {
+    if (!this.writesJson) return this.emit(type, { response });
+    const sequence = this.sequence++;
+    this.sink?.eventJson?.(
+      type,
+      sequence,
+      `{"type":${JSON.stringify(type)},"sequence_number":${sequence},"response":${json}}`,
+    );
+  }
+
+  /**
    * A delta event as JSON text, byte for byte what `emit` would serialize: `type`,
    * `sequence_number`, the item's ids, `delta`, then `tail` (the fields after it).
    */

@@ -56,4 +56,19 @@ describe('ResponseRecorder', () => {
     expect(deltas.filter((type) => type === 'response.function_call_arguments.delta')).toHaveLength(2);
     for (const event of json.written) expect(event.parsed).toBe(event.sequence);
   });
+
+  it('writes a Response event with the given JSON text byte for byte as the serialized object', () => {
+    const response = { id: 'resp_1', status: 'completed', output_text: 'Hé "x" \u2028', usage: null };
+    const objects = new ObjectSink();
+    const json = new JsonSink();
+    for (const sink of [objects, json]) {
+      const recorder = new ResponseRecorder(sink);
+      recorder.emitResponse('response.created', response, JSON.stringify(response));
+      recorder.text('Hi');
+      recorder.emitResponse('response.completed', response, JSON.stringify(response));
+    }
+    const withoutIds = (frames: string[]) => frames.map((frame) => frame.replace(/msg_[0-9a-f]{32}/g, 'id'));
+    expect(withoutIds(json.frames)).toEqual(withoutIds(objects.frames));
+    expect(json.written.map((event) => event.parsed)).toEqual([0, 3, 4]);
+  });
 });

@@ -10,8 +10,13 @@ function fakeResponse() {
     writableEnded: false,
     status: () => res,
     setHeader: () => undefined,
-    flushHeaders: () => undefined,
+    headersSent: false,
+    flushHeaders: () => {
+      res.headersSent = true;
+      writes.push({ at: performance.now(), text: '<headers>' });
+    },
     write: (text: string) => {
+      res.headersSent = true;
       writes.push({ at: performance.now(), text });
       return true;
     },
@@ -59,5 +64,43 @@ describe('SseWriter heartbeat', () => {
     writer.close();
     await sleep(120);
     expect(writes.filter((write) => write.text === ': heartbeat\n\n')).toHaveLength(0);
+  });
+});
+
+describe('SseWriter writes', () => {
+  it('sends the headers at once when opened uncorked', () => {
+    const { res, writes } = fakeResponse();
+    const writer = new SseWriter(res, 60_000);
+    writer.open();
+    writer.event('response.created', { n: 1 });
+    writer.close();
+    expect(writes.map((write) => write.text)).toEqual([
+      '<headers>',
+      'event: response.created\ndata: {"n":1}\n\n',
+    ]);
+  });
+
+  it('sends the headers with the events written while corked, in one write', () => {
+    const { res, writes } = fakeResponse();
+    const writer = new SseWriter(res, 60_000);
+    writer.cork();
+    writer.open();
+    writer.event('response.created', { n: 1 });
+    writer.eventJson('response.in_progress', 1, '{"n":2}');
+    writer.uncork();
+    expect(writes.map((write) => write.text)).toEqual([
+      'event: response.created\ndata: {"n":1}\n\nevent: response.in_progress\ndata: {"n":2}\n\n',
+    ]);
+    writer.close();
+  });
+
+  it('sends the headers at uncork when nothing was written while corked', () => {
+    const { res, writes } = fakeResponse();
+    const writer = new SseWriter(res, 60_000);
+    writer.cork();
+    writer.open();
+    writer.uncork();
+    expect(writes.map((write) => write.text)).toEqual(['<headers>']);
+    writer.close();
   });
 });

@@ -30,7 +30,8 @@ export class SseWriter implements EventSink {
     this.res.setHeader('Cache-Control', 'no-cache, no-transform');
     this.res.setHeader('Connection', 'keep-alive');
     this.res.setHeader('X-Accel-Buffering', 'no');
-    this.res.flushHeaders();
+    // Corked, the headers wait for the first events and leave in the same socket write (uncork).
+    if (this.corked === 0) this.res.flushHeaders();
     this.res.socket?.setNoDelay(true);
     this.armHeartbeat();
   }
@@ -57,7 +58,11 @@ export class SseWriter implements EventSink {
   }
 
   uncork(): void {
-    if (this.corked === 0 || --this.corked > 0 || this.pending.length === 0) return;
+    if (this.corked === 0 || --this.corked > 0) return;
+    if (this.pending.length === 0) {
+      if (!this.res.headersSent && !this.isClosed) this.res.flushHeaders();
+      return;
+    }
     const text = this.pending;
     this.pending = '';
     this.send(text);

@@ -56,12 +56,16 @@ export class TurnStream implements TurnSink {
   }
 
   /** Sends the headers (the turn is committed to answering as a stream from here on), then the start. */
-  started(response: ResponseObject): void {
+  started(response: ResponseObject, json: () => string): void {
+    // Corked: the headers go out with the two events, in one socket write (SseWriter.open).
+    this.target.cork();
     this.target.open();
     this.opened = true;
     this.metrics.streamOpened();
-    this.recorder.emit('response.created', { response });
-    this.recorder.emit('response.in_progress', { response });
+    const text = json();
+    this.recorder.emitResponse('response.created', response, text);
+    this.recorder.emitResponse('response.in_progress', response, text);
+    this.target.uncork();
   }
 
   /**
@@ -76,7 +80,8 @@ export class TurnStream implements TurnSink {
       return;
     }
     const type = end.response.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
-    this.recorder.emit(type, { response: end.response });
+    // The stored body's text, spliced into the event instead of serializing the Response again.
+    this.recorder.emitResponse(type, end.response, end.responseJson());
     this.target.done();
   }
 
