@@ -14,10 +14,15 @@
 //   then `node bench/turn-cost.mjs <worktree> D json-new 1500 1` for a bench-sized organization.
 // ops: stream-new (turn_starts + turn_save, new conversation), json-new (turn_insert_new),
 //      stream-cont (continuing: turn_starts + turn_save), json-cont (turn_insert), thread (thread_load
-//      of a thread of THREAD_TURNS turns, 20 unless set)
+//      of a thread of THREAD_TURNS turns, 20 unless set, and the upstream body built from it as the
+//      openai SDK does: JSON.stringify; its sha256 is printed, to compare builds)
+// STORY_CHARS: the length of each stored reply (1020 unless set; a bench thread's reply is ~120).
+// Also printed: the harness process's CPU and V8-allocated bytes per op (the service's side of the
+// statements: the driver's parsing of rows and, for `thread`, the transcript and the body).
 import { Buffer } from 'node:buffer';
+import v8 from 'node:v8';
 import { createRequire } from 'node:module';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { URL } from 'node:url';
 const [wt, db, op, warmArg, nArg, explain] = process.argv.slice(2);
@@ -50,7 +55,7 @@ const [ids] = await ds.query(
 );
 const starts = new StartRecords(ds);
 const store = new TurnStore(ds);
-const story = 'Once upon a time '.repeat(60);
+const story = 'Once upon a time '.repeat(60).slice(0, Number(process.env.STORY_CHARS ?? 1020));
 const body = (id) =>
   JSON.stringify({
     id: `resp_${id}`,
@@ -61,6 +66,7 @@ const body = (id) =>
     usage: null,
     metadata: {},
   });
+let lastBody = '';
 let last = null; // a conversation to continue: { conversationId, responseId, depth }
 function turn(continuing) {
   const responseId = randomUUID();
@@ -156,7 +162,18 @@ function finished(start, streamed = false) {
 async function once() {
   const continuing = op.endsWith('-cont');
   if (op === 'thread') {
-    await store.loadThread(ids.org, ids.asst, 'bench-user', last.responseId);
+    const head = await store.loadThread(ids.org, ids.asst, 'bench-user', last.responseId);
+    // The upstream request as OpenAiCompatibleProvider gives it to the SDK, which stringifies it.
+    lastBody = JSON.stringify({
+      model: 'm',
+      messages: [
+        { role: 'system', content: 'You are a helpful assistant.' },
+        ...head.transcript,
+        { role: 'user', content: 'One more question.' },
+      ],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     return;
   }
   const start = turn(continuing && last !== null);
@@ -217,10 +234,15 @@ const meter = (await openWalMeter(server, db)).meter;
 const before = await dbStats();
 const bytes0 = paramBytes;
 const walStart = await meter.position();
+const allocated = () => v8.getHeapStatistics().total_allocated_bytes ?? NaN;
 const cpu0 = schedNs();
+const own0 = process.cpuUsage();
+const alloc0 = allocated();
 const t0 = process.hrtime.bigint();
 for (let i = 0; i < n; i++) await once();
 const t1 = process.hrtime.bigint();
+const alloc1 = allocated();
+const own1 = process.cpuUsage(own0);
 const cpu1 = schedNs();
 const bytes1 = paramBytes;
 const walEnd = await meter.position();
@@ -246,6 +268,11 @@ const out = {
   paramBytes: per(bytes1 - bytes0),
   backendCpuMs: +((cpu1 - cpu0) / 1e6 / n).toFixed(3),
   wallMs: +(Number(t1 - t0) / 1e6 / n).toFixed(3),
+  clientCpuMs: +((own1.user + own1.system) / 1e3 / n).toFixed(3),
+  clientAllocatedBytes: Math.round((alloc1 - alloc0) / n),
+  ...(op === 'thread'
+    ? { bodyBytes: lastBody.length, bodySha256: createHash('sha256').update(lastBody).digest('hex').slice(0, 16) }
+    : {}),
   plans: plans.map(
     (p) => `${p.name.replace(/_[0-9a-f]{8}_\d+$/, '')}: generic ${p.generic_plans}, custom ${p.custom_plans}`,
   ),

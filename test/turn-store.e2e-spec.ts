@@ -404,8 +404,8 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
 
     const leftThread = await store.loadThread(orgA, asstA, 'u1', left.responseId);
     const rightThread = await store.loadThread(orgA, asstA, 'u1', right.responseId);
-    expect(leftThread?.transcript).toEqual([...root.transcript, ...left.transcript]);
-    expect(rightThread?.transcript).toEqual([...root.transcript, ...right.transcript]);
+    expect(leftThread?.history.messages()).toEqual([...root.transcript, ...left.transcript]);
+    expect(rightThread?.history.messages()).toEqual([...root.transcript, ...right.transcript]);
     expect(leftThread?.depth).toBe(2);
     expect(rightThread?.depth).toBe(2);
 

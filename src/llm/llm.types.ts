@@ -1,4 +1,5 @@
 import type { ModelSettings } from './model-settings.js';
+import type { StoredMessages } from './stored-messages.js';
 
 /** A Chat Completions message: the lingua franca of every provider behind the service. */
 export type ChatMessage =
@@ -52,6 +53,11 @@ export interface ModelRequest {
   /** Absent: no key is sent and the connection is unguarded (tests of the provider alone). */
   access?: UpstreamAccess;
   messages: ChatMessage[];
+  /**
+   * Earlier turns' messages as stored text, which come after the first `at` of `messages` (the
+   * system messages); absent: `messages` is the whole prompt. `allMessages` gives them as objects.
+   */
+  history?: { at: number; stored: StoredMessages };
   tools: ModelTool[];
   /** What the request asks of this model call; each provider maps it to its own parameters. */
   options: ModelOptions;

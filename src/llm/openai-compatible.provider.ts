@@ -9,6 +9,7 @@ import type { UpstreamDeadlineLimits } from './upstream-deadlines.js';
 import { pause, RetryableUpstreamError, RetryPolicy } from './upstream-retry.js';
 import type { LlmProvider, ModelRequest, UpstreamAccess } from './llm.types.js';
 import { OpenedStream, type ModelEventStream, type Opened } from './model-event-stream.js';
+import type { StoredMessages } from './stored-messages.js';
 
 /** Read-only and the same for every call (the SDK only serializes it). */
 const INCLUDE_USAGE = Object.freeze({ include_usage: true as const });
@@ -54,15 +55,24 @@ export class OpenAiCompatibleProvider implements LlmProvider {
       request.retry?.budgetMs ?? this.options.retryBudgetMs,
     );
     const send = async (signal: AbortSignal) => {
+      const client = this.client(settings, request.access);
+      // W3C trace context to the platform's upstreams, so their spans join the turn's trace;
+      // no headers object otherwise (the SDK walks each one it is given, twice).
+      const tracing = request.access?.traceContext === true;
       // The SDK builds, authenticates and checks the request; the body is read by the attempt.
-      const response = await this.client(settings, request.access)
-        .chat.completions.create(
-          this.params(settings, request),
-          // W3C trace context to the platform's upstreams, so their spans join the turn's trace;
-          // no headers object otherwise (the SDK walks each one it is given, twice).
-          request.access?.traceContext ? { signal, headers: traceHeaders() } : { signal },
-        )
-        .asResponse();
+      const response = request.history
+        ? // A body with stored history is written here, as text; the SDK sends a string as it is.
+          await client
+            .post('/chat/completions', {
+              body: requestBody(this.params(settings, request), request.history),
+              headers: tracing ? { ...JSON_BODY, ...traceHeaders() } : JSON_BODY,
+              stream: true,
+              signal,
+            })
+            .asResponse()
+        : await client.chat.completions
+            .create(this.params(settings, request), tracing ? { signal, headers: traceHeaders() } : { signal })
+            .asResponse();
       return upstreamBody(response);
     };
     for (;;) {
@@ -154,4 +164,28 @@ export class OpenAiCompatibleProvider implements LlmProvider {
     }
     return client;
   }
+}
+
+/** The content type the SDK sets on a body it serializes itself, for a body written here. */
+const JSON_BODY = Object.freeze({ 'content-type': 'application/json' });
+
+/**
+ * The Chat Completions body the SDK would write from `params`, with the stored history's text
+ * spliced into `messages` after its first `history.at` (the system messages): the same JSON
+ * value, keys in the same order; only the stored messages keep the database's spacing (`": "`,
+ * `", "`), which JSON ignores. The stored text is never parsed or re-encoded on this path.
+ */
+export function requestBody(
+  params: ChatCompletionCreateParamsStreaming,
+  history: { at: number; stored: StoredMessages },
+): string {
+  const { model, messages, ...rest } = params;
+  const parts: string[] = [];
+  const before = messages.slice(0, history.at);
+  const after = messages.slice(history.at);
+  if (before.length > 0) parts.push(JSON.stringify(before).slice(1, -1));
+  if (!history.stored.empty) parts.push(history.stored.json);
+  if (after.length > 0) parts.push(JSON.stringify(after).slice(1, -1));
+  // `rest` always holds `stream`: its text opens with `{"stream"`, continued after `messages`.
+  return `{"model":${JSON.stringify(model)},"messages":[${parts.join(',')}],${JSON.stringify(rest).slice(1)}`;
 }
