@@ -43,6 +43,7 @@ const { DataSource } = require('typeorm');
 const { StartRecords } = await import(`${wt}/dist/src/responses/store/start-records.js`);
 const { TurnStore } = await import(`${wt}/dist/src/responses/store/turn-store.repository.js`);
 const { openWalMeter } = await import(`${wt}/dist/bench/wal-meter.js`);
+const { requestBody } = await import(`${wt}/dist/src/llm/openai-compatible.provider.js`);
 // The server (a local Linux one: backends' CPU is read from /proc) and the database on it.
 const server = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const url = Object.assign(new URL(server), { pathname: `/${db}` }).href;
@@ -66,7 +67,8 @@ const body = (id) =>
     usage: null,
     metadata: {},
   });
-let lastBody = '';
+let lastBody = new Uint8Array();
+const encoder = new TextEncoder();
 let last = null; // a conversation to continue: { conversationId, responseId, depth }
 function turn(continuing) {
   const responseId = randomUUID();
@@ -163,17 +165,20 @@ async function once() {
   const continuing = op.endsWith('-cont');
   if (op === 'thread') {
     const head = await store.loadThread(ids.org, ids.asst, 'bench-user', last.responseId);
-    // The upstream request as OpenAiCompatibleProvider gives it to the SDK, which stringifies it.
-    lastBody = JSON.stringify({
+    // The upstream request's body as OpenAiCompatibleProvider sends it: stringified by the SDK
+    // from parsed messages and encoded by upstreamFetch, or (threadturn) written as bytes around the
+    // stored text by requestBody.
+    const system = { role: 'system', content: 'You are a helpful assistant.' };
+    const now = { role: 'user', content: 'One more question.' };
+    const params = (messages) => ({
       model: 'm',
-      messages: [
-        { role: 'system', content: 'You are a helpful assistant.' },
-        ...head.transcript,
-        { role: 'user', content: 'One more question.' },
-      ],
+      messages,
       stream: true,
       stream_options: { include_usage: true },
     });
+    lastBody = head.history
+      ? requestBody(params([system, now]), { at: 1, stored: head.history })
+      : encoder.encode(JSON.stringify(params([system, ...head.transcript, now])));
     return;
   }
   const start = turn(continuing && last !== null);
@@ -270,8 +275,15 @@ const out = {
   wallMs: +(Number(t1 - t0) / 1e6 / n).toFixed(3),
   clientCpuMs: +((own1.user + own1.system) / 1e3 / n).toFixed(3),
   clientAllocatedBytes: Math.round((alloc1 - alloc0) / n),
+  // The body's bytes differ by the stored text's spacing; the sha256 of its value re-encoded does not.
   ...(op === 'thread'
-    ? { bodyBytes: lastBody.length, bodySha256: createHash('sha256').update(lastBody).digest('hex').slice(0, 16) }
+    ? {
+        bodyBytes: lastBody.length,
+        bodyValueSha256: createHash('sha256')
+          .update(JSON.stringify(JSON.parse(Buffer.from(lastBody).toString('utf8'))))
+          .digest('hex')
+          .slice(0, 16),
+      }
     : {}),
   plans: plans.map(
     (p) => `${p.name.replace(/_[0-9a-f]{8}_\d+$/, '')}: generic ${p.generic_plans}, custom ${p.custom_plans}`,

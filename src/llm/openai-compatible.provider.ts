@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import { traceHeaders } from '../common/tracing/tracing.js';
@@ -61,7 +62,7 @@ export class OpenAiCompatibleProvider implements LlmProvider {
       const tracing = request.access?.traceContext === true;
       // The SDK builds, authenticates and checks the request; the body is read by the attempt.
       const response = request.history
-        ? // A body with stored history is written here, as text; the SDK sends a string as it is.
+        ? // A body with stored history is written here, as bytes; the SDK sends them as they are.
           await client
             .post('/chat/completions', {
               body: requestBody(this.params(settings, request), request.history),
@@ -71,7 +72,10 @@ export class OpenAiCompatibleProvider implements LlmProvider {
             })
             .asResponse()
         : await client.chat.completions
-            .create(this.params(settings, request), tracing ? { signal, headers: traceHeaders() } : { signal })
+            .create(
+              this.params(settings, request),
+              tracing ? { signal, headers: traceHeaders() } : { signal },
+            )
             .asResponse();
       return upstreamBody(response);
     };
@@ -170,22 +174,29 @@ export class OpenAiCompatibleProvider implements LlmProvider {
 const JSON_BODY = Object.freeze({ 'content-type': 'application/json' });
 
 /**
- * The Chat Completions body the SDK would write from `params`, with the stored history's text
- * spliced into `messages` after its first `history.at` (the system messages): the same JSON
- * value, keys in the same order; only the stored messages keep the database's spacing (`": "`,
- * `", "`), which JSON ignores. The stored text is never parsed or re-encoded on this path.
+ * The Chat Completions body the SDK would write from `params`, as UTF-8 bytes, with the stored
+ * history's text spliced into `messages` after its first `history.at` (the system messages): the
+ * same JSON value, keys in the same order; only the stored messages keep the database's spacing
+ * (`": "`, `", "`), which JSON ignores. The stored text is neither parsed nor re-encoded as JSON,
+ * and is written straight into the body's bytes (the SDK sends bytes as they are).
  */
 export function requestBody(
   params: ChatCompletionCreateParamsStreaming,
   history: { at: number; stored: StoredMessages },
-): string {
+): Buffer {
   const { model, messages, ...rest } = params;
-  const parts: string[] = [];
-  const before = messages.slice(0, history.at);
-  const after = messages.slice(history.at);
-  if (before.length > 0) parts.push(JSON.stringify(before).slice(1, -1));
-  if (!history.stored.empty) parts.push(history.stored.json);
-  if (after.length > 0) parts.push(JSON.stringify(after).slice(1, -1));
+  const before =
+    messages.length > 0 && history.at > 0 ? JSON.stringify(messages.slice(0, history.at)).slice(1, -1) : '';
+  const after = history.at < messages.length ? JSON.stringify(messages.slice(history.at)).slice(1, -1) : '';
+  const stored = history.stored.json;
+  const open = `{"model":${JSON.stringify(model)},"messages":[${before}${before && stored ? ',' : ''}`;
   // `rest` always holds `stream`: its text opens with `{"stream"`, continued after `messages`.
-  return `{"model":${JSON.stringify(model)},"messages":[${parts.join(',')}],${JSON.stringify(rest).slice(1)}`;
+  const close = `${after && (before || stored) ? ',' : ''}${after}],${JSON.stringify(rest).slice(1)}`;
+  const body = Buffer.allocUnsafe(
+    Buffer.byteLength(open) + Buffer.byteLength(stored) + Buffer.byteLength(close),
+  );
+  let at = body.write(open);
+  at += body.write(stored, at);
+  body.write(close, at);
+  return body;
 }
