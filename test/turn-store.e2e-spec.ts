@@ -364,9 +364,14 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
         status: 'requires_action',
         output: third.output,
         activeAgent: null,
-        transcript: [...first.transcript, ...second.transcript, ...third.transcript],
+        history: expect.anything(),
         complete: true,
       });
+      expect(thread!.history.messages()).toEqual([
+        ...first.transcript,
+        ...second.transcript,
+        ...third.transcript,
+      ]);
       expect((await store.loadThread(orgA, asstA, 'u1', second.responseId))?.activeAgent).toBe('billing');
     });
 

@@ -28,10 +28,7 @@ export class OfflineModelProvider implements LlmProvider {
     const settings = request.settings as OfflineModelSettings;
     const { options } = request;
     const messages = allMessages(request);
-    if (
-      settings.contextWindow !== undefined &&
-      estimateAllTokens(messages) > settings.contextWindow
-    ) {
+    if (settings.contextWindow !== undefined && estimateAllTokens(messages) > settings.contextWindow) {
       throw new ContextLengthError();
     }
     const latest = latestInput(messages);

@@ -26,7 +26,7 @@ function params(messages: ChatMessage[]): ChatCompletionCreateParamsStreaming {
     stream_options: { include_usage: true },
     temperature: 0.5,
     tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }],
-  } as ChatCompletionCreateParamsStreaming;
+  };
 }
 
 describe('requestBody (a continued thread as stored text)', () => {

@@ -11,7 +11,7 @@ import type { ChatMessage, ModelRequest } from './llm.types.js';
  */
 export class StoredMessages {
   static readonly NONE = new StoredMessages('');
-  private parsed: ChatMessage[] | undefined;
+  #parsed: ChatMessage[] | undefined;
 
   private constructor(readonly json: string) {}
 
@@ -41,8 +41,8 @@ export class StoredMessages {
 
   /** The messages as objects, parsed on the first call (the same array on every call). */
   messages(): ChatMessage[] {
-    this.parsed ??= this.json === '' ? [] : (JSON.parse(`[${this.json}]`) as ChatMessage[]);
-    return this.parsed;
+    this.#parsed ??= this.json === '' ? [] : (JSON.parse(`[${this.json}]`) as ChatMessage[]);
+    return this.#parsed;
   }
 }
 

@@ -74,8 +74,7 @@ export class ModelCallStreamer {
     const messages = fitted
       ? [...system, ...fitted, ...progress.transcript]
       : [...system, ...progress.transcript];
-    const history =
-      fitted || plan.history.empty ? undefined : { at: system.length, stored: plan.history };
+    const history = fitted || plan.history.empty ? undefined : { at: system.length, stored: plan.history };
     const calls = new Map<number, CollectedCall>();
     let text = '';
 
