@@ -20,6 +20,7 @@
 // Also printed: the harness process's CPU and V8-allocated bytes per op (the service's side of the
 // statements: the driver's parsing of rows and, for `thread`, the transcript and the body).
 import { Buffer } from 'node:buffer';
+import { TextEncoder } from 'node:util';
 import v8 from 'node:v8';
 import { createRequire } from 'node:module';
 import { createHash, randomUUID } from 'node:crypto';

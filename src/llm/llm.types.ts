@@ -1,5 +1,4 @@
 import type { ModelSettings } from './model-settings.js';
-import type { StoredMessages } from './stored-messages.js';
 
 /** A Chat Completions message: the lingua franca of every provider behind the service. */
 export type ChatMessage =
@@ -48,6 +47,15 @@ export interface UpstreamAccess {
   traceContext: boolean;
 }
 
+/** Messages kept as the JSON text they were stored as (StoredMessages, stored-messages.ts). */
+export interface StoredHistory {
+  /** The elements of a JSON array, comma-separated, without the brackets ('' for none). */
+  readonly json: string;
+  readonly empty: boolean;
+  /** The messages as objects (parsed once). */
+  messages(): ChatMessage[];
+}
+
 export interface ModelRequest {
   settings: ModelSettings;
   /** Absent: no key is sent and the connection is unguarded (tests of the provider alone). */
@@ -57,7 +65,7 @@ export interface ModelRequest {
    * Earlier turns' messages as stored text, which come after the first `at` of `messages` (the
    * system messages); absent: `messages` is the whole prompt. `allMessages` gives them as objects.
    */
-  history?: { at: number; stored: StoredMessages };
+  history?: { at: number; stored: StoredHistory };
   tools: ModelTool[];
   /** What the request asks of this model call; each provider maps it to its own parameters. */
   options: ModelOptions;

@@ -8,9 +8,8 @@ import { upstreamClient } from './upstream-client.js';
 import { upstreamBody, upstreamFetch } from './upstream-fetch.js';
 import type { UpstreamDeadlineLimits } from './upstream-deadlines.js';
 import { pause, RetryableUpstreamError, RetryPolicy } from './upstream-retry.js';
-import type { LlmProvider, ModelRequest, UpstreamAccess } from './llm.types.js';
+import type { LlmProvider, ModelRequest, StoredHistory, UpstreamAccess } from './llm.types.js';
 import { OpenedStream, type ModelEventStream, type Opened } from './model-event-stream.js';
-import type { StoredMessages } from './stored-messages.js';
 
 /** Read-only and the same for every call (the SDK only serializes it). */
 const INCLUDE_USAGE = Object.freeze({ include_usage: true as const });
@@ -182,7 +181,7 @@ const JSON_BODY = Object.freeze({ 'content-type': 'application/json' });
  */
 export function requestBody(
   params: ChatCompletionCreateParamsStreaming,
-  history: { at: number; stored: StoredMessages },
+  history: { at: number; stored: StoredHistory },
 ): Buffer {
   const { model, messages, ...rest } = params;
   const before =

@@ -1,4 +1,4 @@
-import type { ChatMessage, ModelRequest } from './llm.types.js';
+import type { ChatMessage, ModelRequest, StoredHistory } from './llm.types.js';
 
 /**
  * Messages of earlier turns kept as the JSON text the database returned them in: the elements of
@@ -9,7 +9,7 @@ import type { ChatMessage, ModelRequest } from './llm.types.js';
  * service allocated for a 200-turn thread, and the objects lived as long as the turn's stream
  * (docs/benchmarks.md, round "threadturn").
  */
-export class StoredMessages {
+export class StoredMessages implements StoredHistory {
   static readonly NONE = new StoredMessages('');
   #parsed: ChatMessage[] | undefined;
 
