@@ -14,10 +14,16 @@
 //   then `node bench/turn-cost.mjs <worktree> D json-new 1500 1` for a bench-sized organization.
 // ops: stream-new (turn_starts + turn_save, new conversation), json-new (turn_insert_new),
 //      stream-cont (continuing: turn_starts + turn_save), json-cont (turn_insert), thread (thread_load
-//      of a thread of THREAD_TURNS turns, 20 unless set)
+//      of a thread of THREAD_TURNS turns, 20 unless set, and the upstream body built from it as the
+//      openai SDK does: JSON.stringify; its sha256 is printed, to compare builds)
+// STORY_CHARS: the length of each stored reply (1020 unless set; a bench thread's reply is ~120).
+// Also printed: the harness process's CPU and V8-allocated bytes per op (the service's side of the
+// statements: the driver's parsing of rows and, for `thread`, the transcript and the body).
 import { Buffer } from 'node:buffer';
+import { TextEncoder } from 'node:util';
+import v8 from 'node:v8';
 import { createRequire } from 'node:module';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { URL } from 'node:url';
 const [wt, db, op, warmArg, nArg, explain] = process.argv.slice(2);
@@ -38,6 +44,7 @@ const { DataSource } = require('typeorm');
 const { StartRecords } = await import(`${wt}/dist/src/responses/store/start-records.js`);
 const { TurnStore } = await import(`${wt}/dist/src/responses/store/turn-store.repository.js`);
 const { openWalMeter } = await import(`${wt}/dist/bench/wal-meter.js`);
+const { requestBody } = await import(`${wt}/dist/src/llm/openai-compatible.provider.js`);
 // The server (a local Linux one: backends' CPU is read from /proc) and the database on it.
 const server = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const url = Object.assign(new URL(server), { pathname: `/${db}` }).href;
@@ -50,7 +57,7 @@ const [ids] = await ds.query(
 );
 const starts = new StartRecords(ds);
 const store = new TurnStore(ds);
-const story = 'Once upon a time '.repeat(60);
+const story = 'Once upon a time '.repeat(60).slice(0, Number(process.env.STORY_CHARS ?? 1020));
 const body = (id) =>
   JSON.stringify({
     id: `resp_${id}`,
@@ -61,6 +68,8 @@ const body = (id) =>
     usage: null,
     metadata: {},
   });
+let lastBody = new Uint8Array();
+const encoder = new TextEncoder();
 let last = null; // a conversation to continue: { conversationId, responseId, depth }
 function turn(continuing) {
   const responseId = randomUUID();
@@ -156,7 +165,21 @@ function finished(start, streamed = false) {
 async function once() {
   const continuing = op.endsWith('-cont');
   if (op === 'thread') {
-    await store.loadThread(ids.org, ids.asst, 'bench-user', last.responseId);
+    const head = await store.loadThread(ids.org, ids.asst, 'bench-user', last.responseId);
+    // The upstream request's body as OpenAiCompatibleProvider sends it: stringified by the SDK
+    // from parsed messages and encoded by upstreamFetch, or (threadturn) written as bytes around the
+    // stored text by requestBody.
+    const system = { role: 'system', content: 'You are a helpful assistant.' };
+    const now = { role: 'user', content: 'One more question.' };
+    const params = (messages) => ({
+      model: 'm',
+      messages,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    lastBody = head.history
+      ? requestBody(params([system, now]), { at: 1, stored: head.history })
+      : encoder.encode(JSON.stringify(params([system, ...head.transcript, now])));
     return;
   }
   const start = turn(continuing && last !== null);
@@ -217,10 +240,15 @@ const meter = (await openWalMeter(server, db)).meter;
 const before = await dbStats();
 const bytes0 = paramBytes;
 const walStart = await meter.position();
+const allocated = () => v8.getHeapStatistics().total_allocated_bytes ?? NaN;
 const cpu0 = schedNs();
+const own0 = process.cpuUsage();
+const alloc0 = allocated();
 const t0 = process.hrtime.bigint();
 for (let i = 0; i < n; i++) await once();
 const t1 = process.hrtime.bigint();
+const alloc1 = allocated();
+const own1 = process.cpuUsage(own0);
 const cpu1 = schedNs();
 const bytes1 = paramBytes;
 const walEnd = await meter.position();
@@ -246,6 +274,18 @@ const out = {
   paramBytes: per(bytes1 - bytes0),
   backendCpuMs: +((cpu1 - cpu0) / 1e6 / n).toFixed(3),
   wallMs: +(Number(t1 - t0) / 1e6 / n).toFixed(3),
+  clientCpuMs: +((own1.user + own1.system) / 1e3 / n).toFixed(3),
+  clientAllocatedBytes: Math.round((alloc1 - alloc0) / n),
+  // The body's bytes differ by the stored text's spacing; the sha256 of its value re-encoded does not.
+  ...(op === 'thread'
+    ? {
+        bodyBytes: lastBody.length,
+        bodyValueSha256: createHash('sha256')
+          .update(JSON.stringify(JSON.parse(Buffer.from(lastBody).toString('utf8'))))
+          .digest('hex')
+          .slice(0, 16),
+      }
+    : {}),
   plans: plans.map(
     (p) => `${p.name.replace(/_[0-9a-f]{8}_\d+$/, '')}: generic ${p.generic_plans}, custom ${p.custom_plans}`,
   ),

@@ -118,7 +118,7 @@ describe('ConversationStore (SQL)', () => {
     const { conversation, head } = (await store.loadThread(orgA, 'u1', made.id))!;
     expect(conversation.title).toBe('first item');
     expect(head!.depth).toBe(3);
-    expect(head!.transcript).toEqual([
+    expect(head!.history.messages()).toEqual([
       { role: 'user', content: 'first item' },
       { role: 'user', content: 'question' },
       { role: 'assistant', content: 'answer' },

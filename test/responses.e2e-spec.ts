@@ -315,6 +315,38 @@ describe('POST /v1/responses over raw HTTP', () => {
     expect(stranger.body.error.code).toBe('response_not_found');
   });
 
+  it('sends a continued thread as stored: the same JSON value, keys in the same order, as a new turn', async () => {
+    // Text that JSON escapes, and that would end an element if it were cut naively.
+    const tricky = 'say "hi" }, {"role": "user"} \\ ü 😀\nline';
+    upstream.script({ text: `A1 ${tricky}` }, { text: 'A2' }, { text: 'A3' });
+    const params = { temperature: 0.25, tools: [WEATHER_TOOL], tool_choice: 'auto' };
+    const one = await respond({ model, input: `Q1 ${tricky}`, instructions: 'Be brief.', ...params });
+    const fresh = upstream.last;
+    const two = await respond({ model, input: 'Q2', previous_response_id: one.body.id, ...params });
+    const streamed = await postStream(app.baseUrl, org.keys.assistant, {
+      model,
+      input: 'Q3',
+      previous_response_id: two.body.id,
+      stream: true,
+      ...params,
+    });
+    expect(streamed.status).toBe(200);
+    const sent = upstream.last;
+    expect(sent.headers['content-type']).toBe('application/json');
+    expect(sent.headers.authorization).toBe('Bearer sk-upstream-secret');
+    // The same parameters in the same order as the new turn's body, only `messages` longer.
+    expect(Object.keys(sent.body)).toEqual(Object.keys(fresh.body));
+    expect({ ...sent.body, messages: undefined }).toEqual({ ...fresh.body, messages: undefined });
+    expect(sent.body.messages).toEqual([
+      { role: 'system', content: 'You help acme.' },
+      { role: 'user', content: `Q1 ${tricky}` },
+      { role: 'assistant', content: `A1 ${tricky}` },
+      { role: 'user', content: 'Q2' },
+      { role: 'assistant', content: 'A2' },
+      { role: 'user', content: 'Q3' },
+    ]);
+  });
+
   it('gives two concurrent continuations of one response their own branches', async () => {
     upstream.script({ text: 'root' });
     const root = await respond({ model, input: 'root question' });

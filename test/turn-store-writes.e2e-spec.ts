@@ -280,7 +280,7 @@ describe('turn store writes: start and end of a turn (SQL)', () => {
       activeAgent: 'generic',
       complete: true,
     });
-    expect(byResponse?.transcript.map((message) => message.content)).toEqual([
+    expect(byResponse?.history.messages().map((message) => message.content)).toEqual([
       'hello',
       'hi there',
       'again',

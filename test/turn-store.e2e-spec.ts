@@ -364,9 +364,14 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
         status: 'requires_action',
         output: third.output,
         activeAgent: null,
-        transcript: [...first.transcript, ...second.transcript, ...third.transcript],
+        history: expect.anything(),
         complete: true,
       });
+      expect(thread!.history.messages()).toEqual([
+        ...first.transcript,
+        ...second.transcript,
+        ...third.transcript,
+      ]);
       expect((await store.loadThread(orgA, asstA, 'u1', second.responseId))?.activeAgent).toBe('billing');
     });
 
@@ -404,8 +409,8 @@ describe('TurnStore and ChatHistoryRepository (SQL)', () => {
 
     const leftThread = await store.loadThread(orgA, asstA, 'u1', left.responseId);
     const rightThread = await store.loadThread(orgA, asstA, 'u1', right.responseId);
-    expect(leftThread?.transcript).toEqual([...root.transcript, ...left.transcript]);
-    expect(rightThread?.transcript).toEqual([...root.transcript, ...right.transcript]);
+    expect(leftThread?.history.messages()).toEqual([...root.transcript, ...left.transcript]);
+    expect(rightThread?.history.messages()).toEqual([...root.transcript, ...right.transcript]);
     expect(leftThread?.depth).toBe(2);
     expect(rightThread?.depth).toBe(2);
 

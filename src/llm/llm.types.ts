@@ -47,11 +47,25 @@ export interface UpstreamAccess {
   traceContext: boolean;
 }
 
+/** Messages kept as the JSON text they were stored as (StoredMessages, stored-messages.ts). */
+export interface StoredHistory {
+  /** The elements of a JSON array, comma-separated, without the brackets ('' for none). */
+  readonly json: string;
+  readonly empty: boolean;
+  /** The messages as objects (parsed once). */
+  messages(): ChatMessage[];
+}
+
 export interface ModelRequest {
   settings: ModelSettings;
   /** Absent: no key is sent and the connection is unguarded (tests of the provider alone). */
   access?: UpstreamAccess;
   messages: ChatMessage[];
+  /**
+   * Earlier turns' messages as stored text, which come after the first `at` of `messages` (the
+   * system messages); absent: `messages` is the whole prompt. `allMessages` gives them as objects.
+   */
+  history?: { at: number; stored: StoredHistory };
   tools: ModelTool[];
   /** What the request asks of this model call; each provider maps it to its own parameters. */
   options: ModelOptions;

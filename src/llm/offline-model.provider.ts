@@ -17,6 +17,7 @@ import { latestInput, readUserContent, type LatestInput } from './offline-input-
 import { matchingCall } from './offline-tool-match.js';
 import { exampleFor } from './schema-example.js';
 import { estimateAllTokens } from './token-estimate.js';
+import { allMessages } from './stored-messages.js';
 
 /**
  * The deterministic offline model: no network, same answer for the same context. It backs the
@@ -26,13 +27,11 @@ export class OfflineModelProvider implements LlmProvider {
   async *stream(request: ModelRequest): AsyncIterable<ModelEvent[]> {
     const settings = request.settings as OfflineModelSettings;
     const { options } = request;
-    if (
-      settings.contextWindow !== undefined &&
-      estimateAllTokens(request.messages) > settings.contextWindow
-    ) {
+    const messages = allMessages(request);
+    if (settings.contextWindow !== undefined && estimateAllTokens(messages) > settings.contextWindow) {
       throw new ContextLengthError();
     }
-    const latest = latestInput(request.messages);
+    const latest = latestInput(messages);
     const rule = (settings.script ?? []).find((candidate) => matches(candidate, latest));
     const reasoning = rule?.reasoning ?? '';
     for (const token of tokens(reasoning)) {
@@ -47,7 +46,7 @@ export class OfflineModelProvider implements LlmProvider {
         {
           type: 'tool_call',
           index: 0,
-          id: `call_${digest(request.messages, call.tool)}`,
+          id: `call_${digest(messages, call.tool)}`,
           name: call.tool,
           argumentsDelta: '',
         },
@@ -57,7 +56,7 @@ export class OfflineModelProvider implements LlmProvider {
         await this.pause(settings, request.signal);
         yield [{ type: 'tool_call', index: 0, argumentsDelta: fragment }];
       }
-      yield [usage(request.messages, args, reasoning)];
+      yield [usage(messages, args, reasoning)];
       return;
     }
 
@@ -74,7 +73,7 @@ export class OfflineModelProvider implements LlmProvider {
       ];
     }
     if (cut) yield [{ type: 'stopped_short', reason: 'max_output_tokens' }];
-    yield [usage(request.messages, words.join(''), reasoning)];
+    yield [usage(messages, words.join(''), reasoning)];
   }
 
   private async pause(settings: OfflineModelSettings, signal: AbortSignal): Promise<void> {

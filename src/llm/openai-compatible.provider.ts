@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import { ClosingLru } from '../common/cache/closing-lru.js';
@@ -8,7 +9,7 @@ import { upstreamClient } from './upstream-client.js';
 import { upstreamBody, upstreamFetch, type UpstreamFetch } from './upstream-fetch.js';
 import type { UpstreamDeadlineLimits } from './upstream-deadlines.js';
 import { pause, RetryableUpstreamError, RetryPolicy } from './upstream-retry.js';
-import type { LlmProvider, ModelRequest, UpstreamAccess } from './llm.types.js';
+import type { LlmProvider, ModelRequest, StoredHistory, UpstreamAccess } from './llm.types.js';
 import { OpenedStream, type ModelEventStream, type Opened } from './model-event-stream.js';
 
 /**
@@ -64,15 +65,27 @@ export class OpenAiCompatibleProvider implements LlmProvider {
       request.retry?.budgetMs ?? this.options.retryBudgetMs,
     );
     const send = async (signal: AbortSignal) => {
+      const client = this.client(settings, request.access);
+      // W3C trace context to the platform's upstreams, so their spans join the turn's trace;
+      // no headers object otherwise (the SDK walks each one it is given, twice).
+      const tracing = request.access?.traceContext === true;
       // The SDK builds, authenticates and checks the request; the body is read by the attempt.
-      const response = await this.client(settings, request.access)
-        .chat.completions.create(
-          this.params(settings, request),
-          // W3C trace context to the platform's upstreams, so their spans join the turn's trace;
-          // no headers object otherwise (the SDK walks each one it is given, twice).
-          request.access?.traceContext ? { signal, headers: traceHeaders() } : { signal },
-        )
-        .asResponse();
+      const response = request.history
+        ? // A body with stored history is written here, as bytes; the SDK sends them as they are.
+          await client
+            .post('/chat/completions', {
+              body: requestBody(this.params(settings, request), request.history),
+              headers: tracing ? { ...JSON_BODY, ...traceHeaders() } : JSON_BODY,
+              stream: true,
+              signal,
+            })
+            .asResponse()
+        : await client.chat.completions
+            .create(
+              this.params(settings, request),
+              tracing ? { signal, headers: traceHeaders() } : { signal },
+            )
+            .asResponse();
       return upstreamBody(response);
     };
     for (;;) {
@@ -163,4 +176,35 @@ export class OpenAiCompatibleProvider implements LlmProvider {
     });
     return this.clients.add(cacheKey, { sdk, fetch }).sdk;
   }
+}
+
+/** The content type the SDK sets on a body it serializes itself, for a body written here. */
+const JSON_BODY = Object.freeze({ 'content-type': 'application/json' });
+
+/**
+ * The Chat Completions body the SDK would write from `params`, as UTF-8 bytes, with the stored
+ * history's text spliced into `messages` after its first `history.at` (the system messages): the
+ * same JSON value, keys in the same order; only the stored messages keep the database's spacing
+ * (`": "`, `", "`), which JSON ignores. The stored text is neither parsed nor re-encoded as JSON,
+ * and is written straight into the body's bytes (the SDK sends bytes as they are).
+ */
+export function requestBody(
+  params: ChatCompletionCreateParamsStreaming,
+  history: { at: number; stored: StoredHistory },
+): Buffer {
+  const { model, messages, ...rest } = params;
+  const before =
+    messages.length > 0 && history.at > 0 ? JSON.stringify(messages.slice(0, history.at)).slice(1, -1) : '';
+  const after = history.at < messages.length ? JSON.stringify(messages.slice(history.at)).slice(1, -1) : '';
+  const stored = history.stored.json;
+  const open = `{"model":${JSON.stringify(model)},"messages":[${before}${before && stored ? ',' : ''}`;
+  // `rest` always holds `stream`: its text opens with `{"stream"`, continued after `messages`.
+  const close = `${after && (before || stored) ? ',' : ''}${after}],${JSON.stringify(rest).slice(1)}`;
+  const body = Buffer.allocUnsafe(
+    Buffer.byteLength(open) + Buffer.byteLength(stored) + Buffer.byteLength(close),
+  );
+  let at = body.write(open);
+  at += body.write(stored, at);
+  body.write(close, at);
+  return body;
 }

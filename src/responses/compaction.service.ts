@@ -72,7 +72,7 @@ export class CompactionService {
           `previous_response_id ${request.previousResponseId} continues a thread from which an earlier response was deleted; it can no longer be compacted`,
         );
       }
-      history = previous.transcript;
+      history = previous.history.messages();
     }
     // Attachments are named in the summary, not carried: the compacted list is text.
     const input = request.input.map((item) =>

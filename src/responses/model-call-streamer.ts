@@ -60,17 +60,21 @@ export class ModelCallStreamer {
       return [];
     }
     const system = this.systemMessages(plan, agent);
-    const history =
-      plan.truncation === 'auto' && agent.model.contextWindow !== undefined
+    // The stored thread goes to the provider as its text, unless the context window trims it.
+    const fitted =
+      plan.truncation === 'auto' && agent.model.contextWindow !== undefined && !plan.history.empty
         ? fitToContextWindow(
             system,
-            plan.history,
+            plan.history.messages(),
             progress.transcript,
             agent.model.contextWindow,
             options.maxOutputTokens,
           )
-        : plan.history;
-    const messages = [...system, ...history, ...progress.transcript];
+        : null;
+    const messages = fitted
+      ? [...system, ...fitted, ...progress.transcript]
+      : [...system, ...progress.transcript];
+    const history = fitted || plan.history.empty ? undefined : { at: system.length, stored: plan.history };
     const calls = new Map<number, CollectedCall>();
     let text = '';
 
@@ -94,6 +98,7 @@ export class ModelCallStreamer {
           settings: agent.model,
           access,
           messages,
+          history,
           tools,
           options,
           signal: plan.toolContext.signal,

@@ -8,6 +8,7 @@ import { OfflineWebSearchTools } from '../tools/web-search/offline-web-search.to
 import type { TurnPlan } from '../turns/turn-plan.js';
 import { FileSearchTools } from '../vector-stores/file-search/file-search.tool.js';
 import { ModelAccess } from './model-access.js';
+import { StoredMessages } from '../llm/stored-messages.js';
 import type { PreparedTurn } from './turn-preparer.js';
 
 /**
@@ -74,7 +75,7 @@ export class TurnPlanner {
       requestInstructions: turn.request.instructions,
       // Claims reach every agent; so does what the assistant remembers of the user.
       userContext: userContext ? renderUserContext(userContext) : null,
-      history: turn.previous?.transcript ?? [],
+      history: turn.previous?.history ?? StoredMessages.NONE,
       newMessages: turn.inputTranscript,
       clientTools: turn.request.tools.map((tool) => ({
         name: tool.name,

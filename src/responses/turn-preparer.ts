@@ -150,10 +150,12 @@ export class TurnPreparer {
     const head = conversation ? conversation.head : previous;
     checkCallIds(request, head);
     // The thread as the model gets it is what is stored of it: its length is the quota's measure.
-    if (head) {
+    // Counted only when its text could hold the quota (counting means parsing every message).
+    const itemQuota = this.config.quotas.itemsPerConversation;
+    if (head && itemQuota !== 0 && head.history.atMost >= itemQuota) {
       assertUnderQuota(
-        head.transcript.length,
-        this.config.quotas.itemsPerConversation,
+        head.history.messages().length,
+        itemQuota,
         'items in one conversation (compact it, or start a new one)',
         'QUOTA_ITEMS_PER_CONVERSATION',
       );

@@ -8,6 +8,7 @@ import { ResponseRecorder, type EventSink } from './streaming/response-recorder.
 import { ModelCallStreamer } from './model-call-streamer.js';
 import { TurnRunner } from './turn-runner.js';
 import { TurnProgress, type TurnPlan } from '../turns/turn-plan.js';
+import { StoredMessages, allMessages } from '../llm/stored-messages.js';
 
 /** A provider that answers each model call with the next scripted list of batches. */
 class FakeProvider {
@@ -16,7 +17,7 @@ class FakeProvider {
 
   // eslint-disable-next-line @typescript-eslint/require-await
   async *stream(request: ModelRequest): AsyncIterable<ModelEvent[]> {
-    this.requests.push({ ...request, messages: [...request.messages], tools: [...request.tools] });
+    this.requests.push({ ...request, messages: [...allMessages(request)], tools: [...request.tools] });
     const answer = this.script[this.requests.length - 1];
     if (!answer) throw new Error(`no scripted answer for model call ${this.requests.length}`);
     for (const batch of answer) yield batch;
@@ -84,7 +85,7 @@ function setUp(
     modelAccess: () => Promise.resolve(undefined),
     requestInstructions: null,
     userContext: null,
-    history: [],
+    history: StoredMessages.NONE,
     newMessages: [{ role: 'user', content: 'Hello' }],
     clientTools: [],
     toolContext,
@@ -117,10 +118,10 @@ describe('TurnRunner', () => {
     const setup = setUp([[[text('Hi '), text('there')], [usage(12, 3)]]], {
       requestInstructions: 'Be brief.',
       userContext: '<user_context>likes tea</user_context>',
-      history: [
+      history: StoredMessages.of([
         { role: 'user', content: 'Earlier' },
         { role: 'assistant', content: 'Before' },
-      ],
+      ]),
     });
     const progress = await run(setup);
 

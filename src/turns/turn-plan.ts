@@ -1,3 +1,4 @@
+import type { StoredMessages } from '../llm/stored-messages.js';
 import type {
   ChatMessage,
   IncompleteReason,
@@ -35,7 +36,8 @@ export interface TurnPlan {
   requestInstructions: string | null;
   /** Claims and memory of the user, already delimited for the model; null when none. */
   userContext: string | null;
-  history: ChatMessage[];
+  /** The thread this turn continues, as stored (StoredMessages.NONE for a new one). */
+  history: StoredMessages;
   newMessages: ChatMessage[];
   clientTools: ModelTool[];
   toolContext: ToolExecutionContext;

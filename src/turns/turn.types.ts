@@ -1,4 +1,5 @@
 import type { ChatMessage, UpstreamAttempt } from '../llm/llm.types.js';
+import type { StoredMessages } from '../llm/stored-messages.js';
 import type { OutputItem } from './output-item.types.js';
 
 /** What the turn's rows say of it; `queued` and `in_progress` while it runs somewhere. */
@@ -13,7 +14,8 @@ export interface ThreadHead {
   status: TurnStatus;
   output: OutputItem[];
   activeAgent: string | null;
-  transcript: ChatMessage[];
+  /** The model transcript of the whole thread, as stored (parsed only by what reads it message by message). */
+  history: StoredMessages;
   /** False when a response of the chain was deleted: the thread cannot be rebuilt whole. */
   complete: boolean;
 }

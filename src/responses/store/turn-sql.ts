@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../../llm/llm.types.js';
+import { StoredMessages } from '../../llm/stored-messages.js';
 import type { ThreadHead, TurnRecord, TurnRow, TurnStatus } from '../../turns/turn.types.js';
 import type { OutputItem } from '../../turns/output-item.types.js';
 import type { PreparedStatement } from '../../database/prepared-query.js';
@@ -186,7 +186,7 @@ interface ThreadWalkHead {
 export interface ChainRow {
   head: ThreadWalkHead | null;
   depth: number;
-  /** The turn's transcript, a JSON array as text (parsed once here rather than by the driver). */
+  /** The turn's transcript, a JSON array as text (kept as text: StoredMessages). */
   transcript: string;
 }
 
@@ -195,9 +195,6 @@ export function threadHead(walk: ChainRow[]): ThreadHead | null {
   const newest = walk.find((row) => row.head !== null);
   if (!newest?.head) return null;
   const rows = walk.toSorted((a, b) => a.depth - b.depth);
-  const transcript: ChatMessage[] = [];
-  for (const row of rows)
-    for (const message of JSON.parse(row.transcript) as ChatMessage[]) transcript.push(message);
   const head = newest.head;
   return {
     responseId: head.id,
@@ -206,7 +203,8 @@ export function threadHead(walk: ChainRow[]): ThreadHead | null {
     status: head.status,
     output: head.output,
     activeAgent: head.active_agent,
-    transcript,
+    // Kept as the text the rows brought: a continued turn sends it on without parsing it.
+    history: StoredMessages.fromArrays(rows.map((row) => row.transcript)),
     // The walk reaches depth 1 unless a turn on the way was deleted (DELETE /v1/responses/{id}).
     complete: rows[0].depth === 1,
   };
