@@ -21,11 +21,20 @@ describe('tracing', () => {
 
   const model = () => ({ provider: 'openai-compatible', baseUrl: upstream.url, model: 'traced-model' });
 
-  async function turn(app: TestApp, org: SeededOrganization, headers: Record<string, string> = {}) {
+  async function turn(
+    app: TestApp,
+    org: SeededOrganization,
+    headers: Record<string, string> = {},
+    previous?: string,
+  ) {
     const reply = await fetch(`${app.baseUrl}/v1/responses`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': org.keys.assistant, ...headers },
-      body: JSON.stringify({ model: org.assistantId, input: 'hello' }),
+      body: JSON.stringify({
+        model: org.assistantId,
+        input: 'hello',
+        ...(previous ? { previous_response_id: previous } : {}),
+      }),
     });
     expect(reply.status).toBe(200);
     return (await reply.json()) as any;
@@ -50,8 +59,19 @@ describe('tracing', () => {
     });
 
     it('continues the caller trace in a server span named by the route, and passes it to the upstream model', async () => {
-      await turn(app, org, { traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01` });
-      const server = await receiver.waitFor((span) => span.name === 'POST /v1/responses');
+      const first = await turn(app, org);
+      // A continued thread: its upstream request is written around the stored thread's text.
+      await turn(app, org, { traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01` }, first.id);
+      expect(upstream.last.body.messages.map((m: { role: string }) => m.role)).toEqual([
+        'system',
+        'user',
+        'assistant',
+        'user',
+      ]);
+      expect(upstream.last.headers['content-type']).toBe('application/json');
+      const server = await receiver.waitFor(
+        (span) => span.name === 'POST /v1/responses' && span.traceId === TRACE_ID,
+      );
       expect(server).toMatchObject({
         traceId: TRACE_ID,
         parentSpanId: CALLER_SPAN,
