@@ -38,7 +38,7 @@ export interface OpenAiCompatibleOptions {
 export class OpenAiCompatibleProvider implements LlmProvider {
   private readonly clients = new ClosingLru<{ sdk: OpenAI; fetch: UpstreamFetch }>(
     MAX_CLIENTS,
-    (client) => void client.fetch.close(),
+    (client) => void client.fetch.close().catch(() => undefined),
   );
 
   constructor(private readonly options: OpenAiCompatibleOptions) {}
@@ -200,11 +200,15 @@ export function requestBody(
   const open = `{"model":${JSON.stringify(model)},"messages":[${before}${before && stored ? ',' : ''}`;
   // `rest` always holds `stream`: its text opens with `{"stream"`, continued after `messages`.
   const close = `${after && (before || stored) ? ',' : ''}${after}],${JSON.stringify(rest).slice(1)}`;
-  const body = Buffer.allocUnsafe(
+  // A buffer of its own: a small one from Node's shared pool would keep the pool's whole 8 KiB
+  // slab alive for as long as undici holds the body (the whole answer; requestBytes).
+  const body = Buffer.allocUnsafeSlow(
     Buffer.byteLength(open) + Buffer.byteLength(stored) + Buffer.byteLength(close),
   );
   let at = body.write(open);
   at += body.write(stored, at);
-  body.write(close, at);
+  at += body.write(close, at);
+  // Every byte written, or none of the uninitialised memory would be sent.
+  if (at !== body.length) throw new Error('The upstream request body was not written whole');
   return body;
 }

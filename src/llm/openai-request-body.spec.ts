@@ -56,4 +56,14 @@ describe('requestBody (a continued thread as stored text)', () => {
     const none = requestBody(params([system, now]), { at: 1, stored: StoredMessages.NONE }).toString();
     expect(none).toBe(JSON.stringify(params([system, now])));
   });
+
+  it("owns its memory: a small body is no slice of Node's shared buffer pool, held for the whole answer", () => {
+    const body = requestBody(params([system, now]), {
+      at: 1,
+      stored: StoredMessages.fromArrays(STORED_TEXT),
+    });
+    expect(body.length).toBeLessThan(4096);
+    expect(body.byteOffset).toBe(0);
+    expect(body.buffer.byteLength).toBe(body.length);
+  });
 });

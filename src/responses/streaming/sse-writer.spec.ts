@@ -103,4 +103,13 @@ describe('SseWriter writes', () => {
     expect(writes.map((write) => write.text)).toEqual(['<headers>']);
     writer.close();
   });
+
+  it('sends no headers at uncork for a stream never opened (the reply may still be an HTTP error)', () => {
+    const { res, writes } = fakeResponse();
+    const writer = new SseWriter(res, 60_000);
+    writer.cork();
+    writer.uncork();
+    expect(writes).toEqual([]);
+    writer.close();
+  });
 });

@@ -18,6 +18,7 @@ export class SseWriter implements EventSink {
   /** Nested cork() calls, and the text of the events written while corked. */
   private corked = 0;
   private pending = '';
+  private opened = false;
 
   constructor(
     private readonly res: Response,
@@ -30,6 +31,7 @@ export class SseWriter implements EventSink {
     this.res.setHeader('Cache-Control', 'no-cache, no-transform');
     this.res.setHeader('Connection', 'keep-alive');
     this.res.setHeader('X-Accel-Buffering', 'no');
+    this.opened = true;
     // Corked, the headers wait for the first events and leave in the same socket write (uncork).
     if (this.corked === 0) this.res.flushHeaders();
     this.res.socket?.setNoDelay(true);
@@ -60,7 +62,8 @@ export class SseWriter implements EventSink {
   uncork(): void {
     if (this.corked === 0 || --this.corked > 0) return;
     if (this.pending.length === 0) {
-      if (!this.res.headersSent && !this.isClosed) this.res.flushHeaders();
+      // Only a stream that was opened: before open() the reply may still be an HTTP error.
+      if (this.opened && !this.res.headersSent && !this.isClosed) this.res.flushHeaders();
       return;
     }
     const text = this.pending;

@@ -59,13 +59,16 @@ export class TurnStream implements TurnSink {
   started(response: ResponseObject, json: () => string): void {
     // Corked: the headers go out with the two events, in one socket write (SseWriter.open).
     this.target.cork();
-    this.target.open();
-    this.opened = true;
-    this.metrics.streamOpened();
-    const text = json();
-    this.recorder.emitResponse('response.created', response, text);
-    this.recorder.emitResponse('response.in_progress', response, text);
-    this.target.uncork();
+    try {
+      this.target.open();
+      this.opened = true;
+      this.metrics.streamOpened();
+      const text = json();
+      this.recorder.emitResponse('response.created', response, text);
+      this.recorder.emitResponse('response.in_progress', response, text);
+    } finally {
+      this.target.uncork();
+    }
   }
 
   /**

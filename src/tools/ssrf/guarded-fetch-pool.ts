@@ -12,7 +12,10 @@ const MAX_POOLS = 256;
 @Injectable()
 export class GuardedFetchPool implements OnModuleDestroy {
   // Requests in flight keep their connections: close() lets them finish.
-  private readonly clients = new ClosingLru<GuardedFetch>(MAX_POOLS, (client) => void client.close());
+  private readonly clients = new ClosingLru<GuardedFetch>(
+    MAX_POOLS,
+    (client) => void client.close().catch(() => undefined),
+  );
 
   for(key: string, policy: SsrfPolicy): GuardedFetch {
     return this.clients.get(key) ?? this.clients.add(key, new GuardedFetch(policy));
