@@ -60,8 +60,9 @@ export class ModelCallStreamer {
       return [];
     }
     const system = this.systemMessages(plan, agent);
-    // The stored thread goes to the provider as its text, unless the context window trims it.
-    const fitted =
+    // The stored thread goes to the provider as its text, unless the context window trims it
+    // (a history that fits comes back as the same array: nothing trimmed, the text still goes).
+    const trimmed =
       plan.truncation === 'auto' && agent.model.contextWindow !== undefined && !plan.history.empty
         ? fitToContextWindow(
             system,
@@ -71,6 +72,7 @@ export class ModelCallStreamer {
             options.maxOutputTokens,
           )
         : null;
+    const fitted = trimmed !== null && trimmed !== plan.history.messages() ? trimmed : null;
     const messages = fitted
       ? [...system, ...fitted, ...progress.transcript]
       : [...system, ...progress.transcript];
