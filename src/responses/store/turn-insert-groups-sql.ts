@@ -3,7 +3,7 @@ import { preparedQuery, type PreparedStatement } from '../../database/prepared-q
 import type { TurnRecord } from '../../turns/turn.types.js';
 import { CONVERSATION_MOVED_BY_GROUP } from './conversation-move-sql.js';
 import { usageRowsValue } from './turn-end-sql.js';
-import { TURN_ROW_COLUMNS } from './turn-sql.js';
+import { INSERT_ROWS_MESSAGES, TURN_ROW_COLUMNS } from './turn-sql.js';
 
 /**
  * The final writes of many foreground JSON turns (turns stored whole, with no start row) in one
@@ -47,13 +47,7 @@ const groupStatement = (name: string, conversation: string, gone: string): Prepa
     -- As turn_insert's: a gone conversation's write run again finds its pending row.
     ON CONFLICT (response_id) DO NOTHING
   ), stored_messages AS (
-    INSERT INTO messages (id, organization_id, conversation_id, response_id, user_id, role, content, position,
-                          created_at)
-    SELECT m.id, response.organization_id, response.conversation_id, response.id, response.user_id, m.role,
-           m.content, m.position, m.created_at
-      FROM response JOIN s ON s.response_id = response.id,
-           jsonb_to_recordset(s.messages) AS m(id uuid, role varchar, content text, position smallint,
-                                               created_at timestamptz)
+    ${INSERT_ROWS_MESSAGES}
   )
   SELECT response_id AS id FROM outcome WHERE stored OR gone`,
 });
