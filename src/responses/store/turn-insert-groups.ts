@@ -6,8 +6,9 @@ const MAX_GROUP = 64;
 const MAX_GROUP_BYTES = 1024 * 1024;
 /**
  * Group statements in flight at once. One: the final writes that arrive while it runs wait for it
- * and go together in the next, so at 32 clients a commit carries many turns (docs/benchmarks.md,
- * round "jsongroup", measured one against two).
+ * and go together in the next. Two made smaller groups and more database CPU per turn at 32
+ * clients, for a throughput gain this machine could not resolve (docs/benchmarks.md, round
+ * "jsongroup").
  */
 const WRITERS = 1;
 
