@@ -43,6 +43,34 @@ describe('concurrent JSON turns ending together', () => {
     return row;
   }
 
+  /** `count` turns of new conversations held at the model and released together; their replies. */
+  async function newTurnsAtOnce(count: number): Promise<{ user: string; reply: ApiReply }[]> {
+    let release!: () => void;
+    const ended = new Promise<void>((resolve) => (release = resolve));
+    const calls = held.upstream.requests.length;
+    const turns = Array.from({ length: count }, (_, i) => {
+      held.upstream.script({ text: 'held answer', resumeAfter: ended });
+      return { user: users[i % users.length], reply: held.turn(users[i % users.length], { input: 'hello' }) };
+    });
+    await held.modelCalled(calls + count);
+    release();
+    return Promise.all(turns.map(async ({ user, reply }) => ({ user, reply: await reply })));
+  }
+
+  it('stores a burst of turns that all start their conversation', async () => {
+    for (const { user, reply } of await newTurnsAtOnce(10)) {
+      expect(reply.status).toBe(200);
+      const id = reply.body.id as string;
+      const conversationId = reply.body.conversation.id as string;
+      expect(await storedRows(id)).toEqual({
+        response: { conversation_id: conversationId, status: 'completed', output_text: 'held answer' },
+        roles: ['user', 'assistant'],
+        usage: [user],
+      });
+      expect((await conversationRow(conversationId)).last_response_id).toBe(rawId(id));
+    }
+  });
+
   it('stores every turn as it would alone, and answers each client as it would', async () => {
     // Conversations to continue: one per user, one to delete meanwhile, one to hand to another organization.
     const continued = await Promise.all(users.map((user) => held.conversation(user)));

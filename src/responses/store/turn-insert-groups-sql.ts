@@ -17,7 +17,7 @@ import { INSERT_ROWS_MESSAGES, TURN_ROW_COLUMNS } from './turn-sql.js';
  * group names each conversation once (an UPDATE touches a row once per statement), so each
  * response joins its own conversation's row. `body` is `json`: the text the client got, as written.
  */
-const groupStatement = (name: string, conversation: string, gone: string): PreparedStatement => ({
+const groupStatement = (name: string, conversation: string, gone?: string): PreparedStatement => ({
   name,
   text: `WITH s AS (
     SELECT * FROM json_to_recordset($1::json) AS s(
@@ -35,7 +35,7 @@ const groupStatement = (name: string, conversation: string, gone: string): Prepa
       FROM s JOIN conversation ON conversation.id = s.conversation_id
     RETURNING id, organization_id, conversation_id, user_id
   ), outcome AS (
-    SELECT s.*, EXISTS (SELECT 1 FROM response WHERE response.id = s.response_id) AS stored, ${gone} AS gone
+    SELECT s.*, EXISTS (SELECT 1 FROM response WHERE response.id = s.response_id) AS stored, ${gone ?? 'false'} AS gone
       FROM s
   ), pending_usage AS (
     INSERT INTO usage_pending (response_id, organization_id, completed_at, assistant_id, specialist, api_key_id,
@@ -44,13 +44,19 @@ const groupStatement = (name: string, conversation: string, gone: string): Prepa
            CASE WHEN gone THEN '' ELSE coalesce(user_id, '') END, usage_rows
       FROM outcome
      WHERE usage_rows IS NOT NULL AND (stored OR gone)
-    -- As turn_insert's: a gone conversation's write run again finds its pending row.
-    ON CONFLICT (response_id) DO NOTHING
+${gone ? GONE_USAGE_CONFLICT : ''}
   ), stored_messages AS (
     ${INSERT_ROWS_MESSAGES}
   )
   SELECT response_id AS id FROM outcome WHERE stored OR gone`,
 });
+
+/**
+ * As turn_insert's: a gone conversation's write run again finds its pending row. Not in a group
+ * whose turns all start their conversation (as turn_insert_new): none can be gone, and the
+ * speculative insert would cost a WAL record per turn (round "savenarrow").
+ */
+const GONE_USAGE_CONFLICT = `    ON CONFLICT (response_id) DO NOTHING`;
 
 /** The conversations a group starts (in a group of turns that all start one, every row of `s`). */
 const startedConversations = (where: string) => `INSERT INTO conversations (id, organization_id, assistant_id,
@@ -87,13 +93,12 @@ const INSERT_TURN_GROUP = groupStatement(
                        WHERE c.id = s.conversation_id AND c.organization_id <> s.organization_id))`,
 );
 
-/** A group of turns that all start their conversation: no update, none can be gone. */
+/** A group of turns that all start their conversation: no update, none can be gone (`gone` false). */
 const INSERT_TURN_GROUP_NEW = groupStatement(
   'turn_insert_group_new',
   `conversation AS (
     ${startedConversations('')}
   )`,
-  'false',
 );
 
 /**
