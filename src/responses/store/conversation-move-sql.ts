@@ -1,7 +1,7 @@
 /**
  * How a turn's statements move its conversation on (its time and its head): the start record
  * (StartRecords), the final write of a recorded start (turn_complete) and of any other
- * (turn_save, turn_insert).
+ * (turn_save, turn_insert, turn_insert_group).
  */
 
 /**
@@ -95,5 +95,11 @@ function conversationMoved(
 /** A continuing turn's start moves its conversation on (StartRecords, `s`: the start's row). */
 export const CONVERSATION_MOVED_BY_START = conversationMoved(
   { responseId: 's.response_id', createdAt: 's.created_at', updatedAt: 's.created_at' },
+  { assistantId: 's.assistant_id', title: 's.title' },
+);
+
+/** A continuing JSON turn's final write in a group moves its conversation on (`s`: the turn's row). */
+export const CONVERSATION_MOVED_BY_GROUP = conversationMoved(
+  { responseId: 's.response_id', createdAt: 's.created_at', updatedAt: 's.completed_at' },
   { assistantId: 's.assistant_id', title: 's.title' },
 );

@@ -1,7 +1,7 @@
 import type { PreparedStatement } from '../../database/prepared-query.js';
 import type { TurnStart } from '../../turns/turn.types.js';
 import { CONVERSATION_MOVED_BY_START } from './conversation-move-sql.js';
-import { TURN_ROW_COLUMNS } from './turn-sql.js';
+import { INSERT_ROWS_MESSAGES, TURN_ROW_COLUMNS } from './turn-sql.js';
 
 /**
  * The start records of many turns in one statement, the rows as one JSON array: for each, the
@@ -34,13 +34,7 @@ const recordStarts = (name: string, conversation: string) => ({
       FROM s JOIN conversation ON conversation.id = s.conversation_id
     RETURNING id, organization_id, conversation_id, user_id
   ), stored_messages AS (
-    INSERT INTO messages (id, organization_id, conversation_id, response_id, user_id, role, content, position,
-                          created_at)
-    SELECT m.id, response.organization_id, response.conversation_id, response.id, response.user_id, m.role,
-           m.content, m.position, m.created_at
-      FROM response JOIN s ON s.response_id = response.id,
-           jsonb_to_recordset(s.messages) AS m(id uuid, role varchar, content text, position smallint,
-                                               created_at timestamptz)
+    ${INSERT_ROWS_MESSAGES}
   )
   SELECT id FROM response`,
 });

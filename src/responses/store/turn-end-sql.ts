@@ -214,18 +214,21 @@ export const INSERT_TURN = insertTurn('turn_insert', conversationCte, (p) => tur
 
 /** The usage rows parameter: the columns of the rollups, as the flush reads them (usage_pending.usage_rows). */
 export function usageRowsParam(rows: TurnRecord['usageRows']): string {
-  return JSON.stringify(
-    rows.map((row) => ({
-      model: row.model ?? '',
-      currency: row.currency,
-      turns: row.turns,
-      input_tokens: row.inputTokens,
-      cached_tokens: row.cachedTokens,
-      output_tokens: row.outputTokens,
-      reasoning_tokens: row.reasoningTokens,
-      cost: row.cost,
-    })),
-  );
+  return JSON.stringify(usageRowsValue(rows));
+}
+
+/** The usage rows as usage_pending.usage_rows holds them (usageRowsParam, and a group's row). */
+export function usageRowsValue(rows: TurnRecord['usageRows']) {
+  return rows.map((row) => ({
+    model: row.model ?? '',
+    currency: row.currency,
+    turns: row.turns,
+    input_tokens: row.inputTokens,
+    cached_tokens: row.cachedTokens,
+    output_tokens: row.outputTokens,
+    reasoning_tokens: row.reasoningTokens,
+    cost: row.cost,
+  }));
 }
 
 /** The values of TURN_END_KEYS for a finished turn. */

@@ -116,6 +116,18 @@ export function insertMessages(p: Record<'organizationId' | 'userId' | 'messages
     FROM response, jsonb_to_recordset(${p.messages}::jsonb) AS m(id uuid, role varchar, content text, position smallint, created_at timestamptz)`;
 }
 
+/**
+ * The chat-history messages of a statement of many turns (`s`: the turns' rows, each with its
+ * `messages` array), for each row of the CTE `response` (the start records, a JSON turns' group).
+ */
+export const INSERT_ROWS_MESSAGES = `INSERT INTO messages (id, organization_id, conversation_id, response_id, user_id, role, content, position,
+                          created_at)
+    SELECT m.id, response.organization_id, response.conversation_id, response.id, response.user_id, m.role,
+           m.content, m.position, m.created_at
+      FROM response JOIN s ON s.response_id = response.id,
+           jsonb_to_recordset(s.messages) AS m(id uuid, role varchar, content text, position smallint,
+                                               created_at timestamptz)`;
+
 /** The messages parameter of `insertMessages`. */
 export function messagesParam(messages: TurnRecord['messages']): string {
   // The columns named one by one: a rest/spread copy took ~1% of a JSON turn's CPU.

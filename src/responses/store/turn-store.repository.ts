@@ -18,6 +18,8 @@ import {
   LOAD_THREAD,
 } from './turn-sql.js';
 import { FIND_RESPONSE, storedResponse, type StoredResponse } from './stored-turn-rows.js';
+import { TurnInsertGroups } from './turn-insert-groups.js';
+import { writeTurnGroup } from './turn-insert-groups-sql.js';
 import type { ThreadHead, TurnRecord } from '../../turns/turn.types.js';
 
 /** How many rows of each table an erasure deleted. */
@@ -38,6 +40,12 @@ const COMPLETE_TURN_SPAN = { 'db.system.name': 'postgresql', 'db.operation.name'
 
 @Injectable()
 export class TurnStore {
+  /** Foreground JSON turns' final writes, committed in groups (turn-insert-groups.ts). */
+  private readonly insertGroups = new TurnInsertGroups({
+    writeGroup: (turns, rows) => writeTurnGroup(this.dataSource, turns, rows),
+    writeOne: (turn) => this.insertOneTurn(turn),
+  });
+
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /**
@@ -153,23 +161,28 @@ export class TurnStore {
    * INSERTs: the conversation when the turn starts it (else it is only updated), the response, all
    * its messages, its usage. True as for saveTurn (a conversation gone: usage kept, nothing else
    * stored). False when it wrote nothing: the conversation id is another organization's (the
-   * update finds no row of this one); the caller then answers what GET would, 404.
+   * update finds no row of this one); the caller then answers what GET would, 404. Turns whose
+   * write arrives while another's is in flight are written together (TurnInsertGroups).
    */
   insertTurn(turn: TurnRecord): Promise<boolean> {
+    return inSpan('save turn', SAVE_TURN_SPAN, () => this.insertGroups.insert(turn));
+  }
+
+  /** insertTurn for one turn, in its own statement (a lone turn, or one of a refused group). */
+  private async insertOneTurn(turn: TurnRecord): Promise<boolean> {
     const statement = turn.newConversation ? INSERT_TURN_NEW : INSERT_TURN;
-    return inSpan('save turn', SAVE_TURN_SPAN, async () => {
-      try {
-        return await this.writeTurn(statement, turnEndValues(turn));
-      } catch (error) {
-        // Plain INSERTs are not idempotent: a connection lost after the commit but before its
-        // reply leaves the outcome unknown, and the same insert replayed fails on its own keys
-        // (23505). The response id is the turn's own and fresh, and the statement all or nothing:
-        // its row, of this tenant and with this status, means this very write is stored.
-        if (!isDatabaseUnavailable(error) && !isUniqueViolation(error)) throw error;
-        if (!(await responseRowWritten(this.dataSource, turn, 'status', turn.status))) throw error;
-        return true;
-      }
-    });
+    try {
+      return await this.writeTurn(statement, turnEndValues(turn));
+    } catch (error) {
+      // Plain INSERTs are not idempotent: a connection lost after the commit but before its
+      // reply leaves the outcome unknown, and the same insert replayed fails on its own keys
+      // (23505). The response id is the turn's own and fresh, and the statement all or nothing:
+      // its row, of this tenant and with this status, means this very write is stored (a
+      // group's too: a turn of a refused group comes here).
+      if (!isDatabaseUnavailable(error) && !isUniqueViolation(error)) throw error;
+      if (!(await responseRowWritten(this.dataSource, turn, 'status', turn.status))) throw error;
+      return true;
+    }
   }
 
   /** Runs a final write with its values; true when it stored the turn. */
