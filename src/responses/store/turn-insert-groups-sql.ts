@@ -15,7 +15,8 @@ import { INSERT_ROWS_MESSAGES, TURN_ROW_COLUMNS } from './turn-sql.js';
  * whose conversation is gone (then under no user); the answer is the ids of those turns, the
  * `true` of TurnStore.insertTurn (the others: another organization's conversation, `false`). A
  * group names each conversation once (an UPDATE touches a row once per statement), so each
- * response joins its own conversation's row. `body` is `json`: the text the client got, as written.
+ * response joins its own conversation's row (by id and organization, so that even two rows naming
+ * one id could not put one tenant's response under another's conversation). `body` is `json`: the text the client got, as written.
  */
 const groupStatement = (name: string, conversation: string, gone?: string): PreparedStatement => ({
   name,
@@ -32,7 +33,7 @@ const groupStatement = (name: string, conversation: string, gone?: string): Prep
     SELECT s.response_id, s.organization_id, s.assistant_id, conversation.id, s.previous_response_id, s.user_id,
            s.status, s.depth, s.active_agent, s.instructions, s.input, s.output, s.output_text, s.transcript,
            s.usage, s.error, s.created_at, s.completed_at, s.body, s.upstream_attempts
-      FROM s JOIN conversation ON conversation.id = s.conversation_id
+      FROM s JOIN conversation ON conversation.id = s.conversation_id AND conversation.organization_id = s.organization_id
     RETURNING id, organization_id, conversation_id, user_id
   ), outcome AS (
     SELECT s.*, EXISTS (SELECT 1 FROM response WHERE response.id = s.response_id) AS stored, ${gone ?? 'false'} AS gone
@@ -64,7 +65,7 @@ const startedConversations = (where: string) => `INSERT INTO conversations (id, 
     SELECT conversation_id, organization_id, assistant_id, user_id, title, response_id, created_at, created_at,
            completed_at
       FROM s${where}
-    RETURNING id`;
+    RETURNING id, organization_id`;
 
 /**
  * A group with continuing turns. The continued ids are also given as an array, so that the update
@@ -83,9 +84,9 @@ const INSERT_TURN_GROUP = groupStatement(
      WHERE NOT s.new_conversation AND conversations.id = s.conversation_id
        AND conversations.organization_id = s.organization_id
        AND conversations.id = ANY (ARRAY(SELECT conversation_id FROM s WHERE NOT s.new_conversation))
-    RETURNING conversations.id
+    RETURNING conversations.id, conversations.organization_id
   ), conversation AS (
-    SELECT id FROM started UNION ALL SELECT id FROM continued
+    SELECT id, organization_id FROM started UNION ALL SELECT id, organization_id FROM continued
   )`,
   `(NOT s.new_conversation
       AND NOT EXISTS (SELECT 1 FROM continued WHERE continued.id = s.conversation_id)

@@ -1,9 +1,10 @@
+import { jest } from '@jest/globals';
 import type { TurnRecord } from '../../turns/turn.types.js';
 import { TurnInsertGroups, type TurnGroupWriter } from './turn-insert-groups.js';
 
 /** A statement the fake database got: `one` (a single turn's) or `group`, with its response ids. */
 interface Statement {
-  kind: 'one' | 'group';
+  kind: 'one' | 'group' | 'read';
   ids: string[];
 }
 
@@ -18,6 +19,8 @@ function fakeWriter() {
   const refused = new Set<string>();
   const failing = new Set<string>();
   const notStored = new Set<string>();
+  /** Turns whose group loses its connection: the outcome unknown (the group committed or not). */
+  const lost = new Set<string>();
   const rows: string[][] = [];
   const pendingStatement = <T>(statement: Statement, outcome: () => T) => {
     statements.push(statement);
@@ -29,6 +32,7 @@ function fakeWriter() {
       rows.push(groupRows);
       return pendingStatement({ kind: 'group', ids }, () => {
         if (ids.some((id) => refused.has(id))) throw new Error('refused');
+        if (ids.some((id) => lost.has(id))) throw Object.assign(new Error('lost'), { code: 'ECONNRESET' });
         return new Set(ids.filter((id) => !notStored.has(id)));
       });
     },
@@ -37,6 +41,8 @@ function fakeWriter() {
         if (failing.has(turn.responseId)) throw new Error(`failed ${turn.responseId}`);
         return !notStored.has(turn.responseId);
       }),
+    written: (turn) =>
+      pendingStatement({ kind: 'read', ids: [turn.responseId] }, () => !notStored.has(turn.responseId)),
   };
   /** Answers every statement sent so far, and lets the writer send the next. */
   const answer = async () => {
@@ -44,7 +50,7 @@ function fakeWriter() {
     for (const done of waiting.splice(0)) done();
     await settle();
   };
-  return { writer, statements, refused, failing, notStored, rows, answer };
+  return { writer, statements, refused, failing, notStored, lost, rows, answer };
 }
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
@@ -171,5 +177,45 @@ describe('TurnInsertGroups', () => {
     await all;
     await expect(Promise.all(later)).resolves.toEqual([true, true]);
     expect(db.statements.slice(-1)).toEqual([{ kind: 'group', ids: ['x', 'y'] }]);
+  });
+
+  it('reads, never writes again, the turns of a group whose outcome is unknown', async () => {
+    const db = fakeWriter();
+    const groups = new TurnInsertGroups(db.writer);
+    const { outcomes, all } = track(groups, ['a', 'b', 'c']);
+    db.lost.add('b');
+    db.notStored.add('c');
+    for (let i = 0; i < 3; i++) await db.answer();
+    await all;
+    expect(db.statements).toEqual([
+      { kind: 'one', ids: ['a'] },
+      { kind: 'group', ids: ['b', 'c'] },
+      { kind: 'read', ids: ['b'] },
+      { kind: 'read', ids: ['c'] },
+    ]);
+    expect(outcomes).toEqual(['a:true', 'b:true', 'c:lost']);
+  });
+
+  it('lets a statement stuck for a second no longer hold back the next ones', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    try {
+      const db = fakeWriter();
+      const groups = new TurnInsertGroups(db.writer);
+      const stuck = groups.insert(turn('a'));
+      const { all } = track(groups, ['b', 'c']);
+      await settle();
+      expect(db.statements).toEqual([{ kind: 'one', ids: ['a'] }]);
+      jest.advanceTimersByTime(1000);
+      await settle();
+      expect(db.statements).toEqual([
+        { kind: 'one', ids: ['a'] },
+        { kind: 'group', ids: ['b', 'c'] },
+      ]);
+      await db.answer();
+      await all;
+      await expect(stuck).resolves.toBe(true);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });

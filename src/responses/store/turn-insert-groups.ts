@@ -1,3 +1,5 @@
+import { Logger } from '@nestjs/common';
+import { isDatabaseUnavailable } from '../../common/errors/database-outage.js';
 import type { TurnRecord } from '../../turns/turn.types.js';
 import { turnGroupRow } from './turn-insert-groups-sql.js';
 
@@ -11,6 +13,12 @@ const MAX_GROUP_BYTES = 1024 * 1024;
  * "jsongroup").
  */
 const WRITERS = 1;
+/**
+ * A write still running after this long (waiting on a lock a deletion holds, say) stops holding
+ * back the next: the drain goes on beside it, so one stuck row never stalls the replica's other
+ * JSON turns for longer than this.
+ */
+const STALL_MS = 1000;
 
 /** How a group's writes reach the database (TurnStore's statements). */
 export interface TurnGroupWriter {
@@ -18,6 +26,8 @@ export interface TurnGroupWriter {
   writeGroup(turns: TurnRecord[], rows: string[]): Promise<Set<string>>;
   /** A lone turn, or a turn of a refused group: the single statement, with its own recovery. */
   writeOne(turn: TurnRecord): Promise<boolean>;
+  /** Whether the turn's final write is stored (for a group whose outcome is unknown). */
+  written(turn: TurnRecord): Promise<boolean>;
 }
 
 interface Pending {
@@ -38,6 +48,7 @@ interface Pending {
  * has no first token to protect, unlike a start record (StartRecords).
  */
 export class TurnInsertGroups {
+  private readonly logger = new Logger('TurnStore');
   private pending: Pending[] = [];
   private writers = 0;
 
@@ -54,7 +65,14 @@ export class TurnInsertGroups {
   private async drain(): Promise<void> {
     this.writers++;
     try {
-      while (this.pending.length > 0) await this.write(this.take());
+      while (this.pending.length > 0) {
+        const writing = this.write(this.take());
+        let timer: NodeJS.Timeout | undefined;
+        const stalled = new Promise<void>((resolve) => (timer = setTimeout(resolve, STALL_MS)));
+        // write() never rejects: each turn's own promise carries its outcome.
+        await Promise.race([writing, stalled]);
+        clearTimeout(timer);
+      }
     } finally {
       this.writers--;
     }
@@ -79,7 +97,8 @@ export class TurnInsertGroups {
       } else rest.push(pending);
     }
     this.pending = rest;
-    // Statements in flight at once lock the conversations they touch in one order: no deadlock.
+    // Groups lock the conversations they touch in about this order (the plan decides the exact
+    // one); a deadlock with a deletion is refused like any error, and its turns written one by one.
     return group.sort((a, b) => (a.turn.conversationId < b.turn.conversationId ? -1 : 1));
   }
 
@@ -91,13 +110,30 @@ export class TurnInsertGroups {
         group.map((pending) => pending.turn),
         group.map((pending) => pending.row ?? turnGroupRow(pending.turn)),
       );
-    } catch {
-      // Refused, or its outcome unknown (a connection lost): each turn's single statement decides,
-      // and recovers a write the group committed (TurnStore.insertTurn's unknown-outcome check).
-      for (const pending of group) await this.writeOne(pending);
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) {
+        // Its outcome unknown (a connection lost, maybe after the commit): as for a lone turn,
+        // what is stored is read, never written again (a replay could undo an erasure meanwhile).
+        await Promise.all(group.map((pending) => this.recover(pending, error)));
+        return;
+      }
+      // Refused: each turn's single statement decides, so one turn's error fails that turn alone.
+      // At most one turn per conversation, so they can go at once.
+      const code = (error as { code?: unknown }).code;
+      this.logger.warn({
+        msg: 'a group of final writes was refused; its turns are written one by one',
+        turns: group.length,
+        code,
+      });
+      await Promise.all(group.map((pending) => this.writeOne(pending)));
       return;
     }
     for (const pending of group) pending.resolve(stored.has(pending.turn.responseId));
+  }
+
+  private async recover(pending: Pending, error: unknown): Promise<void> {
+    if (await this.writer.written(pending.turn).catch(() => false)) pending.resolve(true);
+    else pending.reject(error);
   }
 
   private async writeOne(pending: Pending): Promise<void> {

@@ -44,6 +44,7 @@ export class TurnStore {
   private readonly insertGroups = new TurnInsertGroups({
     writeGroup: (turns, rows) => writeTurnGroup(this.dataSource, turns, rows),
     writeOne: (turn) => this.insertOneTurn(turn),
+    written: (turn) => responseRowWritten(this.dataSource, turn, 'status', turn.status),
   });
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
