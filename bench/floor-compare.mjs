@@ -174,14 +174,29 @@ try {
       while (!stop) await turn();
     });
     await new Promise((resolve) => setTimeout(resolve, 2000)); // warm-up, not measured
-    const { rows } = await maintenance.query(
-      'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = $2',
-      [database, arm.application],
-    );
-    const backends = () => rows.reduce((sum, row) => sum + cpuMs(row.pid), 0);
-    const [p0, b0, d0, t0] = [cpuMs(arm.child.pid), backends(), done, Date.now()];
+    // Backends come and go with the pool (idle ones close): one that starts in the window counts
+    // whole, one that ends in it is left out (its work there is at most an idle connection's).
+    const backends = async () => {
+      const { rows } = await maintenance.query(
+        'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = $2',
+        [database, arm.application],
+      );
+      const cpu = new Map();
+      for (const { pid } of rows) {
+        try {
+          cpu.set(pid, cpuMs(pid));
+        } catch {
+          // ended meanwhile
+        }
+      }
+      return cpu;
+    };
+    const before = await backends();
+    const [p0, d0, t0] = [cpuMs(arm.child.pid), done, Date.now()];
     await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
-    const [p1, b1, d1, t1] = [cpuMs(arm.child.pid), backends(), done, Date.now()];
+    const [p1, d1, t1] = [cpuMs(arm.child.pid), done, Date.now()];
+    let backendsMs = 0;
+    for (const [pid, cpu] of await backends()) backendsMs += cpu - (before.get(pid) ?? 0);
     stop = true;
     await Promise.all(loops);
     agent.destroy();
@@ -189,7 +204,7 @@ try {
     return {
       turnsPerSecond: (turns * 1000) / (t1 - t0),
       process: (p1 - p0) / turns,
-      database: (b1 - b0) / turns,
+      database: backendsMs / turns,
       errors,
     };
   }
