@@ -8,6 +8,7 @@ import type { TurnRecord, TurnRow, TurnStart } from '../turns/turn.types.js';
 import { responseObject, type ResponseObject, type ResponseSource } from './response-view.js';
 import type { ResponseRecorder } from './streaming/response-recorder.js';
 import type { PreparedTurn } from './turn-preparer.js';
+import { usageOf, usageRows } from './turn-usage.js';
 
 /** What a Response object shows of the turn's output: the recorder's, or none yet. */
 type OutputSoFar = Pick<ResponseRecorder, 'output' | 'outputText'>;
@@ -234,35 +235,4 @@ export class TurnRecording {
 /** The final write of a turn whose start was recorded: its user messages are already stored. */
 export function completionRecord(record: TurnRecord): TurnRecord {
   return { ...record, messages: record.messages.filter((message) => message.role === 'assistant') };
-}
-
-/** Token usage in the Response object's shape, with the upstream's cached and reasoning tokens. */
-export function usageOf(progress: TurnProgress): NonNullable<ResponseObject['usage']> {
-  const usage = progress.usage;
-  return {
-    input_tokens: usage.inputTokens,
-    input_tokens_details: { cached_tokens: usage.cachedTokens },
-    output_tokens: usage.outputTokens,
-    output_tokens_details: { reasoning_tokens: usage.reasoningTokens },
-    total_tokens: usage.inputTokens + usage.outputTokens,
-  };
-}
-
-/** The turn's usage by model and currency for the rollups; the first row counts the turn. */
-function usageRows(progress: TurnProgress): TurnRecord['usageRows'] {
-  // A turn the upstream reported nothing for still counts as a turn (model not known: '').
-  const spend =
-    progress.spend.size > 0
-      ? [...progress.spend.values()]
-      : [{ ...progress.usage, model: '', currency: '', cost: 0 }];
-  return spend.map((spent, index) => ({
-    model: spent.model,
-    currency: spent.currency,
-    turns: index === 0 ? 1 : 0,
-    inputTokens: spent.inputTokens,
-    cachedTokens: spent.cachedTokens,
-    outputTokens: spent.outputTokens,
-    reasoningTokens: spent.reasoningTokens,
-    cost: spent.cost,
-  }));
 }
