@@ -12,16 +12,17 @@ import { UpstreamLoad } from './upstream-load.js';
 @Injectable()
 export class LlmProvidersService {
   private readonly providers: Record<ModelSettings['provider'], LlmProvider>;
+  private readonly openAiCompatible: OpenAiCompatibleProvider;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig, breakers: UpstreamBreakers, load: UpstreamLoad) {
     const upstream = config.upstream;
-    const single = new OpenAiCompatibleProvider({
+    const single = (this.openAiCompatible = new OpenAiCompatibleProvider({
       headersTimeoutMs: upstream.headersTimeoutMs,
       firstTokenTimeoutMs: upstream.firstTokenTimeoutMs,
       stallTimeoutMs: upstream.stallTimeoutMs,
       maxRetries: upstream.maxRetries,
       retryBudgetMs: upstream.retryBudgetMs,
-    });
+    }));
     this.providers = {
       // Every upstream model call goes through its targets (one, in the single-`model` form).
       'openai-compatible': new FailoverProvider(
@@ -36,6 +37,11 @@ export class LlmProvidersService {
       ),
       offline: new OfflineModelProvider(),
     };
+  }
+
+  /** Told each time an upstream client is closed to keep the bound (OpenAiCompatibleProvider). */
+  observeClientClosed(observer: () => void): void {
+    this.openAiCompatible.observeClientClosed(observer);
   }
 
   for(settings: ModelSettings): LlmProvider {

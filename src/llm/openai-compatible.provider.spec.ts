@@ -49,6 +49,8 @@ describe('OpenAiCompatibleProvider: its clients', () => {
     maxRetries: 0,
     retryBudgetMs: 0,
   });
+  let clientsClosed = 0;
+  provider.observeClientClosed(() => clientsClosed++);
   const call = (prefix: string) =>
     provider.stream({
       settings: {
@@ -80,6 +82,7 @@ describe('OpenAiCompatibleProvider: its clients', () => {
       for await (const batch of call(`u${i}`)) batches.push(batch);
       expect(textOf(batches)).toBe('ok');
     }
+    expect(clientsClosed).toBe(1);
 
     // The call in flight on the closed client still ends whole.
     releaseSlow();
@@ -89,6 +92,7 @@ describe('OpenAiCompatibleProvider: its clients', () => {
 
     // One more upstream closes the next least recently used client, and with it its idle connection.
     for await (const batch of call('extra')) expect(textOf([batch])).toBe('ok');
+    expect(clientsClosed).toBe(2);
     const [oldest] = socketsOf.get('u0') ?? [];
     await new Promise<void>((resolve) => (closed.has(oldest) ? resolve() : oldest.once('close', resolve)));
     // Clients still kept keep their connections open for the next call.

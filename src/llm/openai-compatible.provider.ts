@@ -36,12 +36,18 @@ export interface OpenAiCompatibleOptions {
  * once a chunk carried its finish reason (docs/resilience.md).
  */
 export class OpenAiCompatibleProvider implements LlmProvider {
-  private readonly clients = new ClosingLru<{ sdk: OpenAI; fetch: UpstreamFetch }>(
-    MAX_CLIENTS,
-    (client) => void client.fetch.close().catch(() => undefined),
-  );
+  private readonly clients = new ClosingLru<{ sdk: OpenAI; fetch: UpstreamFetch }>(MAX_CLIENTS, (client) => {
+    void client.fetch.close().catch(() => undefined);
+    this.onClientClosed?.();
+  });
+  private onClientClosed: (() => void) | undefined;
 
   constructor(private readonly options: OpenAiCompatibleOptions) {}
+
+  /** Told each time a client is closed to keep the bound (the metrics count it; this layer knows none). */
+  observeClientClosed(observer: () => void): void {
+    this.onClientClosed = observer;
+  }
 
   stream(request: ModelRequest): ModelEventStream {
     return new OpenedStream(() => this.open(request));

@@ -53,6 +53,11 @@ export class Metrics {
     labelNames: ['organization_id', 'target'] as const,
     registers: [this.registry],
   });
+  private readonly upstreamClientsClosed = new Counter({
+    name: 'switchboard_upstream_clients_closed_total',
+    help: 'Upstream clients (each with its connection pool) closed to keep at most 256 per replica; a steady rise means more upstream URLs and keys are in use than that, and connections are reopened',
+    registers: [this.registry],
+  });
   private readonly firstToken = new Histogram({
     name: 'switchboard_time_to_first_token_seconds',
     help: 'Time from the start of a model call to its first streamed event',
@@ -148,6 +153,10 @@ export class Metrics {
       { organization_id: organizationId, target },
       state === 'closed' ? 0 : state === 'open' ? 1 : 2,
     );
+  }
+
+  upstreamClientClosed(): void {
+    this.upstreamClientsClosed.inc();
   }
 
   timeToFirstToken(provider: string, seconds: number): void {
