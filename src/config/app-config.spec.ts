@@ -41,6 +41,12 @@ describe('loadConfig', () => {
     expect(config.database.url).toBe('postgres://app@db:5432/switchboard');
   });
 
+  it('bounds the upstream clients a replica keeps (UPSTREAM_MAX_CLIENTS)', () => {
+    expect(loadConfig({}).upstream.maxClients).toBe(256);
+    expect(loadConfig({ UPSTREAM_MAX_CLIENTS: '4096' }).upstream.maxClients).toBe(4096);
+    expect(() => loadConfig({ UPSTREAM_MAX_CLIENTS: '0' })).toThrow(ConfigError);
+  });
+
   it('never enables the quickstart against PostgreSQL', () => {
     expect(loadConfig({ DATABASE_URL: 'postgresql://db/x', QUICKSTART: 'true' }).quickstart.enabled).toBe(
       false,

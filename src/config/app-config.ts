@@ -69,6 +69,8 @@ export interface AppConfig {
     breakerFailures: number;
     /** How long an open breaker keeps its target at the back of the order before a probe. */
     breakerCooldownMs: number;
+    /** Upstream clients (each a connection pool) a replica keeps; the least recently used beyond it is closed. */
+    maxClients: number;
     /** Where assistants' `apiKeyEnv` names are looked up (the process environment). */
     keyEnvironment: Readonly<Record<string, string | undefined>>;
   };
@@ -530,6 +532,7 @@ function loadUpstream(env: Env): AppConfig['upstream'] {
     breakerFailures: integer(env, 'UPSTREAM_BREAKER_FAILURES', 3, 0, 1000),
     // At most 30 s: a recovered target gets traffic back within 30 s (issue 26).
     breakerCooldownMs: integer(env, 'UPSTREAM_BREAKER_COOLDOWN_MS', 10_000, 100, 30_000),
+    maxClients: integer(env, 'UPSTREAM_MAX_CLIENTS', 256, 1, 100_000),
     keyEnvironment: env,
   };
 }

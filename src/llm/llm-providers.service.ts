@@ -22,6 +22,7 @@ export class LlmProvidersService {
       stallTimeoutMs: upstream.stallTimeoutMs,
       maxRetries: upstream.maxRetries,
       retryBudgetMs: upstream.retryBudgetMs,
+      maxClients: upstream.maxClients,
     }));
     this.providers = {
       // Every upstream model call goes through its targets (one, in the single-`model` form).

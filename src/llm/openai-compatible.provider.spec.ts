@@ -42,12 +42,15 @@ describe('OpenAiCompatibleProvider: its clients', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
+  // The bound is UPSTREAM_MAX_CLIENTS (default 256); a small one keeps the test short.
+  const MAX_CLIENTS = 16;
   const provider = new OpenAiCompatibleProvider({
     headersTimeoutMs: 5000,
     firstTokenTimeoutMs: 5000,
     stallTimeoutMs: 5000,
     maxRetries: 0,
     retryBudgetMs: 0,
+    maxClients: MAX_CLIENTS,
   });
   let clientsClosed = 0;
   provider.observeClientClosed(() => clientsClosed++);
@@ -70,14 +73,14 @@ describe('OpenAiCompatibleProvider: its clients', () => {
       .map((event) => (event.type === 'text' ? event.delta : ''))
       .join('');
 
-  it('keeps at most 256 upstream clients, closing the least recently used once its calls end', async () => {
+  it('keeps at most its bound of upstream clients, closing the least recently used once its calls end', async () => {
     const slow = call('slow')[Symbol.asyncIterator]();
     const first = await slow.next();
     expect(textOf([first.value as ModelEvent[]])).toBe('hello');
 
-    // 256 other upstreams (an organization admin may write as many base URLs as it likes): the
-    // 257th client pushes out the least recently used, the one whose stream is still open.
-    for (let i = 0; i < 256; i++) {
+    // MAX_CLIENTS other upstreams (an organization admin may write as many base URLs as it likes):
+    // the last one's client pushes out the least recently used, the one whose stream is still open.
+    for (let i = 0; i < MAX_CLIENTS; i++) {
       const batches: ModelEvent[][] = [];
       for await (const batch of call(`u${i}`)) batches.push(batch);
       expect(textOf(batches)).toBe('ok');
@@ -96,7 +99,7 @@ describe('OpenAiCompatibleProvider: its clients', () => {
     const [oldest] = socketsOf.get('u0') ?? [];
     await new Promise<void>((resolve) => (closed.has(oldest) ? resolve() : oldest.once('close', resolve)));
     // Clients still kept keep their connections open for the next call.
-    const [recent] = socketsOf.get('u255') ?? [];
+    const [recent] = socketsOf.get(`u${MAX_CLIENTS - 1}`) ?? [];
     expect(closed.has(recent)).toBe(false);
 
     // The upstream whose client was closed gets a new one on its next call.

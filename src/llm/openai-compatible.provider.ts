@@ -12,12 +12,6 @@ import { pause, RetryableUpstreamError, RetryPolicy } from './upstream-retry.js'
 import type { LlmProvider, ModelRequest, StoredHistory, UpstreamAccess } from './llm.types.js';
 import { OpenedStream, type ModelEventStream, type Opened } from './model-event-stream.js';
 
-/**
- * Upstream clients kept at once. Each distinct base URL, key and connection guard (organization-
- * written ones included) has its own; beyond this, the least recently used is closed.
- */
-const MAX_CLIENTS = 256;
-
 /** Read-only and the same for every call (the SDK only serializes it). */
 const INCLUDE_USAGE = Object.freeze({ include_usage: true as const });
 
@@ -27,6 +21,11 @@ export interface OpenAiCompatibleOptions {
   stallTimeoutMs: number;
   maxRetries: number;
   retryBudgetMs: number;
+  /**
+   * Upstream clients kept at once. Each distinct base URL, key and connection guard (organization-
+   * written ones included) has its own; beyond this, the least recently used is closed.
+   */
+  maxClients: number;
 }
 
 /**
@@ -36,13 +35,15 @@ export interface OpenAiCompatibleOptions {
  * once a chunk carried its finish reason (docs/resilience.md).
  */
 export class OpenAiCompatibleProvider implements LlmProvider {
-  private readonly clients = new ClosingLru<{ sdk: OpenAI; fetch: UpstreamFetch }>(MAX_CLIENTS, (client) => {
-    void client.fetch.close().catch(() => undefined);
-    this.onClientClosed?.();
-  });
+  private readonly clients: ClosingLru<{ sdk: OpenAI; fetch: UpstreamFetch }>;
   private onClientClosed: (() => void) | undefined;
 
-  constructor(private readonly options: OpenAiCompatibleOptions) {}
+  constructor(private readonly options: OpenAiCompatibleOptions) {
+    this.clients = new ClosingLru(options.maxClients, (client) => {
+      void client.fetch.close().catch(() => undefined);
+      this.onClientClosed?.();
+    });
+  }
 
   /** Told each time a client is closed to keep the bound (the metrics count it; this layer knows none). */
   observeClientClosed(observer: () => void): void {
