@@ -1,11 +1,18 @@
 // 32 clients of one-word JSON turns against relay-pg, the stack floor (bench/stack-floor.mjs) and the
 // service, interleaved phases in one run, each on its own backends of one fresh PostgreSQL database
 // (docs/benchmarks.md, round "floor"). CPU per turn = the server process + its backends (/proc).
-// usage: [DATABASE_URL=<server>] [NODE=<node for the servers>] node bench/floor-compare.mjs <worktree> [seconds] [rounds] [clients]
-// (after `npm run build && npx tsc -p bench/tsconfig.json` in <worktree>)
+// usage: [DATABASE_URL=<server>] [NODE=<node for the servers>] [BASE=<other worktree>] [STRACE=1]
+//   node bench/floor-compare.mjs <worktree> [seconds] [rounds] [clients]
+// (after `npm run build && npx tsc -p bench/tsconfig.json` in <worktree>, and in BASE)
+// BASE: a second service arm, that worktree's build on the same database ("service (base)"), in the
+//   same interleaved phases: before/after of one run (docs/benchmarks.md, round "lowload"). More
+//   builds, comma-separated, each add an arm named after their directory.
+// STRACE=1: each phase also counts the server's system calls (`strace -f -c`, all threads) and prints
+//   those made at least once per 20 turns, per turn (strace slows the server: read counts, not times).
+// "main" is the CPU of the server's main thread alone (the rest: V8's and libuv's worker threads).
 import { Buffer } from 'node:buffer';
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import { URL } from 'node:url';
@@ -23,8 +30,11 @@ const RELAY_ASSISTANT = '11111111-1111-4111-8111-111111111111';
 const MODEL = 'bench-t20-n1-i0';
 const INSTRUCTIONS = 'You are a helpful assistant.';
 
-const cpuMs = (pid) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+/** CPU ms of a process (all its threads), or of one of its threads. */
+const cpuMs = (pid, thread) => {
+  const fields = readFileSync(thread ? `/proc/${pid}/task/${thread}/stat` : `/proc/${pid}/stat`, 'utf8')
+    .split(') ')[1]
+    .split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS;
 };
 const children = [];
@@ -37,6 +47,34 @@ function start(name, args, env, ready) {
     if (ready) child.stdout.on('data', (data) => ready.test(String(data)) && resolve(child));
     else resolve(child);
   });
+}
+const withApplication = (href, name) => {
+  const withName = new URL(href);
+  withName.searchParams.set('application_name', name);
+  return withName.href;
+};
+/** `strace -f -c` on a process until the returned function is called; resolves to calls per syscall. */
+function straceCounts(pid) {
+  const out = `/tmp/floor-compare-strace-${process.pid}-${pid}`;
+  const tracer = spawn('strace', ['-f', '-c', '-o', out, '-p', String(pid)], { stdio: 'ignore' });
+  const attached = new Promise((resolve) => setTimeout(resolve, 300));
+  return {
+    attached,
+    async stop() {
+      const exited = new Promise((resolve) => tracer.once('exit', resolve));
+      tracer.kill('SIGINT');
+      await exited;
+      const calls = new Map();
+      for (const line of readFileSync(out, 'utf8').split('\n')) {
+        const cols = line.trim().split(/\s+/);
+        if (cols.length >= 5 && /^\d/.test(cols[0]) && /^[a-z_0-9]+$/.test(cols.at(-1))) {
+          calls.set(cols.at(-1), Number(cols[3]));
+        }
+      }
+      rmSync(out, { force: true });
+      return calls;
+    },
+  };
 }
 const admin = (args) =>
   JSON.parse(
@@ -137,13 +175,31 @@ try {
       child: await start('service', [`${root}/dist/src/main.js`], serviceEnv),
     },
   ];
-  for (;;) {
-    const ready = await globalThis.fetch(`http://127.0.0.1:${BASE_PORT + 4}/readyz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ready) break;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+  // BASE: one or more other builds (comma-separated), each a service arm of its own.
+  for (const [index, other] of (process.env.BASE ? process.env.BASE.split(',') : []).entries()) {
+    const name = index === 0 ? 'service (base)' : `service (${other.split('/').at(-1)})`;
+    const application = `switchboard-other-${index}`;
+    arms.push({
+      name,
+      port: BASE_PORT + 5 + index,
+      application,
+      body: { model: assistant },
+      child: await start(name, [`${other}/dist/src/main.js`], {
+        ...serviceEnv,
+        PORT: String(BASE_PORT + 5 + index),
+        DATABASE_URL: withApplication(url, application),
+      }),
+    });
+  }
+  for (const port of arms.filter((arm) => arm.name.startsWith('service')).map((arm) => arm.port)) {
+    for (;;) {
+      const ready = await globalThis.fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ready) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
   }
 
   const clients = Number(clientsArg);
@@ -191,10 +247,14 @@ try {
       }
       return cpu;
     };
+    const tracer = process.env.STRACE ? straceCounts(arm.child.pid) : null;
+    await tracer?.attached;
     const before = await backends();
-    const [p0, d0, t0] = [cpuMs(arm.child.pid), done, Date.now()];
+    const pid = arm.child.pid;
+    const [p0, m0, d0, t0] = [cpuMs(pid), cpuMs(pid, pid), done, Date.now()];
     await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
-    const [p1, d1, t1] = [cpuMs(arm.child.pid), done, Date.now()];
+    const [p1, m1, d1, t1] = [cpuMs(pid), cpuMs(pid, pid), done, Date.now()];
+    const syscalls = await tracer?.stop();
     let backendsMs = 0;
     for (const [pid, cpu] of await backends()) backendsMs += cpu - (before.get(pid) ?? 0);
     stop = true;
@@ -204,8 +264,11 @@ try {
     return {
       turnsPerSecond: (turns * 1000) / (t1 - t0),
       process: (p1 - p0) / turns,
+      main: (m1 - m0) / turns,
       database: backendsMs / turns,
       errors,
+      // strace's window is the measured one plus its attach and detach: per turn, roughly.
+      syscalls: syscalls && [...syscalls].map(([name, calls]) => [name, calls / turns]),
     };
   }
 
@@ -216,8 +279,14 @@ try {
       results[arm.name].push(result);
       const f = (x) => x.toFixed(3);
       console.log(
-        `${arm.name}: ${result.turnsPerSecond.toFixed(0)} turns/s, CPU ms/turn ${f(result.process + result.database)} (process ${f(result.process)}, database ${f(result.database)}), errors ${result.errors}`,
+        `${arm.name}: ${result.turnsPerSecond.toFixed(0)} turns/s, CPU ms/turn ${f(result.process + result.database)} (process ${f(result.process)}, main thread ${f(result.main)}, database ${f(result.database)}), errors ${result.errors}`,
       );
+      if (result.syscalls) {
+        const frequent = result.syscalls.filter(([, perTurn]) => perTurn >= 0.05).sort((a, b) => b[1] - a[1]);
+        console.log(
+          `  syscalls/turn: ${frequent.map(([name, perTurn]) => `${name} ${perTurn.toFixed(2)}`).join(', ')}`,
+        );
+      }
     }
   }
   const median = (values) => values.toSorted((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -225,7 +294,7 @@ try {
   for (const [name, runs] of Object.entries(results)) {
     const total = median(runs.map((r) => r.process + r.database));
     console.log(
-      `median ${name}: ${median(runs.map((r) => r.turnsPerSecond)).toFixed(0)} turns/s, CPU ${total.toFixed(3)} ms/turn (${(total / relay).toFixed(2)}× relay-pg), process ${median(runs.map((r) => r.process)).toFixed(3)}, database ${median(runs.map((r) => r.database)).toFixed(3)}`,
+      `median ${name}: ${median(runs.map((r) => r.turnsPerSecond)).toFixed(0)} turns/s, CPU ${total.toFixed(3)} ms/turn (${(total / relay).toFixed(2)}× relay-pg), process ${median(runs.map((r) => r.process)).toFixed(3)}, main thread ${median(runs.map((r) => r.main)).toFixed(3)}, database ${median(runs.map((r) => r.database)).toFixed(3)}`,
     );
   }
 } finally {

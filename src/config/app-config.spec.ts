@@ -78,6 +78,7 @@ describe('loadConfig', () => {
     ['MAX_IN_FLIGHT_PER_ORGANIZATION', '513', 'must be between 1 and 512'],
     ['BACKGROUND_MAX_RUNNING_PER_ORGANIZATION', '65', 'must be between 1 and 64'],
     ['RESUME_POLL_MAX_MS', '100', 'must be at least RESUME_POLL_MS'],
+    ['VECTOR_STORE_INGEST_POLL_MAX_MS', '500', 'must be at least VECTOR_STORE_INGEST_POLL_MS'],
     ['QUOTA_TOOLS_PER_ORGANIZATION', '-1', 'must be between 0 and'],
     ['FILES_MAX_BYTES', '1gb', 'must be between 1kb and 512mb'],
     ['FILES_ORG_MAX_BYTES', '16mb', 'must be at least FILES_MAX_BYTES'],

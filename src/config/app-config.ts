@@ -216,6 +216,8 @@ export interface AppConfig {
   vectorStores: {
     /** How often a replica looks for files to ingest (an attach on this replica starts at once). */
     ingestPollMs: number;
+    /** The longest wait between two looks while the queue stays empty (the wait doubles up to it). */
+    ingestPollMaxMs: number;
     /** How long a replica holds a file it ingests before another replica may take it over. */
     ingestLeaseMs: number;
     /** Stores one organization may hold (0 = no limit). */
@@ -491,8 +493,18 @@ function loadUsage(env: Env): AppConfig['usage'] {
 }
 
 function loadVectorStores(env: Env): AppConfig['vectorStores'] {
+  const ingestPollMs = integer(env, 'VECTOR_STORE_INGEST_POLL_MS', 1000, 10, 600_000);
+  const longest = Math.max(30_000, ingestPollMs);
+  const ingestPollMaxMs = integer(env, 'VECTOR_STORE_INGEST_POLL_MAX_MS', longest, 10, 3_600_000);
+  if (ingestPollMaxMs < ingestPollMs) {
+    throw new ConfigError(
+      'VECTOR_STORE_INGEST_POLL_MAX_MS',
+      `must be at least VECTOR_STORE_INGEST_POLL_MS (${ingestPollMs})`,
+    );
+  }
   return {
-    ingestPollMs: integer(env, 'VECTOR_STORE_INGEST_POLL_MS', 1000, 10, 600_000),
+    ingestPollMs,
+    ingestPollMaxMs,
     ingestLeaseMs: integer(env, 'VECTOR_STORE_INGEST_LEASE_MS', 120_000, 1000, 3_600_000),
     perOrganization: integer(env, 'QUOTA_VECTOR_STORES_PER_ORGANIZATION', 1000, 0, 100_000_000),
     filesPerStore: integer(env, 'QUOTA_FILES_PER_VECTOR_STORE', 10_000, 0, 100_000_000),

@@ -68,4 +68,19 @@ describe('BackgroundTimers', () => {
     await jest.advanceTimersByTimeAsync(0);
     expect(idle).toBe(true);
   });
+
+  it('runs a tick once after its delay, unless cancelled or stopped first', async () => {
+    const timers = new BackgroundTimers();
+    const ran: string[] = [];
+    timers.after(100, () => ran.push('kept'));
+    const cancel = timers.after(100, () => ran.push('cancelled'));
+    cancel();
+    await jest.advanceTimersByTimeAsync(150);
+    expect(ran).toEqual(['kept']);
+    timers.after(100, () => ran.push('stopped'));
+    timers.stop();
+    timers.after(100, () => ran.push('after the stop'));
+    await jest.advanceTimersByTimeAsync(500);
+    expect(ran).toEqual(['kept']);
+  });
 });

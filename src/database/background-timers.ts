@@ -7,7 +7,7 @@ import type { SchemaReadiness } from './schema-readiness.js';
  * the start was still waiting or running. The timers are unref'd: they never keep a process alive.
  */
 export class BackgroundTimers {
-  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly timers = new Set<NodeJS.Timeout>();
   /** Ticks still running: `idle` waits for them. */
   private readonly running = new Set<Promise<void>>();
   private halted = false;
@@ -27,7 +27,24 @@ export class BackgroundTimers {
   /** Runs `tick` every `ms` until `stop`; nothing if the worker already stopped. */
   every(ms: number, tick: () => unknown): void {
     if (this.halted) return;
-    this.timers.push(setInterval(() => this.track(tick()), ms).unref());
+    this.timers.add(setInterval(() => this.track(tick()), ms).unref());
+  }
+
+  /**
+   * Runs `tick` once after `ms`, unless the worker stops first: for a worker that times each next
+   * tick itself (IngestionWorker's backoff). Answers a function that cancels it.
+   */
+  after(ms: number, tick: () => unknown): () => void {
+    if (this.halted) return () => undefined;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.track(tick());
+    }, ms).unref();
+    this.timers.add(timer);
+    return () => {
+      clearTimeout(timer);
+      this.timers.delete(timer);
+    };
   }
 
   /**
@@ -51,7 +68,8 @@ export class BackgroundTimers {
 
   stop(): void {
     this.halted = true;
-    for (const timer of this.timers) clearInterval(timer);
-    this.timers.length = 0;
+    // clearTimeout clears an interval too.
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
   }
 }

@@ -15,8 +15,12 @@ const EMBEDDING_BATCH = 64;
 /**
  * Ingests attached files in the background: claims one at a time from the queue (the
  * vector_store_files rows `in_progress`), chunks its text, embeds the chunks and stores them.
- * Polled every VECTOR_STORE_INGEST_POLL_MS, and woken at once by an attach on this replica; it
- * starts once the boot has migrated the schema and read the vector search mode (SchemaReadiness).
+ * Woken at once by an attach on this replica. It also looks for work on a timer, for the files no
+ * replica was woken for (a replica that died or stopped mid-file, a retry's delay): every
+ * VECTOR_STORE_INGEST_POLL_MS after it found work or was woken, the wait doubling while the queue
+ * stays empty up to VECTOR_STORE_INGEST_POLL_MAX_MS, so that an idle queue costs a statement every
+ * half minute rather than every second. It starts once the boot has migrated the schema and read
+ * the vector search mode (SchemaReadiness).
  * A file whose text is unavailable fails with `unsupported_file`; a passing failure is retried
  * (MAX_ATTEMPTS in all), then the file fails with `server_error`.
  */
@@ -25,6 +29,9 @@ export class IngestionWorker extends BackgroundWorker<AppConfig['vectorStores']>
   private running: Promise<void> | null = null;
   private again = false;
   private started = false;
+  /** The wait before the next look, when it comes up empty. */
+  private pollDelayMs: number;
+  private cancelPoll = (): void => undefined;
 
   constructor(
     private readonly queue: IngestionRepository,
@@ -33,11 +40,11 @@ export class IngestionWorker extends BackgroundWorker<AppConfig['vectorStores']>
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     super('VectorStoreIngestion', readiness, config.vectorStores);
+    this.pollDelayMs = config.vectorStores.ingestPollMs;
   }
 
   protected start(): void {
     this.started = true;
-    this.timers.every(this.settings.ingestPollMs, () => this.wake());
     this.wake();
   }
 
@@ -48,34 +55,49 @@ export class IngestionWorker extends BackgroundWorker<AppConfig['vectorStores']>
   }
 
   /**
-   * Looks for work now (after an attach); one drain runs at a time, a wake during it runs another.
+   * Looks for work now (after an attach), and from then on at the shortest interval again.
    * Before the worker started there is nothing to do: its start drains what was queued meanwhile.
    */
   wake(): void {
+    this.pollDelayMs = this.settings.ingestPollMs;
+    this.look();
+  }
+
+  /** One drain at a time; a wake during it runs another; the next look is timed when it ends. */
+  private look(): void {
     if (!this.started || this.timers.stopped) return;
     if (this.running) {
       this.again = true;
       return;
     }
-    this.running = this.drain().finally(() => {
+    this.cancelPoll();
+    this.running = this.drain().then((claimed) => {
       this.running = null;
       if (this.again) {
         this.again = false;
-        this.wake();
+        this.look();
+        return;
       }
+      const delay = claimed ? this.settings.ingestPollMs : this.pollDelayMs;
+      this.pollDelayMs = Math.min(delay * 2, this.settings.ingestPollMaxMs);
+      this.cancelPoll = this.timers.after(delay, () => this.look());
     });
   }
 
-  private async drain(): Promise<void> {
+  /** Ingests queued files until none is left; true if it claimed any. */
+  private async drain(): Promise<boolean> {
+    let claimed = false;
     try {
       while (!this.timers.stopped) {
         const job = await this.queue.claim(this.settings.ingestLeaseMs);
-        if (job === null) return;
+        if (job === null) break;
+        claimed = true;
         await this.ingest(job);
       }
     } catch (error) {
       this.logger.warn({ ...describeUnexpected(error), msg: 'vector store ingestion paused' });
     }
+    return claimed;
   }
 
   private async ingest(job: IngestionJob): Promise<void> {
