@@ -33,6 +33,9 @@ export function flushPendingSql(claim: string): string {
            r.reasoning_tokens, r.cost
       FROM claimed c, jsonb_to_recordset(c.usage_rows) AS r(model varchar, currency varchar, turns bigint,
            input_tokens bigint, cached_tokens bigint, output_tokens bigint, reasoning_tokens bigint, cost numeric)
+     -- A row whose organization is gone (its turn committed while the organization was being
+     -- deleted: usage_pending has no foreign key) is claimed and dropped, as the cascade would have.
+     WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = c.organization_id)
   ), daily AS (
     INSERT INTO usage_daily AS d (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency,
                                   ${USAGE_COUNTS})
