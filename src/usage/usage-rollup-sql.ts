@@ -19,8 +19,9 @@ const SUMMED_COUNTS = `sum(u.turns), sum(u.input_tokens), sum(u.cached_tokens), 
 
 /**
  * One statement that adds the `usage_pending` rows `claim` deletes (a `DELETE … RETURNING *`) to
- * both rollups and answers how many turns it added. Counting only what this very statement deleted
- * is what makes a turn count once: two replicas flushing the same row cannot both delete it. Each
+ * both rollups and answers how many turns it claimed (each added, unless its organization is
+ * gone). Counting only what this very statement deleted is what makes a turn count once: two
+ * replicas flushing the same row cannot both delete it. Each
  * rollup key is upserted once (grouped), in key order, so that concurrent flushes lock rows in
  * the same order and do not deadlock.
  */
