@@ -23,6 +23,7 @@ import { ResponseEventBatches1796510000001 } from './1796510000001-response-even
 import { MessagesByConversation1796530000001 } from './1796530000001-messages-by-conversation.js';
 import { ConversationHeadCreatedAt1796650000001 } from './1796650000001-conversation-head-created-at.js';
 import { TurnColumnsLz41796660000001 } from './1796660000001-turn-columns-lz4.js';
+import { TurnKeyChecks1796670000201 } from './1796670000201-turn-key-checks.js';
 
 /** Every migration in order. `npm run migration:generate` appends to this list. */
 export const MIGRATIONS: Function[] = [
@@ -51,4 +52,5 @@ export const MIGRATIONS: Function[] = [
   MessagesByConversation1796530000001,
   ConversationHeadCreatedAt1796650000001,
   TurnColumnsLz41796660000001,
+  TurnKeyChecks1796670000201,
 ];

@@ -19,8 +19,9 @@ const SUMMED_COUNTS = `sum(u.turns), sum(u.input_tokens), sum(u.cached_tokens), 
 
 /**
  * One statement that adds the `usage_pending` rows `claim` deletes (a `DELETE … RETURNING *`) to
- * both rollups and answers how many turns it added. Counting only what this very statement deleted
- * is what makes a turn count once: two replicas flushing the same row cannot both delete it. Each
+ * both rollups and answers how many turns it claimed (each added, unless its organization is
+ * gone). Counting only what this very statement deleted is what makes a turn count once: two
+ * replicas flushing the same row cannot both delete it. Each
  * rollup key is upserted once (grouped), in key order, so that concurrent flushes lock rows in
  * the same order and do not deadlock.
  */
@@ -33,6 +34,9 @@ export function flushPendingSql(claim: string): string {
            r.reasoning_tokens, r.cost
       FROM claimed c, jsonb_to_recordset(c.usage_rows) AS r(model varchar, currency varchar, turns bigint,
            input_tokens bigint, cached_tokens bigint, output_tokens bigint, reasoning_tokens bigint, cost numeric)
+     -- A row whose organization is gone (its turn committed while the organization was being
+     -- deleted: usage_pending has no foreign key) is claimed and dropped, as the cascade would have.
+     WHERE EXISTS (SELECT 1 FROM organizations o WHERE o.id = c.organization_id)
   ), daily AS (
     INSERT INTO usage_daily AS d (organization_id, day, assistant_id, specialist, api_key_id, user_id, currency,
                                   ${USAGE_COUNTS})

@@ -1,22 +1,18 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne } from 'typeorm';
+import { Column, Entity, Index } from 'typeorm';
 import { OrganizationScopedEntity } from '../../organizations/entities/organization-owned.entity.js';
-import { ConversationEntity } from './conversation.entity.js';
 
 /**
  * A chat-history message: user and assistant text only (tool traffic stays on the response).
  * Every read names the conversation, hence the one index. No foreign key to `responses` (it
- * locked the response row on every insert): a trigger deletes a response's messages with it
- * (migration 1796530000001).
+ * locked the response row on every insert) nor to `conversations` (two checks per turn): a
+ * trigger deletes a response's messages with it (migration 1796530000001), and a conversation's
+ * responses go with it (migration 1796670000201).
  */
 @Entity({ name: 'messages' })
 @Index('IDX_messages_conversation_response', ['conversationId', 'responseId'])
 export class MessageEntity extends OrganizationScopedEntity {
   @Column({ name: 'conversation_id', type: 'uuid' })
   conversationId!: string;
-
-  @ManyToOne(() => ConversationEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'conversation_id' })
-  conversation?: ConversationEntity;
 
   @Column({ name: 'response_id', type: 'uuid' })
   responseId!: string;

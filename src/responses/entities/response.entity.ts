@@ -1,6 +1,5 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne } from 'typeorm';
+import { Column, Entity, Index } from 'typeorm';
 import { OrganizationScopedEntity } from '../../organizations/entities/organization-owned.entity.js';
-import { ConversationEntity } from './conversation.entity.js';
 import type { ChatMessage } from '../../llm/llm.types.js';
 import type { TurnStatus } from '../../turns/turn.types.js';
 
@@ -10,7 +9,9 @@ export const RUNNING_STATUSES: readonly TurnStatus[] = ['queued', 'in_progress']
 /**
  * One turn. `output` is what the client saw; `transcript` is what the model saw added by this
  * turn (input, tool calls and tool results) so a thread is rebuilt by concatenating the
- * transcripts along the `previous_response_id` chain.
+ * transcripts along the `previous_response_id` chain. No foreign key to `conversations` (a check
+ * per turn): every writer inserts a response from the conversation row its own statement inserts
+ * or locks, and a trigger deletes a conversation's responses with it (migration 1796670000201).
  */
 @Entity({ name: 'responses' })
 @Index(['conversationId', 'createdAt'])
@@ -23,10 +24,6 @@ export class ResponseEntity extends OrganizationScopedEntity {
 
   @Column({ name: 'conversation_id', type: 'uuid' })
   conversationId!: string;
-
-  @ManyToOne(() => ConversationEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'conversation_id' })
-  conversation?: ConversationEntity;
 
   @Column({ name: 'previous_response_id', type: 'uuid', nullable: true })
   previousResponseId!: string | null;

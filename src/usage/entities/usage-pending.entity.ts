@@ -1,10 +1,11 @@
-import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { OrganizationEntity } from '../../organizations/entities/organization.entity.js';
+import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /**
  * A stored turn's usage not yet added to the rollups (usage_daily, usage_hourly): written by the
  * turn's own statement, deleted by the flush that adds it (UsageRollups), so a turn counts exactly
- * once even when its replica died before the flush. Holds about USAGE_FLUSH_MS of turns.
+ * once even when its replica died before the flush. Holds about USAGE_FLUSH_MS of turns. No
+ * foreign key (a lock on the organization's row per turn): a trigger deletes an organization's
+ * rows with it, and the flush skips a row whose organization is gone (migration 1796670000201).
  */
 @Entity({ name: 'usage_pending' })
 export class UsagePendingEntity {
@@ -13,10 +14,6 @@ export class UsagePendingEntity {
 
   @Column({ name: 'organization_id', type: 'uuid' })
   organizationId!: string;
-
-  @ManyToOne(() => OrganizationEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'organization_id' })
-  organization?: OrganizationEntity;
 
   /** When the turn completed: its day and hour in the rollups. */
   @Column({ name: 'completed_at', type: 'timestamptz' })
