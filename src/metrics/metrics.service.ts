@@ -13,10 +13,10 @@ const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
 const FIRST_TOKEN_BUCKETS = [0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 30, 60];
 /**
  * How often the `nodejs_eventloop_lag_*` histogram samples the event loop (prom-client's
- * monitorEventLoopDelay timer; its default is 10 ms). Each sample wakes an idle loop: at 10 ms
- * that was 100 wakeups a second, ~3 of the 7-8 loop iterations of a one-client JSON turn
- * (docs/benchmarks.md, round "lowload"). A stall of the loop still delays the next sample by
- * its length; a stall shorter than this may fall between two samples.
+ * monitorEventLoopDelay timer; its default is 10 ms). Each sample wakes an idle loop: at 10 ms,
+ * 100 wakeups a second, and a one-client JSON turn made 13-14 epoll waits against the stack
+ * floor's 8; at 100 ms, 9 (docs/benchmarks.md, round "lowload"). A stall of the loop still delays
+ * the next sample by its length; a stall shorter than this may fall between two samples.
  */
 const EVENT_LOOP_SAMPLE_MS = 100;
 
