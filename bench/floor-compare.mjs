@@ -12,7 +12,7 @@
 // "main" is the CPU of the server's main thread alone (the rest: V8's and libuv's worker threads).
 import { Buffer } from 'node:buffer';
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import { URL } from 'node:url';
@@ -57,13 +57,21 @@ const withApplication = (href, name) => {
 function straceCounts(pid) {
   const out = `/tmp/floor-compare-strace-${process.pid}-${pid}`;
   const tracer = spawn('strace', ['-f', '-c', '-o', out, '-p', String(pid)], { stdio: 'ignore' });
+  // Settled however strace ends: not installed ('error'), refused by ptrace (exits at once), stopped.
+  const exited = new Promise((resolve) => {
+    tracer.once('error', resolve);
+    tracer.once('exit', resolve);
+  });
   const attached = new Promise((resolve) => setTimeout(resolve, 300));
   return {
     attached,
     async stop() {
-      const exited = new Promise((resolve) => tracer.once('exit', resolve));
-      tracer.kill('SIGINT');
+      if (tracer.exitCode === null && tracer.pid !== undefined) tracer.kill('SIGINT');
       await exited;
+      if (!existsSync(out)) {
+        console.warn(`strace counted nothing for ${pid} (not installed, or not allowed to attach)`);
+        return new Map();
+      }
       const calls = new Map();
       for (const line of readFileSync(out, 'utf8').split('\n')) {
         const cols = line.trim().split(/\s+/);

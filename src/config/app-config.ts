@@ -502,7 +502,8 @@ function loadUsage(env: Env): AppConfig['usage'] {
 
 function loadVectorStores(env: Env): AppConfig['vectorStores'] {
   const ingestPollMs = integer(env, 'VECTOR_STORE_INGEST_POLL_MS', 1000, 10, 600_000);
-  const longest = Math.max(30_000, ingestPollMs);
+  // Other replicas join a busy queue within this (an attach wakes only the replica it reached).
+  const longest = Math.max(5_000, ingestPollMs);
   const ingestPollMaxMs = integer(env, 'VECTOR_STORE_INGEST_POLL_MAX_MS', longest, 10, 3_600_000);
   if (ingestPollMaxMs < ingestPollMs) {
     throw new ConfigError(

@@ -49,7 +49,7 @@ describe('IngestionWorker start', () => {
 });
 
 /** A worker whose queue answers `jobs` in turn (null when they run out), started at once. */
-async function startedWorker(jobs: (IngestionJob | null)[]) {
+async function startedWorker(jobs: (IngestionJob | null | Promise<null>)[]) {
   const readiness = new SchemaReadiness();
   const claims: number[] = [];
   const queue = {
@@ -98,6 +98,21 @@ describe('IngestionWorker polling', () => {
     worker.wake();
     await jest.advanceTimersByTimeAsync(3500);
     expect(claims).toEqual([0, 1000, 3000, 7000, 15_000, 16_000, 17_000, 19_000]);
+    await worker.onModuleDestroy();
+  });
+
+  it('runs one more look at once when a wake came during a look, then the shortest interval', async () => {
+    let release = (_: null): void => undefined;
+    const held = new Promise<null>((resolve) => (release = resolve));
+    // The look at 1 s waits on its claim until 1.5 s.
+    const { worker, claims } = await startedWorker([null, held]);
+    await jest.advanceTimersByTimeAsync(1200);
+    worker.wake(); // an attach while the look runs
+    expect(claims).toEqual([0, 1000]);
+    await jest.advanceTimersByTimeAsync(300);
+    release(null);
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(claims).toEqual([0, 1000, 1500, 2500]);
     await worker.onModuleDestroy();
   });
 

@@ -18,8 +18,8 @@ const EMBEDDING_BATCH = 64;
  * Woken at once by an attach on this replica. It also looks for work on a timer, for the files no
  * replica was woken for (a replica that died or stopped mid-file, a retry's delay): every
  * VECTOR_STORE_INGEST_POLL_MS after it found work or was woken, the wait doubling while the queue
- * stays empty up to VECTOR_STORE_INGEST_POLL_MAX_MS, so that an idle queue costs a statement every
- * half minute rather than every second. It starts once the boot has migrated the schema and read
+ * stays empty up to VECTOR_STORE_INGEST_POLL_MAX_MS (5 s), so that an idle queue costs a statement
+ * every few seconds rather than every second, and other replicas still join a busy queue soon. It starts once the boot has migrated the schema and read
  * the vector search mode (SchemaReadiness).
  * A file whose text is unavailable fails with `unsupported_file`; a passing failure is retried
  * (MAX_ATTEMPTS in all), then the file fails with `server_error`.
@@ -31,6 +31,7 @@ export class IngestionWorker extends BackgroundWorker<AppConfig['vectorStores']>
   private started = false;
   /** The wait before the next look, when it comes up empty. */
   private pollDelayMs: number;
+  /** Cancels the armed next look: a wake looks now instead. */
   private cancelPoll = (): void => undefined;
 
   constructor(
