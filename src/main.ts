@@ -1,6 +1,5 @@
 import { createApp } from './bootstrap/create-app.js';
 import { releaseBootMemory } from './common/runtime/boot-memory.js';
-import { capYoungGeneration } from './common/runtime/young-generation.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
 import { exitGracefullyOnSignals } from './lifecycle/graceful-shutdown.js';
 import { startBanner } from './quickstart/quickstart-banner.js';
@@ -9,7 +8,6 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const running = await createApp(config);
   releaseBootMemory();
-  if (config.runtime.youngGenerationMaxMiB > 0) capYoungGeneration(config.runtime.youngGenerationMaxMiB);
   await running.app.listen(config.server.port, config.server.host);
   exitGracefullyOnSignals(running, config.lifecycle);
   const base = `http://localhost:${config.server.port}`;

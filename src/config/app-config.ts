@@ -170,14 +170,6 @@ export interface AppConfig {
     /** METRICS_PUBLIC: without a token, /metrics is open only when this is true (default: 401). */
     public: boolean;
   };
-  /** The JavaScript runtime's own sizing (docs/deployment.md, "Sizing"). */
-  runtime: {
-    /**
-     * V8_YOUNG_GENERATION_MAX_MIB: most memory V8's young generation (both semi-spaces) may grow
-     * to; 0 leaves it to V8 (64 MiB on a machine with a 4 GiB heap limit).
-     */
-    youngGenerationMaxMiB: number;
-  };
   lifecycle: {
     /** Pause between readiness turning false and closing the listener, for load balancers. */
     shutdownDelayMs: number;
@@ -774,7 +766,6 @@ export function loadConfig(env: Env = process.env): AppConfig {
     quotas: loadQuotas(env),
     metrics: loadMetrics(env),
     lifecycle: loadLifecycle(env),
-    runtime: { youngGenerationMaxMiB: integer(env, 'V8_YOUNG_GENERATION_MAX_MIB', 16, 0, 1024) },
     durableTurns: loadDurableTurns(env),
     tools: loadTools(env),
     inputs: {

@@ -59,7 +59,6 @@ const SERVICE_VARIABLES = new Set([
   'UPSTREAM_TIMEOUT_SECONDS',
   'USAGE_FLUSH_MS',
   'USAGE_ORPHAN_AFTER_MS',
-  'V8_YOUNG_GENERATION_MAX_MIB',
 ]);
 
 /** Database, cache, tracing, metrics, identity provider, console, SSRF, limits and runtime settings, present and future. */
