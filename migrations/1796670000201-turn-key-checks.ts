@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Four foreign-key checks fewer per turn (docs/benchmarks.md, round "dbturn"). Each ran
+ * Three foreign keys' checks fewer per turn (one each for responses and usage_pending, one per message row) (docs/benchmarks.md, round "dbturn"). Each ran
  * `SELECT 1 … FOR KEY SHARE` on the parent through SPI: an index probe, a row lock with its WAL
  * record, an executor start and end. Three keys go; what each did is kept by other means:
  *

@@ -85,6 +85,56 @@ import { HeldTurns, waitUntil } from './support/held-turns.js';
       }
     });
 
+    it('a deletion waiting on a turn that holds the conversation takes that turn’s rows with it', async () => {
+      // What every writer of responses and messages does (docs/architecture.md, "Rows of a
+      // deleted conversation"): it locks the conversation row in its own statement or transaction,
+      // then writes from it. A deletion that comes meanwhile waits, and its triggers, run after the
+      // wait, see the rows committed meanwhile: none stays without its conversation.
+      const id = await held.conversation(ann);
+      const [first] = await held.app.dataSource.query<{ id: string }[]>(
+        'SELECT id FROM responses WHERE conversation_id = $1',
+        [id],
+      );
+      // `other` watches for the waiting lock; these two are the turn and the deletion.
+      const writer = new pg.Client({ connectionString: held.app.database.url });
+      const deleter = new pg.Client({ connectionString: held.app.database.url });
+      await writer.connect();
+      await deleter.connect();
+      try {
+        await writer.query('BEGIN');
+        await writer.query('UPDATE conversations SET updated_at = now() WHERE id = $1', [id]);
+        // Another turn's rows, copied from the first turn's with new ids.
+        const [{ copy }] = (
+          await writer.query<{ copy: string }>(
+            `INSERT INTO responses
+             SELECT (jsonb_populate_record(r, jsonb_build_object('id', gen_random_uuid()))).* FROM responses r
+             WHERE r.id = $1 RETURNING id AS copy`,
+            [first.id],
+          )
+        ).rows;
+        await writer.query(
+          `INSERT INTO messages
+           SELECT (jsonb_populate_record(m, jsonb_build_object('id', gen_random_uuid(), 'response_id', $2::uuid))).*
+           FROM messages m WHERE m.response_id = $1`,
+          [first.id, copy],
+        );
+        const deletion = deleter.query('DELETE FROM conversations WHERE id = $1', [id]);
+        await lockWaiters(1);
+        await writer.query('COMMIT');
+        await deletion;
+
+        const left = await held.app.dataSource.query<{ responses: number; messages: number }[]>(
+          `SELECT (SELECT count(*)::int FROM responses WHERE conversation_id = $1) AS responses,
+                  (SELECT count(*)::int FROM messages WHERE conversation_id = $1) AS messages`,
+          [id],
+        );
+        expect(left).toEqual([{ responses: 0, messages: 0 }]);
+      } finally {
+        await writer.end();
+        await deleter.end();
+      }
+    });
+
     it('a conversation deleted before a continuing turn’s start commits: 404, and it stays deleted', async () => {
       const conversation = await held.conversation(ann);
       await other.query('BEGIN');

@@ -10,8 +10,8 @@ export const RUNNING_STATUSES: readonly TurnStatus[] = ['queued', 'in_progress']
  * One turn. `output` is what the client saw; `transcript` is what the model saw added by this
  * turn (input, tool calls and tool results) so a thread is rebuilt by concatenating the
  * transcripts along the `previous_response_id` chain. No foreign key to `conversations` (a check
- * per turn): every writer inserts a response from the conversation row its own statement inserts
- * or locks, and a trigger deletes a conversation's responses with it (migration 1796670000201).
+ * per turn): every writer inserts a response from the conversation row its own statement (or its
+ * transaction) inserts or locks, and a trigger deletes a conversation's responses with it (migration 1796670000201).
  */
 @Entity({ name: 'responses' })
 @Index(['conversationId', 'createdAt'])

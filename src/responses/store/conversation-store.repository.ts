@@ -100,7 +100,7 @@ export class ConversationStore {
     return rows[0] ?? null;
   }
 
-  /** The conversation with its turns and chat-history messages (the foreign keys cascade). */
+  /** The conversation with its turns and chat-history messages (triggers of migrations 1796670000201 and 1796530000001). */
   async delete(organizationId: string, userId: string | null, conversationId: string): Promise<boolean> {
     const [, count] = await this.manager().query<[unknown[], number]>(
       `DELETE FROM conversations
