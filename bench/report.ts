@@ -3,6 +3,8 @@ import {
   type ArmResult,
   type BenchResults,
   type LoopStats,
+  type MemoryArm,
+  type MemoryResult,
   type ScenarioResult,
   type SweepStep,
   type TargetCheck,
@@ -109,6 +111,8 @@ export function evaluateTargets(results: BenchResults): TargetCheck[] {
       : 'not measured',
     pass: memory.length ? memory.every((m) => (m.service!.perStreamKiB ?? Infinity) <= 64) : null,
   });
+  const serviceSlope = marginalKiB(results.memory, (m) => m.service);
+  if (serviceSlope) checks.at(-1)!.measured += `; ${serviceSlope} (judged on the figures from idle)`;
   const soak = results.soak;
   checks.push({
     target: 'flat memory over a 10-minute soak',
@@ -598,6 +602,21 @@ export function renderMarkdown(results: BenchResults): string {
       }
     }
     lines.push('');
+    const arms: [string, (m: MemoryResult) => MemoryArm | undefined][] = [
+      ['bare relay', (m) => m.relay],
+      ['relay-pg', (m) => m.relayPg],
+      ['peer', (m) => m.peer],
+      ['service', (m) => m.service],
+    ];
+    const slopes = arms
+      .map(([name, pick]) => [name, marginalKiB(results.memory, pick)] as const)
+      .filter(([, slope]) => slope)
+      .map(([name, slope]) => `${name} ${slope}`);
+    if (slopes.length)
+      lines.push(
+        `Marginal memory per stream (what one more open stream costs, from the RSS with the fewer streams open to the RSS with the more; the one-time growth of the heap's young generation under any load is in the figures from idle above, not in these): ${slopes.join('; ')}.`,
+        '',
+      );
     for (const m of results.memory) {
       const usage = m.service?.memoryUsage;
       if (!usage || !m.service?.open) continue;
@@ -836,4 +855,24 @@ export function renderPlot(results: BenchResults): string {
     '</svg>',
   );
   return parts.join('\n') + '\n';
+}
+
+type MemoryRow = MemoryResult;
+
+/**
+ * KiB of RSS per additional open stream between the fewest and the most streams measured, e.g.
+ * "48.6 KiB per stream from 1,000 to 5,000" (null with fewer than two measured counts).
+ */
+function marginalKiB(
+  memory: readonly MemoryRow[],
+  pick: (m: MemoryRow) => MemoryArm | null | undefined,
+): string | null {
+  const rows = memory
+    .map((m) => pick(m))
+    .filter((arm): arm is MemoryArm => !!arm && arm.plateauKiB !== null && arm.open > 0)
+    .sort((a, b) => a.open - b.open);
+  const [low, high] = [rows[0], rows.at(-1)];
+  if (!low || !high || high.open <= low.open) return null;
+  const slope = (high.plateauKiB! - low.plateauKiB!) / (high.open - low.open);
+  return `${ms(slope, 1)} KiB per stream from ${low.open.toLocaleString('en-US')} to ${high.open.toLocaleString('en-US')}`;
 }
