@@ -16,6 +16,8 @@
 //      stream-cont (continuing: turn_starts + turn_save), json-cont (turn_insert), thread (thread_load
 //      of a thread of THREAD_TURNS turns, 20 unless set, and the upstream body built from it as the
 //      openai SDK does: JSON.stringify; its sha256 is printed, to compare builds)
+// TURN_COST_SYNCS=1: also counts the backend's fdatasync calls over the measured turns (strace
+// attached to it, as root; a pass of its own, as the trace slows the backend).
 // STORY_CHARS: the length of each stored reply (1020 unless set; a bench thread's reply is ~120).
 // Also printed: the harness process's CPU and V8-allocated bytes per op (the service's side of the
 // statements: the driver's parsing of rows and, for `thread`, the transcript and the body).
@@ -25,6 +27,7 @@ import v8 from 'node:v8';
 import { createRequire } from 'node:module';
 import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { URL } from 'node:url';
 const [wt, db, op, warmArg, nArg, explain] = process.argv.slice(2);
 const require = createRequire(`${wt}/package.json`);
@@ -236,6 +239,7 @@ if (explain) {
     await ds.query(`SET ${s}`);
   await ds.query(`SELECT 'harness-explain-start ${op}'`);
 }
+const syncs = process.env.TURN_COST_SYNCS === '1' ? await traceSyncs(ids.pid) : null;
 const meter = (await openWalMeter(server, db)).meter;
 const before = await dbStats();
 const bytes0 = paramBytes;
@@ -247,6 +251,7 @@ const alloc0 = allocated();
 const t0 = process.hrtime.bigint();
 for (let i = 0; i < n; i++) await once();
 const t1 = process.hrtime.bigint();
+const fdatasyncs = syncs ? await syncs.stop() : undefined;
 const alloc1 = allocated();
 const own1 = process.cpuUsage(own0);
 const cpu1 = schedNs();
@@ -273,6 +278,7 @@ const out = {
   },
   paramBytes: per(bytes1 - bytes0),
   backendCpuMs: +((cpu1 - cpu0) / 1e6 / n).toFixed(3),
+  ...(fdatasyncs === undefined ? {} : { backendFdatasyncs: per(fdatasyncs) }),
   wallMs: +(Number(t1 - t0) / 1e6 / n).toFixed(3),
   clientCpuMs: +((own1.user + own1.system) / 1e3 / n).toFixed(3),
   clientAllocatedBytes: Math.round((alloc1 - alloc0) / n),
@@ -301,3 +307,21 @@ await meter.close();
 await admin.end();
 starts.onModuleDestroy();
 await ds.destroy();
+
+/** strace on the backend, counting its fdatasync calls until `stop`. */
+async function traceSyncs(pid) {
+  const trace = spawn('strace', ['-f', '-e', 'trace=fdatasync', '-p', String(pid)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let text = '';
+  trace.stderr.on('data', (chunk) => (text += chunk));
+  while (!text.includes('attached')) await new Promise((r) => setTimeout(r, 10));
+  const mark = text.length;
+  return {
+    stop: () =>
+      new Promise((resolve) => {
+        trace.on('close', () => resolve(text.slice(mark).split('fdatasync(').length - 1));
+        trace.kill('SIGINT');
+      }),
+  };
+}

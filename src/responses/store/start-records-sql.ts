@@ -4,6 +4,17 @@ import { CONVERSATION_MOVED_BY_START } from './conversation-move-sql.js';
 import { INSERT_ROWS_MESSAGES, TURN_ROW_COLUMNS } from './turn-sql.js';
 
 /**
+ * A foreground batch's commit does not wait for its WAL to reach the disk (`$4`, true when no
+ * start of the batch is a background turn's): `synchronous_commit` off for this transaction alone,
+ * set while the statement runs and read by its commit. The rows are committed and visible to every
+ * session at once; only a crash of the PostgreSQL server within ~3 × wal_writer_delay can lose
+ * them, and the turn's final write, synchronous, flushes them with it (docs/architecture.md,
+ * Durable turns). CASE keeps the call out of a batch that must stay synchronous; the condition is
+ * on every answered row, so it runs whenever the batch wrote a response.
+ */
+const ASYNC_COMMIT = `CASE WHEN $4::boolean THEN set_config('synchronous_commit', 'off', true) = 'off' ELSE true END`;
+
+/**
  * The start records of many turns in one statement, the rows as one JSON array: for each, the
  * conversation (inserted for a turn that starts one, else moved on), the response `in_progress`
  * under this replica's lease, and the user's messages; the same rows `turn_start` writes for one.
@@ -36,7 +47,7 @@ const recordStarts = (name: string, conversation: string) => ({
   ), stored_messages AS (
     ${INSERT_ROWS_MESSAGES}
   )
-  SELECT id FROM response`,
+  SELECT id FROM response WHERE ${ASYNC_COMMIT}`,
 });
 
 /** The conversations a batch starts (in a batch of starts that all start one, every row of `s`). */
@@ -81,7 +92,7 @@ const RECORD_STARTS = recordStarts(
 const RECORD_CONTINUED_START = recordStarts(
   'turn_start_continued',
   `conversation AS (
-    ${continuedConversations('conversations.id = $4::uuid AND conversations.organization_id IS NOT DISTINCT FROM $5::uuid')}
+    ${continuedConversations('conversations.id = $5::uuid AND conversations.organization_id IS NOT DISTINCT FROM $6::uuid')}
   )`,
 );
 const RECORD_NEW_STARTS = recordStarts(
@@ -91,11 +102,16 @@ const RECORD_NEW_STARTS = recordStarts(
   )`,
 );
 
-/** The statement for a batch, and its parameters after the rows, owner and lease. */
+/**
+ * The statement for a batch, and its parameters after the rows, owner and lease: whether its
+ * commit may skip the WAL flush (ASYNC_COMMIT: a background turn's start is the only receipt its
+ * client gets before it goes away, so a batch with one stays synchronous), then the statement's own.
+ */
 export function startsStatement(batch: TurnStart[]): { statement: PreparedStatement; more: unknown[] } {
   if (batch.length === 0) throw new Error('A batch of starts is never empty');
-  if (batch.every((start) => start.newConversation)) return { statement: RECORD_NEW_STARTS, more: [] };
-  if (batch.length > 1) return { statement: RECORD_STARTS, more: [] };
+  const async = batch.every((start) => !start.background);
+  if (batch.every((start) => start.newConversation)) return { statement: RECORD_NEW_STARTS, more: [async] };
+  if (batch.length > 1) return { statement: RECORD_STARTS, more: [async] };
   const { conversationId, organizationId } = batch[0];
-  return { statement: RECORD_CONTINUED_START, more: [conversationId, organizationId] };
+  return { statement: RECORD_CONTINUED_START, more: [async, conversationId, organizationId] };
 }

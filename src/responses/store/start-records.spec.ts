@@ -232,7 +232,7 @@ describe('startsStatement', () => {
     for (const batch of [[starting('a')], [starting('a'), starting('b')]]) {
       expect(startsStatement(batch)).toEqual({
         statement: expect.objectContaining({ name: 'turn_starts_new' }),
-        more: [],
+        more: [true],
       });
     }
   });
@@ -240,7 +240,7 @@ describe('startsStatement', () => {
   it('names the conversation and its organization as parameters for one continuing start', () => {
     expect(startsStatement([start('a', 'conv-1')])).toEqual({
       statement: expect.objectContaining({ name: 'turn_start_continued' }),
-      more: ['conv-1', 'org'],
+      more: [true, 'conv-1', 'org'],
     });
   });
 
@@ -252,9 +252,16 @@ describe('startsStatement', () => {
     ]) {
       expect(startsStatement(batch)).toEqual({
         statement: expect.objectContaining({ name: 'turn_starts' }),
-        more: [],
+        more: [true],
       });
     }
+  });
+
+  it("keeps a batch synchronous when one of its starts is a background turn's", () => {
+    const background = (turn: TurnStart) => ({ ...turn, background: true });
+    expect(startsStatement([background(start('a', 'conv-1'))]).more).toEqual([false, 'conv-1', 'org']);
+    expect(startsStatement([starting('a'), background(starting('b'))]).more).toEqual([false]);
+    expect(startsStatement([start('a'), background(start('b'))]).more).toEqual([false]);
   });
 
   it('refuses an empty batch', () => {
