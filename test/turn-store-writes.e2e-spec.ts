@@ -370,24 +370,47 @@ describe('turn store writes: start and end of a turn (SQL)', () => {
     },
   );
 
-  it.each(writers)(
-    '%s of a turn whose row was deleted meanwhile ends as turn_save always did',
-    async (writer) => {
+  it('saveTurn of a turn whose row was deleted meanwhile writes it again (a start of unknown outcome)', async () => {
+    const first = await storedTurn();
+    const second = continuing(first);
+    await starts.record(second);
+    expect(await store.deleteResponse(orgA, 'u1', second.responseId)).toBe(true);
+    await expect(store.saveTurn(end(second))).resolves.toBe(true);
+    // The upsert makes good a start it cannot tell from a deleted one: the row again, the head.
+    expect(await responseRow(second.responseId)).toMatchObject({ status: 'completed', input: second.input });
+    const [conversation] = await dataSource.query<{ last_response_id: string }[]>(
+      'SELECT last_response_id FROM conversations WHERE id = $1',
+      [first.conversationId],
+    );
+    expect(conversation.last_response_id).toBe(second.responseId);
+    expect(await pendingUsage(second.responseId)).toEqual([{ user_id: 'u1' }]);
+  });
+
+  it.each([false, true])(
+    'completeTurn of a turn whose row was deleted meanwhile stores its usage alone (events: %s)',
+    async (withEvents) => {
       const first = await storedTurn();
-      const second = continuing(first);
+      const second = continuing(first, { background: withEvents });
       await starts.record(second);
       expect(await store.deleteResponse(orgA, 'u1', second.responseId)).toBe(true);
-      await expect(store[writer](end(second))).resolves.toBe(true);
-      // The upsert writes the row again and makes it the head: both writers leave the same state.
-      expect(await responseRow(second.responseId)).toMatchObject({
-        status: 'completed',
-        input: second.input,
-      });
+      const events = withEvents
+        ? [[{ sequenceNumber: 0, type: 'response.completed', data: '{"type":"response.completed"}' }]]
+        : [];
+      // Answered as stored: its client is told its end, as when its conversation was deleted.
+      await expect(store.completeTurn(end(second), events)).resolves.toBe(true);
+      expect(await responseRow(second.responseId)).toBeUndefined();
       const [conversation] = await dataSource.query<{ last_response_id: string }[]>(
         'SELECT last_response_id FROM conversations WHERE id = $1',
         [first.conversationId],
       );
-      expect(conversation.last_response_id).toBe(second.responseId);
+      expect(conversation.last_response_id).toBe(first.responseId);
+      const messages = await dataSource.query('SELECT 1 FROM messages WHERE response_id = $1', [
+        second.responseId,
+      ]);
+      expect(messages).toEqual([]);
+      expect(await pendingUsage(second.responseId)).toEqual([{ user_id: 'u1' }]);
+      // Run again (a lost reply): still nothing stored, the usage kept once.
+      await expect(store.completeTurn(end(second), events)).resolves.toBe(true);
       expect(await pendingUsage(second.responseId)).toEqual([{ user_id: 'u1' }]);
     },
   );

@@ -1,6 +1,6 @@
 /**
  * How a turn's statements move its conversation on (its time and its head): the start record
- * (StartRecords), the final write of a recorded start (turn_complete) and of any other
+ * (StartRecords), the final write of a recorded start (turn_complete, turn_settle) and of any other
  * (turn_save, turn_insert, turn_insert_group).
  */
 
@@ -22,12 +22,14 @@ export function conversationCte(
 /**
  * The same update for the final write of a turn whose start row was written: that start already
  * gave the conversation its assistant and title (nothing clears them), so only the time and the
- * head move (turn-complete-sql.ts). `own`: the turn's start inserted the conversation, with its
- * head's start time, and every writer since sets both head columns together (a start, an append
- * of items, a deleted head's successor), so the fallback for a row without one is not needed.
+ * head move (turn-complete-sql.ts, turn-settle-sql.ts), and only when the CTE `response` wrote
+ * the turn's row: a row deleted meanwhile (`DELETE /v1/responses/{id}`) is not made the head.
+ * `own`: the turn's start inserted the conversation, with its head's start time, and every writer
+ * since sets both head columns together (a start, an append of items, a deleted head's
+ * successor), so the fallback for a row without one is not needed.
  */
 export function conversationHeadCte(p: Record<ConversationKey, string>, own: boolean): string {
-  return movedConversationCte(p, undefined, !own);
+  return movedConversationCte(p, undefined, !own, 'AND EXISTS (SELECT 1 FROM response)');
 }
 
 type ConversationKey = 'conversationId' | 'organizationId' | 'responseId' | 'createdAt' | 'updatedAt';
@@ -36,6 +38,7 @@ function movedConversationCte(
   p: Record<ConversationKey, string>,
   firstTurn?: Record<'assistantId' | 'title', string>,
   legacyHead = true,
+  condition = '',
 ): string {
   const moved = conversationMoved(
     {
@@ -53,7 +56,7 @@ function movedConversationCte(
   UPDATE conversations
      SET ${moved}
    WHERE id = ${p.conversationId}::uuid
-     AND organization_id IS NOT DISTINCT FROM ${p.organizationId}::uuid
+     AND organization_id IS NOT DISTINCT FROM ${p.organizationId}::uuid ${condition}
   RETURNING id
 )`;
 }

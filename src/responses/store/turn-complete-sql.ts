@@ -10,13 +10,13 @@ import { namedStatement, runningByKey } from './turn-sql.js';
  * UPDATE of the columns the end sets, none of those the start wrote (`input`, `instructions`,
  * the thread keys...), instead of `turn_save`'s `INSERT … ON CONFLICT DO UPDATE` of the whole
  * row. It stores the turn only while its row runs under its organization, and answers 1 then. Any
- * other case (cancelled or swept meanwhile, conversation gone, row deleted) writes at most the
- * conversation's move, and TurnStore.completeTurn then runs `turn_save` for the outcome it
- * decides today; so the usage rules of those cases are `turn_save`'s, and the pending usage here
- * is a plain INSERT, without the speculative insert: a running row rarely has one pending (a
- * cancel's recordEndedUsage), and then the key's violation hands the turn to `turn_save` too.
+ * other case (cancelled or swept meanwhile, conversation gone, row deleted) writes nothing, and
+ * TurnStore.completeTurn then runs `turn_settle` (turn-settle-sql.ts), which decides it; so the
+ * usage rules of those cases are `turn_settle`'s, and the pending usage here is a plain INSERT,
+ * without the speculative insert: a running row rarely has one pending (a cancel's
+ * recordEndedUsage), and then the key's violation hands the turn to `turn_settle` too.
  */
-const COMPLETE_KEYS = [
+export const COMPLETE_KEYS = [
   'conversationId',
   'organizationId',
   'assistantId',
@@ -38,26 +38,44 @@ const COMPLETE_KEYS = [
   'usageRows',
 ] as const;
 
-type CompleteKey = (typeof COMPLETE_KEYS)[number];
+export type CompleteKey = (typeof COMPLETE_KEYS)[number];
 
 /**
- * The conversation moves first (the response reads it), so the statement locks the conversation's
- * row, then the response's, in the order of the start and `turn_save`. The response is found by
- * its key alone: the conversation is joined without a condition (one row or none), as a join on
- * `conversation_id` could let a generic plan walk the conversation's responses.
+ * The conversation's row, locked before the response's (the order of the start, `turn_save` and
+ * a deletion, TurnStore.deleteResponse): the lock a conversation's writers and deleters take
+ * first. A deletion committed while this waited is seen by what follows, as the row's UPDATE
+ * follows it: the conversation gone (no row here), or the response deleted (its UPDATE finds no
+ * row, and the conversation is not moved onto it). `FOR NO KEY UPDATE`, the mode of the UPDATE
+ * that comes next in the statement.
  */
-const completeTurnSql = (
-  p: Record<CompleteKey, string>,
-  own: boolean,
-  more = '',
-) => `WITH ${conversationHeadCte(p, own)}, response AS (
+export function heldConversationCte(p: Record<'conversationId' | 'organizationId', string>): string {
+  return `held AS (
+    SELECT id FROM conversations
+     WHERE id = ${p.conversationId}::uuid AND organization_id IS NOT DISTINCT FROM ${p.organizationId}::uuid
+       FOR NO KEY UPDATE
+  )`;
+}
+
+/**
+ * The conversation locked (`held`), then the turn's running row completed with the end columns
+ * (`response`); turn_complete and turn_settle alike. The response is found by its key alone: the
+ * held row is joined without a condition (one row or none), as a join on `conversation_id` could
+ * let a generic plan walk the conversation's responses.
+ */
+export function completedResponseCtes(p: Record<CompleteKey, string>): string {
+  return `${heldConversationCte(p)}, response AS (
     UPDATE responses
        SET ${endColumnsSet((_column, key, type) => `${p[key]}::${type}`)}
-      FROM conversation
+      FROM held
      WHERE responses.id = ${p.responseId}::uuid AND responses.organization_id = ${p.organizationId}::uuid
        AND ${runningByKey('responses.status')}
     RETURNING responses.id, responses.conversation_id
-  ), ${newTurnTail(p, more)}`;
+  )`;
+}
+
+/** The conversation then moved on only if the response was (conversationHeadCte). */
+const completeTurnSql = (p: Record<CompleteKey, string>, own: boolean, more = '') =>
+  `WITH ${completedResponseCtes(p)}, ${conversationHeadCte(p, own)}, ${newTurnTail(p, more)}`;
 
 const completeTurn = (name: string, own: boolean) =>
   namedStatement(name, COMPLETE_KEYS, (p) => completeTurnSql(p, own));

@@ -61,6 +61,10 @@ type TurnEndKey = (typeof TURN_END_KEYS)[number];
 type TurnEndParams = Record<TurnEndKey, string>;
 type TurnEndValues = Record<TurnEndKey, unknown>;
 
+/** The parameters a turn's pending usage row is made of (pendingUsageCte, newTurnTail). */
+type UsageKey =
+  'organizationId' | 'updatedAt' | 'assistantId' | 'activeAgent' | 'apiKeyId' | 'userId' | 'usageRows';
+
 /** The finished response's row, after the CTE `conversation`: every column but the start's lease. */
 function insertResponse(p: TurnEndParams): string {
   return `INSERT INTO responses (${TURN_ROW_COLUMNS}, output, output_text, transcript,
@@ -76,9 +80,13 @@ function insertResponse(p: TurnEndParams): string {
  * A turn whose conversation is gone (deleted, or its user erased, while it ran: the CTE
  * `conversation` is empty) stores nothing else, but the upstream billed it: its usage is kept,
  * under no user, as an erasure folds a user's usage into the anonymous one. `outcome` (one row,
- * read once): whether the response row was written, and whether the conversation is gone.
+ * read once): whether the response row was written, and whether the conversation is gone; `kept`,
+ * when the usage is stored (turn_settle's adds a response deleted meanwhile, under its user).
  */
-function pendingUsage(p: TurnEndParams): string {
+export function pendingUsageCte(
+  p: Record<UsageKey | 'responseId', string>,
+  kept = 'outcome.stored OR outcome.gone',
+): string {
   return `pending_usage AS (
     INSERT INTO usage_pending (response_id, organization_id, completed_at, assistant_id, specialist, api_key_id,
                                user_id, usage_rows)
@@ -86,7 +94,7 @@ function pendingUsage(p: TurnEndParams): string {
            coalesce(${p.activeAgent}::varchar, ''), ${p.apiKeyId}::uuid,
            CASE WHEN outcome.gone THEN '' ELSE coalesce(${p.userId}::varchar, '') END, ${p.usageRows}::jsonb
       FROM outcome
-     WHERE ${p.usageRows}::jsonb IS NOT NULL AND (outcome.stored OR outcome.gone)
+     WHERE ${p.usageRows}::jsonb IS NOT NULL AND (${kept})
     -- A gone conversation's write has no row to guard it: run again (a retry after a lost reply), it
     -- finds its pending row and counts nothing twice (unless a flush took the row meanwhile).
     ON CONFLICT (response_id) DO NOTHING
@@ -118,7 +126,7 @@ function outcomeCte(p: TurnEndParams): string {
  * meanwhile (TurnStore.saveTurn's caller then records the usage the turn knows, once).
  */
 function turnEndTail(p: TurnEndParams, more = ''): string {
-  return `${outcomeCte(p)}, ${pendingUsage(p)}${more}, stored_messages AS (
+  return `${outcomeCte(p)}, ${pendingUsageCte(p)}${more}, stored_messages AS (
     ${insertMessages(p)}
   )
   SELECT (stored OR gone)::integer AS stored FROM outcome`;
@@ -182,20 +190,7 @@ const insertTurn = (
  * After the response of a turn that starts its conversation (or completes its start row,
  * turn-complete-sql.ts): its usage, its messages, the answer. `more`: further CTEs.
  */
-export function newTurnTail(
-  p: Record<
-    | 'organizationId'
-    | 'updatedAt'
-    | 'assistantId'
-    | 'activeAgent'
-    | 'apiKeyId'
-    | 'userId'
-    | 'usageRows'
-    | 'messages',
-    string
-  >,
-  more = '',
-): string {
+export function newTurnTail(p: Record<UsageKey | 'messages', string>, more = ''): string {
   return `pending_usage AS (
     INSERT INTO usage_pending (response_id, organization_id, completed_at, assistant_id, specialist, api_key_id,
                                user_id, usage_rows)

@@ -9,6 +9,7 @@ import { FOLD_USER_USAGE } from '../../usage/usage-rollup-sql.js';
 import { eventBatchValues } from './event-batch-sql.js';
 import { INSERT_TURN, INSERT_TURN_NEW, SAVE_TURN, SAVE_TURN_EVENTS, turnEndValues } from './turn-end-sql.js';
 import { COMPLETE_TURN, COMPLETE_TURN_EVENTS, completeValues } from './turn-complete-sql.js';
+import { SETTLE_TURN, SETTLE_TURN_EVENTS } from './turn-settle-sql.js';
 import type { StoredEvent } from './turn-ledger.repository.js';
 import {
   responseRowWritten,
@@ -18,6 +19,7 @@ import {
   LOAD_THREAD,
 } from './turn-sql.js';
 import { FIND_RESPONSE, storedResponse, type StoredResponse } from './stored-turn-rows.js';
+import { DELETE_RESPONSE, LOCK_RESPONSE_CONVERSATION } from './response-delete-sql.js';
 import { TurnInsertGroups } from './turn-insert-groups.js';
 import { writeTurnGroup } from './turn-insert-groups-sql.js';
 import type { ThreadHead, TurnRecord } from '../../turns/turn.types.js';
@@ -86,37 +88,24 @@ export class TurnStore {
   }
 
   /**
-   * Deletes one response of this organization and end user in one statement: its chat-history
-   * messages go with it (a trigger on responses, migration 1796530000001), its conversation then
-   * shows the branch up to the turn before it, and a conversation left without responses is
-   * deleted. False when there was none.
+   * Deletes one response of this organization and end user: its chat-history messages go with it
+   * (a trigger on responses, migration 1796530000001), its conversation then shows the branch up
+   * to the turn before it, and a conversation left without responses is deleted (with whatever
+   * else it holds, by the trigger of migration 1796670000201). False when there was none.
+   * One transaction of two statements: the conversation's row is locked first, as every writer of
+   * a response locks it before writing one (start records, final writes, appended items); the
+   * deletion then decides emptiness in a snapshot taken under that lock. In one statement, a
+   * turn's response committed after its snapshot was invisible to the emptiness test (EvalPlanQual
+   * re-reads the locked row only), and the trigger deleted it with the conversation.
    */
   async deleteResponse(organizationId: string, userId: string | null, responseId: string): Promise<boolean> {
-    const [row] = await this.dataSource.query<{ deleted: number }[]>(
-      `WITH deleted AS (
-         DELETE FROM responses
-          WHERE id = $1 AND organization_id = $2 AND user_id IS NOT DISTINCT FROM $3::varchar
-         RETURNING id, conversation_id, previous_response_id
-       ), emptied AS (
-         DELETE FROM conversations c USING deleted d
-          WHERE c.id = d.conversation_id AND c.organization_id = $2
-            AND NOT EXISTS (SELECT 1 FROM responses r WHERE r.conversation_id = c.id AND r.id <> d.id)
-         RETURNING c.id
-       ), moved AS (
-         -- The previous turn becomes the head, with its start time (read here, so the next turn's
-         -- comparison stays on the conversation's locked row).
-         UPDATE conversations c SET last_response_id = d.previous_response_id,
-                last_response_created_at = (SELECT p.created_at FROM responses p
-                                             WHERE p.id = d.previous_response_id AND p.organization_id = $2)
-           FROM deleted d
-          WHERE c.id = d.conversation_id AND c.organization_id = $2 AND c.last_response_id = d.id
-            AND c.id NOT IN (SELECT id FROM emptied)
-         RETURNING c.id
-       )
-       SELECT (SELECT count(*)::integer FROM deleted) AS deleted`,
-      [responseId, organizationId, userId],
-    );
-    return row.deleted > 0;
+    const values = [responseId, organizationId, userId];
+    return this.dataSource.transaction(async (manager) => {
+      const locked = await manager.query<unknown[]>(LOCK_RESPONSE_CONVERSATION, values);
+      if (locked.length === 0) return false;
+      const [row] = await manager.query<{ deleted: number }[]>(DELETE_RESPONSE, values);
+      return row.deleted > 0;
+    });
   }
 
   /**
@@ -138,22 +127,24 @@ export class TurnStore {
   /**
    * saveTurn for a turn whose start row is known to be written: its end columns alone, in one
    * UPDATE (turn-complete-sql.ts). When that stores nothing (the row ended elsewhere, deleted, its
-   * conversation gone) or meets a pending usage row already, `turn_save` decides, as for any turn:
-   * the first statement wrote at most the conversation's move, which `turn_save` makes again.
+   * conversation gone) or meets a pending usage row already, `turn_settle` decides in a new
+   * snapshot (turn-settle-sql.ts); it never writes the row again, so a response deleted while its
+   * turn ran stays deleted (only its usage is kept, and the turn counts as stored).
    */
   completeTurn(turn: TurnRecord, events: StoredEvent[][] = []): Promise<boolean> {
     const batches = events.filter((batch) => batch.length > 0);
     const more = batches.length === 0 ? {} : eventBatchValues(batches);
-    const [narrow, whole] =
-      batches.length === 0 ? [COMPLETE_TURN, SAVE_TURN] : [COMPLETE_TURN_EVENTS, SAVE_TURN_EVENTS];
+    const [narrow, settle] =
+      batches.length === 0 ? [COMPLETE_TURN, SETTLE_TURN] : [COMPLETE_TURN_EVENTS, SETTLE_TURN_EVENTS];
     const statement = turn.newConversation ? narrow.new : narrow.continued;
+    const values = { ...more, ...completeValues(turn) };
     return inSpan('save turn', COMPLETE_TURN_SPAN, async () => {
       try {
-        if (await this.writeTurn(statement, { ...more, ...completeValues(turn) })) return true;
+        if (await this.writeTurn(statement, values)) return true;
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
       }
-      return this.writeTurn(whole, { ...more, ...turnEndValues(turn) });
+      return this.writeTurn(settle, values);
     });
   }
 
