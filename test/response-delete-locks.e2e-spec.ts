@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { TurnStore } from '../src/responses/store/turn-store.repository.js';
 import { HeldTurns, waitUntil } from './support/held-turns.js';
 import { parseSse, type StreamInFlight } from './support/sse.js';
 
@@ -180,6 +181,37 @@ import { parseSse, type StreamInFlight } from './support/sse.js';
 
       expect((await deletion).status).toBe(200);
       await assertDeleted(conversation, first, turn);
+    });
+
+    it("a user's erasure takes their conversations before their responses, as a turn's final write does", async () => {
+      // A user of its own: the erasure takes every conversation of theirs.
+      const erin = 'erin';
+      const conversation = await held.conversation(erin);
+      const first = await onlyResponse(conversation);
+      // A final write as turn_complete is: the conversation's row first, then its response.
+      const writer = new pg.Client({ connectionString: held.app.database.url });
+      await writer.connect();
+      try {
+        await writer.query('BEGIN');
+        await writer.query('SELECT 1 FROM conversations WHERE id = $1 FOR NO KEY UPDATE', [conversation]);
+        const store = new TurnStore(held.app.dataSource);
+        const erasure = held.app.dataSource.transaction((manager) =>
+          store.eraseUserHistory(manager, held.org.id, erin),
+        );
+        await waitUntil(() => lockWaiters(1), 'the erasure waiting');
+        // Had the erasure taken the response first, this would wait for it while it waits for the
+        // conversation: a deadlock, one of the two failed (40P01).
+        const updated = await writer.query("UPDATE responses SET status = 'completed' WHERE id = $1", [
+          first,
+        ]);
+        await writer.query('COMMIT');
+
+        expect(updated.rowCount).toBe(1);
+        expect(await erasure).toMatchObject({ conversations: 1, responses: 1 });
+        expect((await held.call(erin, 'GET', `/v1/conversations/${conversation}`)).status).toBe(404);
+      } finally {
+        await writer.end();
+      }
     });
   },
 );

@@ -220,6 +220,9 @@ export class TurnStore {
       return row.count;
     };
     const owned = 'SELECT id FROM conversations WHERE organization_id = $1 AND user_id = $2';
+    // The user's conversations first, in key order, as every turn's write and a response's deletion
+    // take a conversation before its responses: taking the responses first could deadlock with them.
+    await manager.query(`${owned} ORDER BY id FOR UPDATE`, [organizationId, userId]);
     const messages = await count(
       `DELETE FROM messages
         WHERE organization_id = $1 AND (conversation_id IN (${owned}) OR user_id = $2)`,
