@@ -62,7 +62,8 @@ export class FailoverProvider implements LlmProvider {
   private async open(request: ModelRequest): Promise<Opened> {
     const settings = request.settings as OpenAiCompatibleModelSettings;
     const policy = settings.failover ?? {};
-    const failOn = new Set<string>(policy.on ?? FAILOVER_CODES);
+    // The policy's own list (a few codes), asked only on a failure: no Set per call held by the stream.
+    const failOn: readonly string[] = policy.on ?? FAILOVER_CODES;
     const deadline = performance.now() + (policy.budgetMs ?? this.options.failoverBudgetMs);
     const leastBusy = policy.balance === 'least-busy';
     const queue = await failoverCandidates(settings, request.access, leastBusy, this.breakers, this.load);
@@ -142,7 +143,7 @@ export class FailoverProvider implements LlmProvider {
           );
         }
         if (error instanceof ContextLengthError) tooLongFor = window ?? 0;
-        else if (!failOn.has(code)) throw error;
+        else if (!failOn.includes(code)) throw error;
         lastError = error as Error;
         return undefined;
       };

@@ -16,8 +16,8 @@ function isHighSurrogate(code: number): boolean {
  * the provider, the client is relayed exactly the text the store keeps.
  */
 export class WellFormedDeltas {
-  /** Per channel: the high surrogate that ended its last delta, and the event it came in. */
-  private readonly pending = new Map<string, { half: string; event: ModelEvent }>();
+  /** Per channel: the high surrogate that ended its last delta, and the event it came in (made on first use). */
+  private pending: Map<string, { half: string; event: ModelEvent }> | undefined;
 
   /** The event as it may be relayed, or undefined when all it carried is a held half. */
   take(event: ModelEvent): ModelEvent | undefined {
@@ -49,6 +49,7 @@ export class WellFormedDeltas {
   /** At the answer's end: a U+FFFD for each half that never got its other one. */
   flush(): ModelEvent[] {
     const owed: ModelEvent[] = [];
+    if (this.pending === undefined) return owed;
     for (const { event } of this.pending.values()) {
       if (event.type === 'text' || event.type === 'reasoning')
         owed.push({ type: event.type, delta: REPLACEMENT });
@@ -62,12 +63,12 @@ export class WellFormedDeltas {
   private text(channel: string, delta: string, event: ModelEvent): string {
     let text = delta;
     // Nothing held (the usual case): no map lookups per token.
-    if (this.pending.size > 0) {
+    if (this.pending !== undefined && this.pending.size > 0) {
       text = (this.pending.get(channel)?.half ?? '') + delta;
       this.pending.delete(channel);
     }
     if (text.length > 0 && isHighSurrogate(text.charCodeAt(text.length - 1))) {
-      this.pending.set(channel, { half: text.slice(-1), event });
+      (this.pending ??= new Map()).set(channel, { half: text.slice(-1), event });
       text = text.slice(0, -1);
     }
     return text.isWellFormed() ? text : text.toWellFormed();

@@ -23,6 +23,9 @@ import type { AgentProfile } from '../specialists/agent-roster.service.js';
 import type { ResponseRecorder } from './streaming/response-recorder.js';
 import type { TurnPlan, TurnProgress } from '../turns/turn-plan.js';
 
+/** No client tools (most turns): one empty set for all, not one per call held for the whole stream. */
+const NO_NAMES: ReadonlySet<string> = new Set();
+
 /**
  * One model call of a turn (the one model call site): builds its messages, tools and options,
  * relays what the model streams to the recorder as it arrives, and leaves the assistant's message
@@ -45,7 +48,8 @@ export class ModelCallStreamer {
     progress: TurnProgress,
     forced: boolean,
   ): Promise<CollectedCall[]> {
-    const clientNames = new Set(plan.clientTools.map((tool) => tool.name));
+    const clientNames: ReadonlySet<string> =
+      plan.clientTools.length > 0 ? new Set(plan.clientTools.map((tool) => tool.name)) : NO_NAMES;
     let tools: ModelTool[] = [
       ...plan.clientTools,
       ...serverTools.map((tool) => tool.definition).filter((tool) => !clientNames.has(tool.name)),
@@ -77,8 +81,10 @@ export class ModelCallStreamer {
       ? [...system, ...fitted, ...progress.transcript]
       : [...system, ...progress.transcript];
     const history = fitted || plan.history.empty ? undefined : { at: system.length, stored: plan.history };
-    const calls = new Map<number, CollectedCall>();
-    let text = '';
+    // Made on the first tool call; the text kept as its deltas, joined once at the end: a string
+    // grown by `+=` holds a 32-byte piece per token for as long as the stream is open.
+    let calls: Map<number, CollectedCall> | undefined;
+    const deltaTexts: string[] = [];
 
     const provider = agent.model.provider;
     const startedAt = performance.now();
@@ -136,11 +142,12 @@ export class ModelCallStreamer {
             for (const event of batch) {
               if (event.type === 'text') {
                 deltas += 1;
-                text += event.delta;
+                deltaTexts.push(event.delta);
                 recorder.text(event.delta, event.logprobs);
               } else if (event.type === 'reasoning') {
                 recorder.reasoning(event.delta);
               } else if (event.type === 'tool_call') {
+                calls ??= new Map();
                 let call = calls.get(event.index);
                 if (!call) {
                   const name = event.name ?? '';
@@ -188,6 +195,7 @@ export class ModelCallStreamer {
       if (answering) progress.answeringModel = answering;
     }
     if (plan.toolContext.signal.aborted) throw new TurnAbortedError();
+    const text = deltaTexts.join('');
     if (progress.incompleteReason) {
       // Cut by max_output_tokens or a content filter: half-written calls are not run, and the
       // response is incomplete.
@@ -200,7 +208,7 @@ export class ModelCallStreamer {
     recorder.endMessage();
     recorder.finishFunctionCalls();
 
-    const collected = [...calls.values()];
+    const collected = calls ? [...calls.values()] : [];
     const toolCalls: ChatToolCall[] = collected.map((call) => ({
       id: call.id,
       type: 'function',

@@ -45,7 +45,7 @@ export class TurnRecording {
   private readonly newConversation: boolean;
   private readonly continued: TurnStart['continued'];
   private readonly apiKeyId: string;
-  /** The start row's body (the announced Response) and its JSON text, made once (see `running`). */
+  /** The start row's body (the announced Response) and its JSON text, made once, until `running` takes it. */
   private startBody: { response: ResponseObject; json: string } | undefined;
 
   constructor(turn: PreparedTurn) {
@@ -131,9 +131,14 @@ export class TurnRecording {
    */
   running(output: OutputSoFar, progress: TurnProgress, status: 'in_progress') {
     const response = this.response(output, progress, status, null, null);
-    const start = this.startBody?.response;
-    const same = start?.status === status && start.model === response.model && output.output.length === 0;
-    let json = same ? this.startBody?.json : undefined;
+    const start = this.startBody;
+    // Announced once per turn: let go of the start's body, which a stream would hold to its end.
+    this.startBody = undefined;
+    const same =
+      start?.response.status === status &&
+      start.response.model === response.model &&
+      output.output.length === 0;
+    let json = same ? start.json : undefined;
     return { response, json: () => (json ??= JSON.stringify(response)) };
   }
 

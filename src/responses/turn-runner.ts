@@ -39,7 +39,8 @@ export class TurnRunner {
     let handovers = 0;
     // A forced tool_choice applies until the model has called a tool; then it answers freely.
     let forced = plan.toolChoice.mode === 'required';
-    const announcedSignIns = new Set<string>();
+    // Made when a tool first runs: a turn that only answers holds no empty set while it streams.
+    let announcedSignIns: Set<string> | undefined;
     for (let iteration = 0; iteration < plan.maxIterations; iteration++) {
       // The last iteration offers no server tools, so the model has to answer in words.
       const lastIteration = iteration === plan.maxIterations - 1;
@@ -72,6 +73,7 @@ export class TurnRunner {
           recorder,
           plan.webSearchSources,
         );
+        announcedSignIns ??= new Set();
         keepToolResults(serverCalls, results, progress.transcript, recorder, announcedSignIns);
       }
 

@@ -14,6 +14,8 @@ import { WebSearchCacheRepository } from './web-search/web-search-cache.reposito
 import { createWebSearchProvider } from './web-search/web-search-provider.factory.js';
 import { runWebSearch, webSearchDefinition } from './web-search/web-search.tool.js';
 
+const NO_ROWS: ReadonlyMap<string, ToolEntity> = new Map();
+
 /** Catalogue rows read ahead of use, by tool name. */
 export interface LoadedCatalogue {
   organizationId: string;
@@ -55,7 +57,8 @@ export class ToolCatalogService {
   async load(organizationId: string, toolNames: readonly string[]): Promise<LoadedCatalogue> {
     const names = [...new Set(toolNames)];
     const rows = await this.repository.findByNamesWithPlugins(organizationId, names);
-    return { organizationId, rows: new Map(rows.map((row) => [row.name, row])) };
+    // No rows (most assistants): one shared empty map, not one per turn held for its whole stream.
+    return { organizationId, rows: rows.length > 0 ? new Map(rows.map((row) => [row.name, row])) : NO_ROWS };
   }
 
   /** The tools named (in that order, names not in `catalogue` skipped), built from loaded rows. */

@@ -35,7 +35,16 @@ export function itemId(prefix: 'msg' | 'fc' | 'hov' | 'oar' | 'ws' | 'fs' | 'rs'
  * a token then costs one string, not three objects and a `JSON.stringify` (see `delta`).
  */
 export function deltaIds(itemId: string, outputIndex: number, contentIndex: boolean): string {
-  return `,"item_id":${JSON.stringify(itemId)},"output_index":${outputIndex}${contentIndex ? ',"content_index":0' : ''},"delta":`;
+  // Joined, not a template: one flat string, where a template leaves a tree of five pieces that
+  // the stream holds, and each token's event walks, until the item ends.
+  return [
+    ',"item_id":',
+    JSON.stringify(itemId),
+    ',"output_index":',
+    outputIndex,
+    contentIndex ? ',"content_index":0' : '',
+    ',"delta":',
+  ].join('');
 }
 
 /** `{"type":…,"sequence_number":` of each delta event type, serialized once per process. */
