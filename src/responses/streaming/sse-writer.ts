@@ -111,17 +111,7 @@ export class SseWriter implements EventSink {
     // A stamp per write, not a timer re-armed per token: the timer looks at it when it fires.
     if (this.heartbeat === undefined) this.armHeartbeat();
     else this.lastWrite = performance.now();
-    if (this.res.headersSent) {
-      if (!this.res.write(chunk)) this.full = true;
-      return;
-    }
-    // The headers on their own, in the same socket write as the first events (corked): written
-    // alone, Node's header text is flattened as it goes out, where joined to the chunk's length
-    // it stays the tree of its ~25 pieces, held by the response for as long as the stream is open.
-    this.res.cork();
-    this.res.flushHeaders();
     if (!this.res.write(chunk)) this.full = true;
-    this.res.uncork();
   }
 
   /** One timer for the whole stream: it fires when the period since the last write may be over. */
