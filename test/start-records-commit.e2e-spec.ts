@@ -14,6 +14,8 @@ describe('synchronous_commit of the writes of a turn', () => {
   let app: TestApp;
   let key: string;
   let assistantId: string;
+  /** What a synchronous commit reads: the server's own setting (`on` unless configured). */
+  let serverSetting: string;
 
   beforeAll(async () => {
     // Renewals every 50 ms, so a few happen while a stream runs.
@@ -26,6 +28,10 @@ describe('synchronous_commit of the writes of a turn', () => {
     const organization = await app.seedOrganization('commits', model);
     assistantId = organization.assistantId;
     key = organization.keys.full_access;
+    [{ serverSetting }] = await app.dataSource.query<{ serverSetting: string }[]>(
+      `SELECT reset_val AS "serverSetting" FROM pg_settings WHERE name = 'synchronous_commit'`,
+    );
+    expect(serverSetting).not.toBe('off');
     await app.dataSource.query(`CREATE TABLE commit_probe (
       at serial PRIMARY KEY, response_id uuid, op text, status text, setting text)`);
     await app.dataSource.query(`CREATE FUNCTION commit_probe() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -64,7 +70,7 @@ describe('synchronous_commit of the writes of a turn', () => {
       const renewals = seen.filter((probe) => probe.op === 'UPDATE' && probe.status === 'in_progress');
       expect(renewals.length).toBeGreaterThan(0);
       for (const renewal of renewals) expect(renewal.setting).toBe('off');
-      expect(seen.at(-1)).toEqual({ op: 'UPDATE', status: 'completed', setting: 'on' });
+      expect(seen.at(-1)).toEqual({ op: 'UPDATE', status: 'completed', setting: serverSetting });
     }
   });
 
@@ -76,11 +82,16 @@ describe('synchronous_commit of the writes of a turn', () => {
       if (read.body.status === 'completed') break;
       await sleep(50);
     }
+    expect((await call(app.baseUrl, 'GET', `/v1/responses/${background.body.id}`, { key })).body.status).toBe(
+      'completed',
+    );
     const seen = await probes(background.body.id);
-    expect(seen[0]).toMatchObject({ op: 'INSERT', setting: 'on' });
-    expect(seen.at(-1)).toEqual({ op: 'UPDATE', status: 'completed', setting: 'on' });
+    expect(seen[0]).toMatchObject({ op: 'INSERT', setting: serverSetting });
+    expect(seen.at(-1)).toEqual({ op: 'UPDATE', status: 'completed', setting: serverSetting });
 
     const json = await post({ input: 'at once' });
-    expect(await probes(json.body.id)).toEqual([{ op: 'INSERT', status: 'completed', setting: 'on' }]);
+    expect(await probes(json.body.id)).toEqual([
+      { op: 'INSERT', status: 'completed', setting: serverSetting },
+    ]);
   });
 });

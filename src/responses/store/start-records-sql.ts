@@ -12,7 +12,7 @@ import { INSERT_ROWS_MESSAGES, TURN_ROW_COLUMNS } from './turn-sql.js';
  * Durable turns). CASE keeps the call out of a batch that must stay synchronous; the condition is
  * on every answered row, so it runs whenever the batch wrote a response.
  */
-const ASYNC_COMMIT = `CASE WHEN $4::boolean THEN set_config('synchronous_commit', 'off', true) = 'off' ELSE true END`;
+const ASYNC_COMMIT = `CASE WHEN $4::boolean THEN set_config('synchronous_commit', 'off', true) IS NOT NULL ELSE true END`;
 
 /**
  * The start records of many turns in one statement, the rows as one JSON array: for each, the

@@ -48,7 +48,7 @@ export class TurnLedger {
    * Its commit does not wait for the WAL flush (synchronous_commit off for it alone): a renewal
    * lost to a crash of the PostgreSQL server is one that was not made, which the lease
    * (TURN_LEASE_SECONDS over TURN_LEASE_RENEW_MS) is sized for; the next one, or any synchronous
-   * commit after it, stores the lease again (docs/architecture.md, Durable turns).
+   * commit after it, flushes the lease (docs/architecture.md, Durable turns).
    */
   async renewLeases(ownerId: string, responseIds: string[], leaseMs: number): Promise<Set<string>> {
     const rows: { id: string }[] = await this.dataSource.query(
@@ -56,7 +56,7 @@ export class TurnLedger {
          UPDATE responses SET lease_expires_at = now() + $3::int * interval '1 millisecond'
           WHERE id = ANY($1::uuid[]) AND owner_id = $2 AND ${RUNNING}
          RETURNING id
-       ) SELECT id FROM renewed WHERE set_config('synchronous_commit', 'off', true) = 'off'`,
+       ) SELECT id FROM renewed WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL`,
       [responseIds, ownerId, leaseMs],
     );
     return new Set(rows.map((row) => row.id));
