@@ -5,7 +5,7 @@ import { parseSse, type StreamInFlight } from './support/sse.js';
 
 /**
  * `DELETE /v1/responses/{id}` of a conversation's last response, while a turn adds another
- * response to that conversation (docs/architecture.md, "Deleting a response"): the deletion
+ * response to that conversation (docs/architecture.md, "A response deleted while a turn adds one"): the deletion
  * decides that the conversation is empty only under its row lock, which every writer of a
  * response takes first, so either the turn's response is seen and the conversation kept, or the
  * turn finds the conversation gone and stores nothing under it. Never a turn the client was told

@@ -100,7 +100,8 @@ export class TurnStore {
    */
   async deleteResponse(organizationId: string, userId: string | null, responseId: string): Promise<boolean> {
     const values = [responseId, organizationId, userId];
-    return this.dataSource.transaction(async (manager) => {
+    // READ COMMITTED whatever the server's default: the second statement needs its own snapshot.
+    return this.dataSource.transaction('READ COMMITTED', async (manager) => {
       const locked = await manager.query<unknown[]>(LOCK_RESPONSE_CONVERSATION, values);
       if (locked.length === 0) return false;
       const [row] = await manager.query<{ deleted: number }[]>(DELETE_RESPONSE, values);
@@ -219,10 +220,16 @@ export class TurnStore {
       );
       return row.count;
     };
-    const owned = 'SELECT id FROM conversations WHERE organization_id = $1 AND user_id = $2';
+    // Locked (FOR UPDATE) wherever it is read, so that a conversation started after the first
+    // statement is also taken before its rows.
+    const owned = 'SELECT id FROM conversations WHERE organization_id = $1 AND user_id = $2 FOR UPDATE';
     // The user's conversations first, in key order, as every turn's write and a response's deletion
     // take a conversation before its responses: taking the responses first could deadlock with them.
-    await manager.query(`${owned} ORDER BY id FOR UPDATE`, [organizationId, userId]);
+    await manager.query(
+      `SELECT count(*) FROM (SELECT id FROM conversations WHERE organization_id = $1 AND user_id = $2
+        ORDER BY id FOR UPDATE) locked`,
+      [organizationId, userId],
+    );
     const messages = await count(
       `DELETE FROM messages
         WHERE organization_id = $1 AND (conversation_id IN (${owned}) OR user_id = $2)`,
