@@ -220,16 +220,15 @@ export class TurnStore {
       );
       return row.count;
     };
-    // Locked (FOR UPDATE) wherever it is read, so that a conversation started after the first
-    // statement is also taken before its rows.
-    const owned = 'SELECT id FROM conversations WHERE organization_id = $1 AND user_id = $2 FOR UPDATE';
+    const mine = 'SELECT id FROM conversations WHERE organization_id = $1 AND user_id = $2';
     // The user's conversations first, in key order, as every turn's write and a response's deletion
     // take a conversation before its responses: taking the responses first could deadlock with them.
-    await manager.query(
-      `SELECT count(*) FROM (SELECT id FROM conversations WHERE organization_id = $1 AND user_id = $2
-        ORDER BY id FOR UPDATE) locked`,
-      [organizationId, userId],
-    );
+    await manager.query(`SELECT count(*) FROM (${mine} ORDER BY id FOR UPDATE) locked`, [
+      organizationId,
+      userId,
+    ]);
+    // Locked wherever read too, so that one started after the statement above is taken before its rows.
+    const owned = `${mine} FOR UPDATE`;
     const messages = await count(
       `DELETE FROM messages
         WHERE organization_id = $1 AND (conversation_id IN (${owned}) OR user_id = $2)`,
